@@ -1,0 +1,1 @@
+"""Puts the repository root on sys.path so tests import resviz, ui and the pages."""

@@ -1,0 +1,164 @@
+"""Altair charts from long-form DataFrames, one function per chart shape.
+
+Charts are sized and styled to read on a projector: large labels, thick
+lines, colour-blind-safe categories. Colours for light and dark backgrounds
+come from the host (Streamlit's theme); nothing here imports streamlit.
+Non-finite values are never silently dropped from a log axis: callers mark
+them (see :func:`mark_nonfinite`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+FONT_SIZE = 14
+TITLE_SIZE = 16
+HEIGHT = 300
+# Okabe-Ito: distinguishable with the common colour-vision deficiencies.
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
+
+
+def style(chart: alt.Chart, height: int = HEIGHT) -> alt.Chart:
+    """Projector-friendly fonts and sizes on any chart."""
+    return (
+        chart.properties(height=height)
+        .configure_axis(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE)
+        .configure_legend(labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE, labelLimit=300)
+        .configure_title(fontSize=TITLE_SIZE, anchor="start")
+    )
+
+
+def mark_nonfinite(df: pd.DataFrame, col: str, log: bool = False) -> pd.DataFrame:
+    """Add a ``status`` column: ``ok``, ``zero`` (on a log axis), ``inf`` or ``nan``,
+    and a ``plotted`` column that charts can use safely."""
+    out = df.copy()
+    v = pd.to_numeric(out[col], errors="coerce").astype(float)
+    status = np.where(np.isnan(v), "nan", np.where(np.isinf(v), "inf", "ok"))
+    if log:
+        status = np.where((status == "ok") & (v <= 0), "zero", status)
+    out["status"] = status
+    out["plotted"] = v.where(out["status"] == "ok")
+    return out
+
+
+def line(
+    df: pd.DataFrame,
+    x: str,
+    y: str,
+    color: str | None = None,
+    *,
+    log_y: bool = False,
+    log_x: bool = False,
+    title: str = "",
+    x_title: str | None = None,
+    y_title: str | None = None,
+    points: bool = True,
+    height: int = HEIGHT,
+    tooltip_cols: list[str] | None = None,
+) -> alt.Chart:
+    """A line per ``color`` group; on a log axis, zero/Inf/NaN points are left out
+    of the line and listed in the tooltip-bearing ``status`` markers along the bottom."""
+    data = mark_nonfinite(df, y, log=log_y)
+    scale_y = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
+    scale_x = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
+    enc_color = (
+        alt.Color(f"{color}:N", scale=alt.Scale(range=PALETTE), legend=alt.Legend(orient="bottom"))
+        if color
+        else alt.value(PALETTE[0])
+    )
+    tips = [alt.Tooltip(c) for c in (tooltip_cols or [c for c in (color, x) if c])]
+    tips.append(alt.Tooltip(f"{y}:Q", format=".4g"))
+    base = alt.Chart(data, title=title).encode(
+        x=alt.X(f"{x}:Q", title=x_title or x, scale=scale_x),
+        color=enc_color,
+    )
+    ln = base.mark_line(strokeWidth=3, point=points).encode(
+        y=alt.Y("plotted:Q", title=y_title or y, scale=scale_y), tooltip=tips
+    )
+    bad = data[data["status"] != "ok"].copy()
+    if len(bad):
+        # Points a log axis cannot show (0, Inf, NaN) are flagged at the bottom of the
+        # plot, with their status in the tooltip, instead of vanishing silently.
+        finite = data["plotted"].dropna()
+        bad["plotted"] = float(finite.min()) if len(finite) else 1.0
+        flags = (
+            alt.Chart(bad)
+            .mark_point(shape="triangle-down", size=140, filled=True)
+            .encode(
+                x=alt.X(f"{x}:Q"),
+                y=alt.Y("plotted:Q", scale=scale_y),
+                color=enc_color,
+                tooltip=[*tips, alt.Tooltip("status:N")],
+            )
+        )
+        return style(alt.layer(ln, flags), height)
+    return style(ln, height)
+
+
+def bars(
+    df: pd.DataFrame,
+    x: str,
+    y: str,
+    color: str | None = None,
+    *,
+    title: str = "",
+    x_title: str | None = None,
+    y_title: str | None = None,
+    log_y: bool = False,
+    height: int = HEIGHT,
+) -> alt.Chart:
+    """Grouped bars: ``x`` ordinal, one bar per ``color`` group."""
+    scale_y = alt.Scale(type="log") if log_y else alt.Scale()
+    enc = {
+        "x": alt.X(f"{x}:O", title=x_title or x),
+        "y": alt.Y(f"{y}:Q", title=y_title or y, scale=scale_y),
+        "tooltip": [c for c in (x, y, color) if c],
+    }
+    if color:
+        enc["color"] = alt.Color(
+            f"{color}:N", scale=alt.Scale(range=PALETTE), legend=alt.Legend(orient="bottom")
+        )
+        enc["xOffset"] = alt.XOffset(f"{color}:N")
+    else:
+        enc["color"] = alt.value(PALETTE[0])
+    return style(alt.Chart(df, title=title).mark_bar().encode(**enc), height)
+
+
+def heatmap(
+    df: pd.DataFrame,
+    x: str,
+    y: str,
+    value: str,
+    *,
+    title: str = "",
+    x_title: str | None = None,
+    y_title: str | None = None,
+    diverging: bool = True,
+    height: int = HEIGHT,
+    sort_x: list | None = None,
+    sort_y: list | None = None,
+) -> alt.Chart:
+    """A rectangle heatmap for small grids (up to a few thousand cells); larger
+    grids should go through :mod:`resviz.raster` as an image."""
+    if diverging:
+        vals = pd.to_numeric(df[value], errors="coerce")
+        m = float(np.nanmax(np.abs(vals))) if len(vals) and np.isfinite(vals).any() else 1.0
+        m = m if m > 0 and math.isfinite(m) else 1.0
+        scale = alt.Scale(scheme="redblue", domain=[m, -m])
+    else:
+        scale = alt.Scale(scheme="viridis")
+    chart = (
+        alt.Chart(df, title=title)
+        .mark_rect()
+        .encode(
+            x=alt.X(f"{x}:O", title=x_title or x, sort=sort_x),
+            y=alt.Y(f"{y}:O", title=y_title or y, sort=sort_y),
+            color=alt.Color(f"{value}:Q", scale=scale, title=value),
+            tooltip=[x, y, alt.Tooltip(f"{value}:Q", format=".4g")],
+        )
+    )
+    return style(chart, height)

@@ -1,0 +1,341 @@
+"""Experiments: pure functions from configs to tidy DataFrames.
+
+Each draws its data from a ``torch.Generator`` seeded by its arguments (never
+the global RNG, which other sessions share) and builds its models with
+:func:`resviz.build`, so the same arguments give the same numbers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Mapping
+from typing import Literal
+
+import pandas as pd
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .config import EncoderConfig, StackConfig
+from .hooks import capture
+from .models import Encoder, build
+
+Config = StackConfig | EncoderConfig
+Task = Literal["regression", "copy"]
+
+
+def _n_layers(cfg: Config) -> int:
+    return cfg.n_blocks if isinstance(cfg, StackConfig) else cfg.n_layers
+
+
+def param_location(name: str, cfg: Config) -> tuple[int, str]:
+    """Map a parameter's dotted name to ``(layer, sublayer)``.
+
+    ``layer`` is the block index, -1 for embeddings and ``n`` (the number of
+    blocks) for the head and final norm.
+    """
+    n = _n_layers(cfg)
+    m = re.match(r"blocks\.(\d+)\.(\w+)", name)
+    if m:
+        layer, part = int(m.group(1)), m.group(2)
+        if part.startswith("norm"):
+            return layer, "norm"
+        if part == "attn":
+            return layer, "attn"
+        if part == "ffn":
+            return layer, "ffn"
+        return layer, "linear"
+    if name.startswith(("embed", "pos")):
+        return -1, "embed"
+    if name.startswith("final_norm"):
+        return n, "norm"
+    return n, "head"
+
+
+def make_batch(
+    cfg: Config, batch_size: int, seq_len: int, gen: torch.Generator, task: Task = "regression"
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One ``(inputs, targets)`` batch on the CPU, drawn from ``gen``.
+
+    Stacks: Gaussian inputs ``(B, in_dim)`` (``(B, T, in_dim)`` if ``seq_len > 1``)
+    and Gaussian targets of the output's shape, as in the seed notebook.
+    Encoders: random token ids ``(B, T)``; ``"regression"`` targets are Gaussian
+    hidden states, ``"copy"`` targets are the input ids themselves.
+    """
+    if isinstance(cfg, StackConfig):
+        shape = (batch_size, seq_len) if seq_len > 1 else (batch_size,)
+        x = torch.randn(*shape, cfg.in_dim, generator=gen)
+        out_dim = cfg.out_dim or _stack_out_width(cfg)
+        y = torch.randn(*shape, out_dim, generator=gen)
+        return x, y
+    tokens = torch.randint(0, cfg.vocab_size, (batch_size, seq_len), generator=gen)
+    if task == "copy":
+        return tokens, tokens
+    return tokens, torch.randn(batch_size, seq_len, cfg.d_model, generator=gen)
+
+
+def _stack_out_width(cfg: StackConfig) -> int:
+    w = cfg.layer_widths
+    if cfg.residual == "concat" and not cfg.concat_project:
+        return sum(w)
+    return w[-1]
+
+
+def compute_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor, task: Task) -> torch.Tensor:
+    if isinstance(model, Encoder):
+        if task == "copy":
+            logits = model(x)  # (B, T, V)
+            return F.cross_entropy(logits.flatten(0, 1), y.flatten())
+        return F.mse_loss(model.encode(x), y)
+    return F.mse_loss(model(x), y)
+
+
+def gradient_norms(
+    cfg: Config,
+    seed: int = 0,
+    batch_size: int = 32,
+    seq_len: int = 16,
+    task: Task = "regression",
+    device: torch.device | str | None = None,
+) -> pd.DataFrame:
+    """Gradient norm of every parameter tensor after one backward pass at init.
+
+    Columns: ``layer`` (block index; -1 embeddings; n head), ``sublayer``
+    (``attn | ffn | norm | embed | head | linear``), ``param`` (dotted name),
+    ``grad_norm`` (L2 norm of the gradient) and ``numel``. Stacks take one batch
+    of ``batch_size`` vectors (``seq_len`` is ignored).
+    """
+    device = torch.device(device or "cpu")
+    model = build(cfg, device)
+    gen = torch.Generator().manual_seed(seed)
+    seq = 1 if isinstance(cfg, StackConfig) else seq_len
+    x, y = make_batch(cfg, batch_size, seq, gen, task)
+    loss = compute_loss(model, x.to(device), y.to(device), task)
+    loss.backward()
+    rows = []
+    for name, p in model.named_parameters():
+        layer, sub = param_location(name, cfg)
+        g = p.grad
+        norm = float(g.norm()) if g is not None else 0.0
+        rows.append(
+            {"layer": layer, "sublayer": sub, "param": name, "grad_norm": norm, "numel": p.numel()}
+        )
+    return pd.DataFrame(rows)
+
+
+def forward_signal(
+    cfg: StackConfig, seed: int = 0, batch_size: int = 256, device: torch.device | str | None = None
+) -> pd.DataFrame:
+    """Per block of a stack at init: how big the signal is and where it comes from.
+
+    Columns: ``layer``, ``norm`` (mean L2 norm of ``x_{l+1}`` per sample), ``std``,
+    ``branch_norm`` (``||f(x)||``), ``shortcut_norm`` (``||x||`` on the shortcut,
+    0 without one), ``identity_share`` (``||s||^2 / (||s||^2 + ||f||^2)``) and
+    ``cosine`` (mean cosine between ``s`` and ``f(x)`` where both exist).
+    """
+    device = torch.device(device or "cpu")
+    model = build(cfg, device)
+    model.eval()
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(batch_size, cfg.in_dim, generator=gen).to(device)
+    acts = capture(model, x)
+    rows = []
+    for i, block in enumerate(model.blocks):
+        post = acts[f"blocks.{i}.resid_post"]
+        f = acts[f"blocks.{i}.branch_out"]
+        s = acts.get(f"blocks.{i}.shortcut_out")
+        fn = f.norm(dim=-1)
+        row = {
+            "layer": i,
+            "norm": float(post.norm(dim=-1).mean()),
+            "std": float(post.std()),
+            "branch_norm": float(fn.mean()),
+            "shortcut_norm": 0.0,
+            "identity_share": 0.0,
+            "cosine": float("nan"),
+        }
+        if s is not None and s.shape == f.shape:
+            sn = s.norm(dim=-1)
+            row["shortcut_norm"] = float(sn.mean())
+            row["identity_share"] = float(
+                (sn**2).sum() / ((sn**2).sum() + (fn**2).sum()).clamp_min(1e-30)
+            )
+            row["cosine"] = float(F.cosine_similarity(s, f, dim=-1).mean())
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def stream_norms(
+    cfg: EncoderConfig,
+    seed: int = 0,
+    batch_size: int = 8,
+    seq_len: int = 32,
+    tokens: torch.Tensor | None = None,
+    device: torch.device | str | None = None,
+) -> pd.DataFrame:
+    """Mean per-token L2 norm of an encoder's residual stream at init.
+
+    One row per (``layer``, ``point``) with ``point`` in ``resid_pre``,
+    ``resid_mid`` (after attention) and ``resid_post`` (after the FFN), plus
+    ``sublayer_index`` (0, 1, 2, ... counting sublayers from the input) and
+    ``norm``. ``tokens`` (``(B, T)``) replaces the random batch when given.
+    """
+    device = torch.device(device or "cpu")
+    model = build(cfg, device)
+    model.eval()
+    if tokens is None:
+        gen = torch.Generator().manual_seed(seed)
+        tokens = torch.randint(0, cfg.vocab_size, (batch_size, seq_len), generator=gen)
+    acts = capture(model, tokens.to(device))
+    rows = []
+    for i in range(cfg.n_layers):
+        points = (
+            ["resid_pre", "resid_mid", "resid_post"] if cfg.use_ffn else ["resid_pre", "resid_post"]
+        )
+        for j, point in enumerate(points):
+            h = acts[f"blocks.{i}.{point}"]
+            rows.append(
+                {
+                    "layer": i,
+                    "point": point,
+                    "sublayer_index": i * (len(points) - 1) + j,
+                    "norm": float(h.norm(dim=-1).mean()),
+                }
+            )
+    df = pd.DataFrame(rows)
+    # resid_post of block i is resid_pre of block i+1: keep one row per place.
+    last = df["layer"] == cfg.n_layers - 1
+    return df[(df["point"] != "resid_post") | last].reset_index(drop=True)
+
+
+def train_compare(
+    variants: Mapping[str, Config],
+    steps: int = 100,
+    seed: int = 0,
+    lr: float = 1e-3,
+    batch_size: int = 16,
+    seq_len: int = 32,
+    task: Task = "regression",
+    warmup: int = 0,
+    device: torch.device | str | None = None,
+    callback: Callable[[pd.DataFrame, int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    sync_every: int = 10,
+) -> pd.DataFrame:
+    """Train every variant with Adam from the same seed on the same batches.
+
+    Each model is built with its config's seed replaced by ``seed``; batch ``t``
+    is identical for every variant. Returns one row per (variant, step) with
+    ``variant, step, loss, grad_norm, lr, diverged`` (``grad_norm``: total L2
+    norm of all gradients before the update). A variant whose loss or gradient
+    becomes NaN or Inf stops there; its last row has ``diverged=True``.
+
+    Progress: every ``sync_every`` steps ``callback(frame_so_far, step, steps)``
+    is called and ``should_stop()`` is checked; if it returns True, training ends
+    and the rows so far are returned with ``frame.attrs["stopped"] = True``.
+    Losses stay on the device between checks, so there is one host sync per
+    ``sync_every`` steps rather than per parameter per step.
+    """
+    if not variants:
+        raise ValueError("train_compare needs at least one variant.")
+    if not 1 <= steps <= 100_000:
+        raise ValueError(f"steps={steps} is out of range: choose 1 to 100000.")
+    if warmup < 0:
+        raise ValueError("warmup must be >= 0.")
+    device = torch.device(device or "cpu")
+    names = list(variants)
+    models = {n: build(dataclasses.replace(variants[n], seed=seed), device) for n in names}
+    for m in models.values():
+        m.train()
+    opts = {n: torch.optim.Adam(models[n].parameters(), lr=lr) for n in names}
+    gens = {n: torch.Generator().manual_seed(seed) for n in names}
+    seq = {
+        n: (seq_len if isinstance(variants[n], EncoderConfig) or seq_len > 1 else 1) for n in names
+    }
+    losses = {n: torch.full((steps,), float("nan"), device=device) for n in names}
+    gnorms = {n: torch.full((steps,), float("nan"), device=device) for n in names}
+    active = dict.fromkeys(names, True)
+    last_step = dict.fromkeys(names, -1)
+    diverged_at: dict[str, int] = {}
+    lrs = [lr * min(1.0, (t + 1) / warmup) if warmup else lr for t in range(steps)]
+    stopped = False
+
+    def frame(upto: int) -> pd.DataFrame:
+        parts = []
+        for n in names:
+            k = min(upto, last_step[n]) + 1
+            if k <= 0:
+                continue
+            loss_np = losses[n][:k].cpu().numpy()
+            g_np = gnorms[n][:k].cpu().numpy()
+            df = pd.DataFrame(
+                {"variant": n, "step": range(k), "loss": loss_np, "grad_norm": g_np, "lr": lrs[:k]}
+            )
+            df["diverged"] = df["step"] == diverged_at.get(n, -1)
+            parts.append(df)
+        if not parts:
+            return pd.DataFrame(columns=["variant", "step", "loss", "grad_norm", "lr", "diverged"])
+        return pd.concat(parts, ignore_index=True)
+
+    def check(upto: int) -> None:
+        for n in names:
+            if not active[n]:
+                continue
+            k = last_step[n] + 1
+            bad = ~(torch.isfinite(losses[n][:k]) & torch.isfinite(gnorms[n][:k]))
+            if bool(bad.any()):
+                first = int(bad.nonzero()[0, 0])
+                diverged_at[n] = first
+                last_step[n] = first
+                active[n] = False
+
+    for t in range(steps):
+        for n in names:
+            if not active[n]:
+                continue
+            x, y = make_batch(variants[n], batch_size, seq[n], gens[n], task)
+            model, opt = models[n], opts[n]
+            for group in opt.param_groups:
+                group["lr"] = lrs[t]
+            opt.zero_grad(set_to_none=True)
+            loss = compute_loss(model, x.to(device), y.to(device), task)
+            loss.backward()
+            grads = [p.grad for p in model.parameters() if p.grad is not None]
+            total = (
+                torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+                if grads
+                else loss * 0
+            )
+            losses[n][t] = loss.detach()
+            gnorms[n][t] = total.detach()
+            opt.step()
+            last_step[n] = t
+        if (t + 1) % sync_every == 0 or t == steps - 1:
+            check(t)
+            if callback is not None:
+                callback(frame(t), t + 1, steps)
+            if should_stop is not None and should_stop():
+                stopped = t < steps - 1
+                break
+            if not any(active.values()):
+                break
+    out = frame(steps)
+    out.attrs["stopped"] = stopped
+    out.attrs["diverged"] = dict(diverged_at)
+    return out
+
+
+def parameter_count(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+__all__ = [
+    "forward_signal",
+    "gradient_norms",
+    "make_batch",
+    "param_location",
+    "stream_norms",
+    "parameter_count",
+    "train_compare",
+]

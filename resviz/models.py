@@ -1,0 +1,335 @@
+"""The two model families: a deep stack of blocks and a transformer encoder.
+
+Both are small and readable, nanoGPT-style: the residual sum is one line per
+sublayer, and every intermediate a page wants to see passes through an identity
+``HookPoint`` (TransformerLens's idea) so :func:`resviz.capture` can record it
+by module path, e.g. ``blocks.3.resid_post``. Nothing is stored on modules.
+
+Departures from the seed snippets, on purpose:
+* attention is written out (no ``nn.MultiheadAttention``) so the pattern is
+  observable and the input layout is unambiguously ``(B, T, C)``;
+* the FFN applies its activation (seed 002 passed it as ``bias``);
+* BatchNorm normalizes each feature over batch *and* tokens, by flattening
+  ``(B, T, C)`` to ``(B*T, C)`` explicitly (seed 004's transpose crashed).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import torch
+from torch import nn
+
+from .config import EncoderConfig, StackConfig
+
+# nn.Module construction draws from torch's global RNG. Builds hold this lock
+# and fork the RNG so concurrent sessions cannot interleave their draws.
+_BUILD_LOCK = threading.Lock()
+
+_ACTIVATIONS: dict[str, type[nn.Module]] = {
+    "relu": nn.ReLU,
+    "gelu": nn.GELU,
+    "tanh": nn.Tanh,
+    "sigmoid": nn.Sigmoid,
+    "identity": nn.Identity,
+}
+
+
+class HookPoint(nn.Module):
+    """An identity module: a named place where :func:`resviz.capture` can look."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+
+class FeatureBatchNorm(nn.BatchNorm1d):
+    """BatchNorm over every axis but the last: each feature is normalized across
+    the batch (and tokens, for ``(B, T, C)`` input)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        shape = x.shape
+        return super().forward(x.reshape(-1, shape[-1])).reshape(shape)
+
+
+def make_norm(kind: str, dim: int) -> nn.Module:
+    """``"layer"``: per token over features; ``"rms"``: same without centring;
+    ``"batch"``: per feature over the batch; ``"none"``: identity."""
+    if kind == "layer":
+        return nn.LayerNorm(dim)
+    if kind == "rms":
+        return nn.RMSNorm(dim, eps=1e-5)
+    if kind == "batch":
+        return FeatureBatchNorm(dim)
+    return nn.Identity()
+
+
+def make_activation(name: str) -> nn.Module:
+    return _ACTIVATIONS[name]()
+
+
+# --------------------------------------------------------------------------- stack
+
+
+class StackBlock(nn.Module):
+    """One block of a :class:`Stack`; see :class:`resviz.StackConfig` for the formulas."""
+
+    def __init__(self, cfg: StackConfig, w_in: int, w_out: int) -> None:
+        super().__init__()
+        self.residual = cfg.residual
+        self.join = cfg.join
+        self.identity_scale = cfg.identity_scale
+        self.norm_position = cfg.norm_position
+        self.block = cfg.block
+        if cfg.block == "linear":
+            self.fc = nn.Linear(w_in, w_out)
+        else:
+            self.fc1 = nn.Linear(w_in, cfg.ffn_mult * w_in)
+            self.fc2 = nn.Linear(cfg.ffn_mult * w_in, w_out)
+        self.act = make_activation(cfg.activation)
+
+        # The shortcut: None (no path), Identity, or a projection where widths differ.
+        self.shortcut: nn.Module | None = None
+        if cfg.residual == "concat":
+            self.shortcut = nn.Identity()
+        elif cfg.residual in ("add", "scaled"):
+            if w_in == w_out:
+                self.shortcut = nn.Identity()
+            elif cfg.mismatch == "project":
+                self.shortcut = nn.Linear(w_in, w_out, bias=False)
+        self.out_width = w_in + w_out if cfg.residual == "concat" else w_out
+        self.concat_proj: nn.Module | None = None
+        if cfg.residual == "concat" and cfg.concat_project:
+            self.concat_proj = nn.Linear(w_in + w_out, w_out, bias=False)
+            self.out_width = w_out
+
+        if cfg.residual == "scaled":
+            alpha = torch.tensor(float(cfg.alpha))
+            if cfg.alpha_learnable:
+                self.alpha = nn.Parameter(alpha)
+            else:
+                self.register_buffer("alpha", alpha)
+
+        norm_dim = w_in if cfg.norm_position == "pre" else self.out_width
+        self.norm = make_norm(cfg.norm, norm_dim)
+
+        self.resid_pre = HookPoint()
+        self.branch_out = HookPoint()
+        self.shortcut_out = HookPoint()
+        self.resid_post = HookPoint()
+
+    @property
+    def has_shortcut(self) -> bool:
+        return self.shortcut is not None
+
+    @property
+    def projected(self) -> bool:
+        return isinstance(self.shortcut, nn.Linear)
+
+    def _branch_preact(self, h: torch.Tensor) -> torch.Tensor:
+        if self.block == "linear":
+            return self.fc(h)
+        return self.fc2(self.act(self.fc1(h)))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.resid_pre(x)  # (B, ..., w_in)
+        h = self.norm(x) if self.norm_position == "pre" else x
+        z = self._branch_preact(h)
+        s = self.shortcut_out(self.shortcut(x)) if self.shortcut is not None else None
+        if self.join == "before_act":
+            # y = act(l*x + W x + b): the shortcut passes through the non-linearity.
+            f = self.branch_out(z)
+            y = self.act(f if s is None else self.identity_scale * s + f)
+        else:
+            f = self.branch_out(self.act(z) if self.block == "linear" else z)
+            if s is None:
+                y = f
+            elif self.residual == "add":
+                y = self.identity_scale * s + f
+            elif self.residual == "scaled":
+                y = s + self.alpha * f
+            else:  # concat: (B, ..., w_in + w_out)
+                y = torch.cat([s, f], dim=-1)
+                if self.concat_proj is not None:
+                    y = self.concat_proj(y)
+        if self.norm_position == "post":
+            y = self.norm(y)
+        return self.resid_post(y)
+
+
+class Stack(nn.Module):
+    """``x_{l+1} = block_l(x_l)`` for every block, then an optional linear head."""
+
+    def __init__(self, cfg: StackConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        widths = cfg.layer_widths
+        blocks = []
+        w = widths[0]
+        for i in range(cfg.n_blocks):
+            block = StackBlock(cfg, w, widths[i + 1])
+            blocks.append(block)
+            w = block.out_width
+        self.blocks = nn.ModuleList(blocks)
+        self.out_width = w
+        self.head: nn.Module = nn.Linear(w, cfg.out_dim) if cfg.out_dim else nn.Identity()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+
+
+def _init_stack(model: Stack, init: str) -> None:
+    for block in model.blocks:
+        linears = [m for m in block.modules() if isinstance(m, nn.Linear)]
+        for lin in linears:
+            if init == "kaiming":
+                nn.init.kaiming_normal_(lin.weight, nonlinearity="relu")
+            elif init == "xavier":
+                nn.init.xavier_normal_(lin.weight)
+            if init in ("kaiming", "xavier") and lin.bias is not None:
+                nn.init.zeros_(lin.bias)
+        if init == "small":
+            last = block.fc if block.block == "linear" else block.fc2
+            with torch.no_grad():
+                last.weight.mul_(0.01)
+                last.bias.mul_(0.01)
+
+
+# ------------------------------------------------------------------------- encoder
+
+
+class SelfAttention(nn.Module):
+    """Multi-head scaled dot-product self-attention on ``(B, T, C)``."""
+
+    def __init__(self, cfg: EncoderConfig) -> None:
+        super().__init__()
+        self.n_heads = cfg.n_heads
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model)
+        self.proj = nn.Linear(cfg.d_model, cfg.d_model)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.pattern = HookPoint()
+
+    def forward(self, x: torch.Tensor, pad_mask: torch.Tensor | None = None) -> torch.Tensor:
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=-1)
+        # (B, T, C) -> (B, nh, T, hs)
+        q, k, v = (t.view(B, T, self.n_heads, C // self.n_heads).transpose(1, 2) for t in (q, k, v))
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])  # (B, nh, T, T)
+        if pad_mask is not None:  # (B, T), True where padding: no query attends to it
+            scores = scores.masked_fill(pad_mask[:, None, None, :], float("-inf"))
+        att = self.pattern(torch.softmax(scores, dim=-1))
+        y = self.dropout(att) @ v  # (B, nh, T, hs)
+        return self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+
+class FeedForward(nn.Module):
+    """``W2 act(W1 x + b1) + b2``."""
+
+    def __init__(self, cfg: EncoderConfig) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(cfg.d_model, cfg.d_ff)
+        self.act = make_activation(cfg.activation)
+        self.fc2 = nn.Linear(cfg.d_ff, cfg.d_model)
+        self.dropout = nn.Dropout(cfg.dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.dropout(self.fc2(self.act(self.fc1(x))))
+
+
+class EncoderBlock(nn.Module):
+    """One encoder layer; the formulas are in :class:`resviz.EncoderConfig`."""
+
+    def __init__(self, cfg: EncoderConfig) -> None:
+        super().__init__()
+        self.pre = cfg.norm_position == "pre"
+        self.residual = cfg.residual
+        self.attn = SelfAttention(cfg)
+        self.norm1 = make_norm(cfg.norm, cfg.d_model)
+        self.ffn = FeedForward(cfg) if cfg.use_ffn else None
+        self.norm2 = make_norm(cfg.norm, cfg.d_model) if cfg.use_ffn else None
+        self.dropout = nn.Dropout(cfg.dropout)
+        for name in ("resid_pre", "attn_out", "resid_mid", "ffn_out", "resid_post"):
+            setattr(self, name, HookPoint())
+
+    def forward(self, x: torch.Tensor, pad_mask: torch.Tensor | None = None) -> torch.Tensor:
+        x = self.resid_pre(x)  # (B, T, C)
+        if self.pre:
+            a = self.attn_out(self.dropout(self.attn(self.norm1(x), pad_mask)))
+            x = self.resid_mid(x + a if self.residual else a)
+        else:
+            a = self.attn_out(self.dropout(self.attn(x, pad_mask)))
+            x = self.resid_mid(self.norm1(x + a if self.residual else a))
+        if self.ffn is not None:
+            if self.pre:
+                f = self.ffn_out(self.ffn(self.norm2(x)))
+                x = x + f if self.residual else f
+            else:
+                f = self.ffn_out(self.ffn(x))
+                x = self.norm2(x + f if self.residual else f)
+        return self.resid_post(x)
+
+
+class Encoder(nn.Module):
+    """Token embedding + positions -> ``n_layers`` blocks -> (final norm) -> LM head."""
+
+    def __init__(self, cfg: EncoderConfig) -> None:
+        super().__init__()
+        from .positional import sinusoidal_encoding
+
+        self.cfg = cfg
+        self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        if cfg.positional == "learned":
+            self.pos = nn.Parameter(torch.randn(cfg.max_len, cfg.d_model) * 0.02)
+        elif cfg.positional == "sinusoidal":
+            self.register_buffer(
+                "pos", sinusoidal_encoding(cfg.max_len, cfg.d_model), persistent=False
+            )
+        else:
+            self.pos = None
+        self.hook_embed = HookPoint()
+        self.hook_pos = HookPoint()
+        self.drop = nn.Dropout(cfg.dropout)
+        self.blocks = nn.ModuleList(EncoderBlock(cfg) for _ in range(cfg.n_layers))
+        use_final = cfg.norm != "none" and cfg.norm_position == "pre"
+        self.final_norm = make_norm(cfg.norm, cfg.d_model) if use_final else nn.Identity()
+        self.hook_final = HookPoint()
+        self.head = nn.Linear(cfg.d_model, cfg.vocab_size)
+
+    def encode(self, tokens: torch.Tensor, pad_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Hidden states ``(B, T, C)`` after the final norm."""
+        T = tokens.shape[1]
+        if T > self.cfg.max_len:
+            raise ValueError(f"sequence of {T} tokens is longer than max_len={self.cfg.max_len}.")
+        x = self.hook_embed(self.embed(tokens))  # (B, T, C)
+        if self.pos is not None:
+            x = x + self.hook_pos(self.pos[:T])
+        x = self.drop(x)
+        for block in self.blocks:
+            x = block(x, pad_mask)
+        return self.hook_final(self.final_norm(x))
+
+    def forward(self, tokens: torch.Tensor, pad_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Logits ``(B, T, vocab_size)``."""
+        return self.head(self.encode(tokens, pad_mask))
+
+
+def build(cfg: StackConfig | EncoderConfig, device: torch.device | str | None = None) -> nn.Module:
+    """Build the model a config describes, initialised from ``cfg.seed``.
+
+    Weights are drawn on the CPU from a forked RNG, then moved, so the same config
+    gives the same weights on every device and concurrent builds don't interfere.
+    """
+    with _BUILD_LOCK, torch.random.fork_rng(devices=[]):
+        torch.manual_seed(cfg.seed)
+        if isinstance(cfg, StackConfig):
+            model: nn.Module = Stack(cfg)
+            _init_stack(model, cfg.init)
+        elif isinstance(cfg, EncoderConfig):
+            model = Encoder(cfg)
+        else:
+            raise TypeError(
+                f"build() takes a StackConfig or EncoderConfig, not {type(cfg).__name__}."
+            )
+    return model.to(device) if device is not None else model

@@ -1,0 +1,40 @@
+"""Chart + CSV download, written once for every page."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+
+def csv_button(df: pd.DataFrame, name: str, label: str = "Download CSV") -> None:
+    st.download_button(
+        label,
+        df.to_csv(index=False).encode("utf-8"),
+        file_name=f"{name}.csv",
+        mime="text/csv",
+        key=f"csv:{name}",
+        on_click="ignore",
+        icon=":material/download:",
+    )
+
+
+def chart(c: alt.Chart, df: pd.DataFrame, name: str, caption: str | None = None) -> None:
+    """Draw an Altair chart with its data downloadable as ``name.csv``."""
+    st.altair_chart(c, width="stretch")
+    if caption:
+        st.caption(caption)
+    csv_button(df, name)
+
+
+def table(df: pd.DataFrame, name: str, caption: str | None = None, **kw: object) -> None:
+    st.dataframe(df, hide_index=True, **kw)
+    if caption:
+        st.caption(caption)
+    csv_button(df, name)
+
+
+def notice(text: str | None) -> None:
+    """Show a device-fallback notice when there is one."""
+    if text:
+        st.warning(text, icon=":material/memory:")
