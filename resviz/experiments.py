@@ -96,10 +96,14 @@ def gradient_norms(
     seed: int = 0,
     batch_size: int = 32,
     seq_len: int = 16,
-    task: Task = "regression",
+    task: Task | None = None,
     device: torch.device | str | None = None,
 ) -> pd.DataFrame:
     """Gradient norm of every parameter tensor after one backward pass at init.
+
+    The loss is MSE to Gaussian targets for stacks and, for encoders, the
+    cross-entropy of predicting the input tokens through the LM head
+    (``task="copy"``), so every parameter, the head included, gets a gradient.
 
     Columns: ``layer`` (block index; -1 embeddings; n head), ``sublayer``
     (``attn | ffn | norm | embed | head | linear``), ``param`` (dotted name),
@@ -107,6 +111,7 @@ def gradient_norms(
     of ``batch_size`` vectors (``seq_len`` is ignored).
     """
     device = torch.device(device or "cpu")
+    task = task or ("regression" if isinstance(cfg, StackConfig) else "copy")
     model = build(cfg, device)
     gen = torch.Generator().manual_seed(seed)
     seq = 1 if isinstance(cfg, StackConfig) else seq_len
@@ -141,7 +146,7 @@ def forward_signal(
     x = torch.randn(batch_size, cfg.in_dim, generator=gen).to(device)
     acts = capture(model, x)
     rows = []
-    for i, block in enumerate(model.blocks):
+    for i in range(len(model.blocks)):
         post = acts[f"blocks.{i}.resid_post"]
         f = acts[f"blocks.{i}.branch_out"]
         s = acts.get(f"blocks.{i}.shortcut_out")

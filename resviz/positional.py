@@ -537,9 +537,9 @@ def embedding_vs_position(
 
 
 def similarity_long(matrix: torch.Tensor, name: str) -> pd.DataFrame:
-    """Long form of a square ``[P, P]`` matrix for a Vega heatmap: ``p``, ``q``, ``value``, ``scheme``.
+    """Long form of a square ``[P, P]`` matrix for a Vega heatmap.
 
-    One row per cell, so only for ``P <= MAX_LONG_POSITIONS`` (128, i.e. 16k
+    Columns ``p``, ``q``, ``value`` and ``scheme`` (= ``name``). One row per cell, so only for ``P <= MAX_LONG_POSITIONS`` (128, i.e. 16k
     rows); draw larger matrices with :func:`resviz.raster.to_png`. NaN cells are
     kept as NaN.
     """

@@ -92,22 +92,36 @@ def _limits(values: np.ndarray, vmin: float | None, vmax: float | None) -> tuple
     return vmin, vmax
 
 
-def _stops(cmap: str) -> np.ndarray:
-    if cmap not in CMAPS:
-        raise ValueError(f"cmap={cmap!r} is unknown: choose one of {sorted(CMAPS)}.")
-    return CMAPS[cmap]
+# Colours are looked up in a table rather than interpolated per cell, which
+# is several times faster on million-cell matrices. An odd size puts t = 0,
+# 0.5 and 1 exactly on entries, so vmin, the midpoint and vmax get the stop
+# colours themselves; 1025 levels are finer than 8-bit colour can show.
+_LUT_SIZE = 1025
 
 
-def _colorize(values: np.ndarray, lo: float, hi: float, stops: np.ndarray) -> np.ndarray:
-    # Piecewise-linear between the stops; with vmin == vmax every cell is the midpoint.
-    t = (values - lo) / (hi - lo) if hi > lo else np.full_like(values, 0.5)
-    nan = np.isnan(t)
-    t = np.clip(np.where(nan, 0.5, t), 0.0, 1.0)  # +-inf clip to the ends
+def _interpolate(t: np.ndarray, stops: np.ndarray) -> np.ndarray:
     x = t * (len(stops) - 1)
     left = np.minimum(np.floor(x).astype(np.intp), len(stops) - 2)
     frac = (x - left)[..., None]
-    rgb = stops[left] * (1.0 - frac) + stops[left + 1] * frac
-    rgb = np.rint(rgb).astype(np.uint8)
+    return np.rint(stops[left] * (1.0 - frac) + stops[left + 1] * frac).astype(np.uint8)
+
+
+_LUTS = {name: _interpolate(np.linspace(0.0, 1.0, _LUT_SIZE), s) for name, s in CMAPS.items()}
+
+
+def _lut(cmap: str) -> np.ndarray:
+    if cmap not in _LUTS:
+        raise ValueError(f"cmap={cmap!r} is unknown: choose one of {sorted(CMAPS)}.")
+    return _LUTS[cmap]
+
+
+def _colorize(values: np.ndarray, lo: float, hi: float, lut: np.ndarray) -> np.ndarray:
+    # Linear in [lo, hi]; with lo == hi every cell is the midpoint.
+    t = (values - lo) / (hi - lo) if hi > lo else np.full_like(values, 0.5)
+    nan = np.isnan(t)
+    t[nan] = 0.5
+    np.clip(t, 0.0, 1.0, out=t)  # +-inf clip to the ends
+    rgb = lut[np.rint(t * (_LUT_SIZE - 1)).astype(np.intp)]
     rgb[nan] = NAN_RGB
     return rgb
 
@@ -126,9 +140,9 @@ def to_rgb(
     from the data.
     """
     values = _as_matrix(matrix)
-    stops = _stops(cmap)
+    lut = _lut(cmap)
     lo, hi = _limits(values, vmin, vmax)
-    return _colorize(values, lo, hi, stops)
+    return _colorize(values, lo, hi, lut)
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -195,5 +209,5 @@ def colorbar_stops(
     if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= 1024:
         raise ValueError(f"n={n!r} must be a whole number from 2 to 1024.")
     values = np.linspace(lo, hi, n)
-    rgb = _colorize(values, lo, hi, _stops(cmap))
+    rgb = _colorize(values, lo, hi, _lut(cmap))
     return [(float(v), "#{:02x}{:02x}{:02x}".format(*c)) for v, c in zip(values, rgb, strict=True)]

@@ -1,0 +1,47 @@
+# The README's two commands: `make run` and `make test`. Both set up .venv first.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8501
+
+.PHONY: run test setup setup-dev lint unit app browser bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+
+$(VENV)/.runtime: requirements.txt | $(BIN)/python
+	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements-dev.txt requirements.txt | $(BIN)/python
+	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
+	touch $(VENV)/.runtime $@
+
+setup: $(VENV)/.runtime
+setup-dev: $(VENV)/.dev
+
+run: setup
+	$(BIN)/streamlit run streamlit_app.py --server.port $(PORT)
+
+lint: setup-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+unit: setup-dev
+	$(BIN)/python -m pytest tests/unit -q
+
+app: setup-dev
+	$(BIN)/python -m pytest tests/app -q
+
+browser: setup-dev
+	$(BIN)/python -m pytest tests/browser -q
+
+test: lint
+	$(BIN)/python -m pytest -q
+
+bench: setup-dev
+	$(BIN)/python -m pytest benchmarks/bench_experiments.py --benchmark-only -q -p no:cacheprovider \
+		--benchmark-columns=min,median,max,rounds
+
+clean:
+	rm -rf $(VENV) artifacts .pytest_cache .ruff_cache

@@ -1,0 +1,121 @@
+"""Every page through AppTest: defaults, every widget at its ends, odd text, bad URLs."""
+
+import pytest
+
+from tests.app.conftest import PAGE_PATHS
+from ui.registry import PAGES
+
+ODD_TEXT = [
+    "",
+    "   ",
+    "🙂🚀 emoji",
+    "שלום עולם",
+    "<script>alert(1)</script> **bold** [x](http://e)",
+    "a\x00b",
+    "x" * 5000,
+]
+
+
+def _assert_clean(at):
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_home_lists_every_page(app):
+    at = app().run()
+    _assert_clean(at)
+    assert "resviz" in at.title[0].value
+    links = [el.proto.page for el in at.get("page_link")]
+    assert links == [p.url_path for p in PAGES]
+
+
+@pytest.mark.parametrize("page", PAGE_PATHS)
+def test_page_default_view(app, page):
+    at = app(page).run()
+    _assert_clean(at)
+    assert at.title, "page drew no title"
+    assert at.get("vega_lite_chart") or at.dataframe, "page drew no chart or table"
+    assert at.get("download_button"), "page has no CSV download"
+    assert not at.warning  # a clean URL gives no warning
+
+
+@pytest.mark.parametrize("page", PAGE_PATHS)
+def test_widget_sweep(app, page):
+    """Every slider and number box at both ends, every select-box option."""
+    at = app(page).run()
+    combos = 0
+    for i in range(len(at.slider)):
+        s = at.slider[i]
+        for v in (s.min, s.max):
+            at.slider[i].set_value(v).run()
+            _assert_clean(at)
+            combos += 1
+        at.slider[i].set_value(s.value).run()
+    for i in range(len(at.number_input)):
+        n = at.number_input[i]
+        for v in (n.min, n.max):
+            at.number_input[i].set_value(v).run()
+            _assert_clean(at)
+            combos += 1
+    for i in range(len(at.selectbox)):
+        for opt in at.selectbox[i].options:
+            at.selectbox[i].set_value(opt).run()
+            _assert_clean(at)
+            combos += 1
+    print(f"{page}: {combos} widget settings swept")
+    assert combos > 0
+
+
+TEXT_PAGES = ["pages/sinusoidal_encoding.py", "pages/encoder_playground.py"]
+
+
+@pytest.mark.parametrize("page", TEXT_PAGES)
+def test_odd_text_inputs(app, page):
+    at = app(page).run()
+    assert at.text_input
+    for text in ODD_TEXT:
+        at.text_input[0].input(text[: at.text_input[0].max_chars or None]).run()
+        _assert_clean(at)
+    assert all(
+        "<script>" not in m.value or not getattr(m, "allow_html", False) for m in at.markdown
+    )
+
+
+@pytest.mark.parametrize("page", PAGE_PATHS)
+def test_malformed_url_falls_back_with_warning(app, page):
+    at = app(page, seed="-5", device="tpu", bogus="1", depth="1e999", d="abc").run()
+    _assert_clean(at)
+    text = " ".join(w.value for w in at.warning)
+    assert "seed" in text and "device" in text and "bogus" in text
+    assert at.number_input(key="shared:seed").value == 0
+
+
+def test_url_parameters_set_the_view(app):
+    at = app("pages/gradient_flow.py", depth="30", act="sigmoid").run()
+    _assert_clean(at)
+    assert at.slider(key="gradient_flow:depth").value == 30
+    assert at.selectbox(key="gradient_flow:act").value == "sigmoid"
+    assert not at.warning
+
+
+def test_repeated_url_parameter_warns(app):
+    at = app("pages/sinusoidal_encoding.py")
+    at.query_params["d"] = ["4", "8"]
+    at.run()
+    _assert_clean(at)
+    assert "given 2 times" in " ".join(w.value for w in at.warning)
+
+
+def test_sinusoidal_table_matches_lecture_notes(app):
+    at = app("pages/sinusoidal_encoding.py", text="I am a robot", d="4", n="100").run()
+    df = at.dataframe[0].value
+    row = df[df["token"] == "am"].iloc[0]
+    assert [row[f"P(k,{j})"] for j in range(4)] == [0.84, 0.54, 0.10, 1.00]
+
+
+def test_widget_change_updates_url(app):
+    at = app("pages/gradient_flow.py").run()
+    at.slider(key="gradient_flow:depth").set_value(20).run()
+    assert at.query_params["depth"] in ("20", ["20"])
+    at.slider(key="gradient_flow:depth").set_value(10).run()
+    assert "depth" not in at.query_params

@@ -1,0 +1,136 @@
+"""A real ``streamlit run`` server on a free loopback port and Debian's Chromium.
+
+In CI (``CI`` set) a missing browser is a failure; elsewhere the browser tests
+skip with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "artifacts" / "screenshots"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+def chromium_path() -> str | None:
+    for cand in (os.environ.get("RESVIZ_CHROMIUM"), "/usr/bin/chromium", shutil.which("chromium")):
+        if cand and Path(cand).exists():
+            return cand
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = (ROOT / "artifacts").joinpath(f"server-{self.port}.log")
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        cmd = [
+            sys.executable, "-m", "streamlit", "run", "streamlit_app.py",
+            "--server.port", str(self.port), "--server.address", "127.0.0.1",
+            "--server.headless", "true", "--browser.gatherUsageStats", "false",
+        ]  # fmt: skip
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, stdout=self.log.open("w"), stderr=subprocess.STDOUT
+        )
+        self.started = time.monotonic()
+        deadline = self.started + 90
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited: {self.log.read_text()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as r:
+                    if r.read().strip() == b"ok":
+                        self.healthy_after = time.monotonic() - self.started
+                        return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("streamlit did not become healthy within 90 s")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    path = chromium_path()
+    if path is None:
+        msg = "Chromium not found (apt-get install chromium, or set RESVIZ_CHROMIUM)"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = Server()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    pg = ctx.new_page()
+    yield pg
+    ctx.close()
+
+
+def wait_ready(pg, charts: int = 0, downloads: int = 0, timeout: float = 60_000) -> None:
+    """Wait until the script has finished, ``charts`` Vega charts are drawn and
+    ``downloads`` download buttons are shown."""
+    pg.wait_for_selector("[data-testid='stApp']", timeout=timeout)
+    pg.wait_for_function(
+        """([n, d]) => {
+            const running = document.querySelector("[data-testid='stStatusWidget']");
+            const title = document.querySelector("[data-testid='stMainBlockContainer'] h1");
+            const drawn = document.querySelectorAll(
+                "[data-testid='stVegaLiteChart'] canvas, [data-testid='stVegaLiteChart'] svg.marks");
+            const buttons = document.querySelectorAll("[data-testid='stDownloadButton']");
+            return !running && title && drawn.length >= n && buttons.length >= d;
+        }""",
+        arg=[charts, downloads],
+        timeout=timeout,
+    )
+
+
+def screenshot(pg, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    pg.screenshot(path=str(path), full_page=True)
+    return path

@@ -1,0 +1,120 @@
+import torch
+
+import resviz as rv
+
+
+def test_stack_shapes_and_concat_growth():
+    x = torch.randn(5, 16)
+    assert rv.build(rv.StackConfig(depth=3, width=16))(x).shape == (5, 16)
+    # concat without projection: every block appends its output to its input.
+    concat = rv.build(rv.StackConfig(depth=3, width=16, residual="concat"))
+    assert concat(x).shape == (5, 16 + 3 * 16)
+    assert [b.out_width for b in concat.blocks] == [32, 48, 64]
+    proj = rv.build(rv.StackConfig(depth=3, width=16, residual="concat", concat_project=True))
+    assert proj(x).shape == (5, 16)
+
+
+def test_rezero_block_is_exactly_identity_at_init():
+    cfg = rv.StackConfig(depth=8, width=32, residual="scaled", alpha=0.0, alpha_learnable=True)
+    model = rv.build(cfg)
+    x = torch.randn(4, 32)
+    assert torch.equal(model(x), x)
+    assert any(n.endswith("alpha") for n, _ in model.named_parameters())
+
+
+def test_residual_block_formula():
+    cfg = rv.StackConfig(depth=1, width=8, activation="tanh", identity_scale=0.5)
+    model = rv.build(cfg)
+    x = torch.randn(3, 8)
+    fc = model.blocks[0].fc
+    expected = 0.5 * x + torch.tanh(x @ fc.weight.T + fc.bias)
+    torch.testing.assert_close(model(x), expected)
+    before = rv.build(rv.StackConfig(depth=1, width=8, activation="relu", join="before_act"))
+    fc = before.blocks[0].fc
+    torch.testing.assert_close(before(x), torch.relu(x + x @ fc.weight.T + fc.bias))
+
+
+def test_mismatched_widths_skip_or_project():
+    widths = (25, 25, 43, 43, 54, 54)
+    skip = rv.build(rv.StackConfig(widths=widths, mismatch="skip"))
+    assert [b.has_shortcut for b in skip.blocks] == [True, False, True, False, True]
+    proj = rv.build(rv.StackConfig(widths=widths, mismatch="project"))
+    assert [b.projected for b in proj.blocks] == [False, True, False, True, False]
+    assert proj(torch.randn(2, 25)).shape == (2, 54)
+
+
+def test_same_seed_same_weights_different_seed_different():
+    a = rv.build(rv.EncoderConfig(seed=3))
+    b = rv.build(rv.EncoderConfig(seed=3))
+    c = rv.build(rv.EncoderConfig(seed=4))
+    for (n, p), (_, q), (_, r) in zip(
+        a.named_parameters(), b.named_parameters(), c.named_parameters(), strict=True
+    ):
+        assert torch.equal(p, q), n
+    assert not torch.equal(a.embed.weight, c.embed.weight)
+
+
+def test_build_does_not_disturb_global_rng():
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    rv.build(rv.EncoderConfig())
+    assert torch.equal(torch.rand(3), expected)
+
+
+def test_encoder_shapes_and_attention_rows_sum_to_one():
+    cfg = rv.EncoderConfig(n_layers=2, d_model=32, n_heads=4, d_ff=64, vocab_size=50)
+    model = rv.build(cfg).eval()
+    tokens = torch.randint(0, 50, (3, 7))
+    acts = rv.capture(model, tokens)
+    assert acts["output"].shape == (3, 7, 50)
+    pattern = acts["blocks.1.attn_pattern"]
+    assert pattern.shape == (3, 4, 7, 7)
+    torch.testing.assert_close(pattern.sum(-1), torch.ones(3, 4, 7))
+
+
+def test_pre_ln_stream_equations_hold_exactly():
+    cfg = rv.EncoderConfig(n_layers=3, d_model=32, n_heads=4, d_ff=64, vocab_size=50)
+    acts = rv.capture(rv.build(cfg).eval(), torch.randint(0, 50, (2, 9)))
+    for i in range(3):
+        b = f"blocks.{i}"
+        assert torch.equal(acts[f"{b}.resid_mid"], acts[f"{b}.resid_pre"] + acts[f"{b}.attn_out"])
+        assert torch.equal(acts[f"{b}.resid_post"], acts[f"{b}.resid_mid"] + acts[f"{b}.ffn_out"])
+    for i in range(2):
+        assert torch.equal(acts[f"blocks.{i}.resid_post"], acts[f"blocks.{i + 1}.resid_pre"])
+
+
+def test_post_ln_normalizes_the_stream():
+    cfg = rv.EncoderConfig(n_layers=2, d_model=32, n_heads=4, d_ff=64, norm_position="post")
+    model = rv.build(cfg).eval()
+    acts = rv.capture(model, torch.randint(0, 1000, (2, 9)))
+    mid = acts["blocks.0.resid_mid"]
+    expected = model.blocks[0].norm1(acts["blocks.0.resid_pre"] + acts["blocks.0.attn_out"])
+    torch.testing.assert_close(mid, expected)
+    # LayerNorm with unit gain: every token has mean 0 and (biased) variance 1.
+    torch.testing.assert_close(mid.mean(-1), torch.zeros(2, 9), atol=1e-5, rtol=0)
+    torch.testing.assert_close(mid.var(-1, unbiased=False), torch.ones(2, 9), atol=1e-3, rtol=0)
+
+
+def test_no_residual_and_attention_only_variants():
+    cfg = rv.EncoderConfig(n_layers=2, d_model=32, n_heads=4, residual=False, use_ffn=False)
+    acts = rv.capture(rv.build(cfg).eval(), torch.randint(0, 1000, (2, 5)))
+    assert "blocks.0.ffn_out" not in acts
+    assert torch.equal(acts["blocks.0.resid_mid"], acts["blocks.0.attn_out"])
+
+
+def test_batch_norm_normalizes_each_feature_over_batch_and_tokens():
+    norm = rv.models.make_norm("batch", 6).train()
+    x = torch.randn(4, 5, 6) * torch.arange(1, 7) + 3
+    y = norm(x).reshape(-1, 6)
+    torch.testing.assert_close(y.mean(0), torch.zeros(6), atol=1e-5, rtol=0)
+    torch.testing.assert_close(y.var(0, unbiased=False), torch.ones(6), atol=1e-3, rtol=0)
+
+
+def test_padding_mask_blocks_attention_to_padding():
+    cfg = rv.EncoderConfig(n_layers=1, d_model=16, n_heads=2, d_ff=32)
+    model = rv.build(cfg).eval()
+    tokens = torch.randint(0, 1000, (1, 6))
+    mask = torch.tensor([[False, False, False, False, True, True]])
+    acts = rv.capture(model, (tokens, mask))
+    assert torch.all(acts["blocks.0.attn_pattern"][..., 4:] == 0)
