@@ -1,38 +1,234 @@
-"""Sinusoidal encoding: the positional-encoding table of your sentence."""
+"""Sinusoidal encoding: the table, the waves, and why it encodes relative position."""
 
-import pandas as pd
 import streamlit as st
 
-import resviz as rv
-from ui import views
-from ui.params import PageParams
+from resviz import charts
+from resviz import positional as P
+from ui import cache, views
+from ui.params import PageParams, md_escape
 from ui.shell import page_setup
 
-page_setup(
+ctx = page_setup(
     "Sinusoidal encoding",
-    "Each position k gets a vector whose pair of columns (2i, 2i+1) holds "
-    "sin and cos of k / n^(2i/d): fast waves in the first columns, slow ones in the last.",
+    "A transformer sees a set of tokens; the positional encoding tells it where each one "
+    "stands. Position k gets a vector whose column pair (2i, 2i+1) holds the sine and cosine "
+    "of k / n^(2i/d): fast waves in the first columns, slow ones in the last (Vaswani et al. "
+    "2017, section 3.5).",
 )
 st.latex(
-    r"P(k, 2i) = \sin\!\left(\frac{k}{n^{2i/d}}\right),\quad P(k, 2i+1) = \cos\!\left(\frac{k}{n^{2i/d}}\right)"
+    r"P(k, 2i) = \sin\!\left(\frac{k}{n^{2i/d}}\right),\qquad "
+    r"P(k, 2i+1) = \cos\!\left(\frac{k}{n^{2i/d}}\right)"
 )
 p = PageParams("sinusoidal_encoding")
-sentence = p.text("Sentence", "text", "I am a robot", max_chars=500)
+
+# ------------------------------------------------------------------ 1. the table
+st.header("1. Your sentence, value by value")
+sentence = p.text("Sentence (split on spaces)", "text", "I am a robot", max_chars=2000)
 c1, c2, c3 = st.columns(3)
 with c1:
-    d_model = p.slider("d_model (even)", "d", 2, 64, 4, step=2)
+    d_table = p.slider("d (columns, even)", "d", 2, 32, 4, step=2)
 with c2:
-    base = p.number("base n", "n", 2, 100_000, 100)
+    n_table = p.number(
+        "base n", "n", 2, 1_000_000, 100, help="100 in the lecture notes, 10000 in the paper"
+    )
 with c3:
-    decimals = p.slider("decimals", "dec", 0, 6, 2)
-p.sync()
+    decimals = p.slider("decimals", "dec", 0, 8, 2)
 
-tokens = sentence.split()[:64]
-if not tokens:
-    st.info("Type a sentence to see its table.")
-    st.stop()
-pe = rv.sinusoidal_encoding(len(tokens), d_model, float(base))
-table = pd.DataFrame(pe.numpy().round(decimals), columns=[f"P(k,{j})" for j in range(d_model)])
-table.insert(0, "k", range(len(tokens)))
-table.insert(0, "token", tokens)
-views.table(table, "positional_table")
+tokens, truncated = P.tokenize_words(sentence, max_tokens=64)
+if truncated:
+    st.info("Only the first 64 words are tabulated.")
+if tokens:
+    table = P.encoding_table(tokens, d_table, float(n_table)).round(decimals)
+    formulas = P.column_formulas(d_table, float(n_table))
+    config = {
+        f"P(k,{r.j})": st.column_config.NumberColumn(
+            f"P(k,{r.j})",
+            help=f"{r.label}: pair i={r.i}, frequency {r.frequency:.4g}",
+            format=f"%.{decimals}f",
+        )
+        for r in formulas.itertuples()
+    }
+    views.table(table, "positional_table", column_config=config)
+    st.caption(
+        "Column formulas: "
+        + ", ".join(f"j={r.j}: {md_escape(r.label, 40)}" for r in formulas.itertuples())
+    )
+else:
+    st.info("Type a sentence to see its table (the words are split on spaces).")
+
+# ----------------------------------------------------------------- 2. the matrix
+st.header("2. The whole matrix")
+c1, c2, c3 = st.columns(3)
+with c1:
+    n_pos = p.slider("positions", "positions", 2, 1000, 100)
+with c2:
+    d_model = p.select("d_model", "d_model", ["16", "32", "64", "128", "256", "512", "1024"], "512")
+    d_model = int(d_model)
+with c3:
+    base = p.select("base", "base", ["100", "1000", "10000", "100000"], "10000")
+    base = float(base)
+k_shift = p.slider("shift k (section 4)", "k", 1, 100, 5)
+dims = p.multi_int(
+    "dimensions to plot (section 3)",
+    "dims",
+    range(d_model),
+    [0, 40, 100, 160],
+    limit=8,
+    help="Pick up to 8 columns j to draw against position.",
+)
+p.sync()
+k_shift = min(k_shift, n_pos - 1)
+dims = [j for j in dims if j < d_model]
+
+views.chart(
+    cache.image_chart(
+        (n_pos, d_model, base),
+        "pe",
+        title=f"P(k, j): {n_pos} positions x {d_model} dimensions, n = {base:g}",
+        x_title="dimension j",
+        y_title="position k",
+        vmin=-1.0,
+        vmax=1.0,
+    ),
+    cache.matrix_csv(n_pos, d_model, base),
+    "positional_matrix",
+    caption="Red +1, white 0, blue -1. Each row is one position's vector. The left columns "
+    "oscillate fast (wavelength 2π); towards the right the waves are so slow that the "
+    "columns barely change over these positions: sin near 0, cos near 1.",
+)
+
+# ------------------------------------------------------------------ 3. the waves
+st.header("3. The waves")
+pairs = d_model // 2
+if dims:
+    waves = P.waves_long(n_pos, d_model, base, dims=sorted(dims))
+    waves["dimension"] = "j=" + waves["dim"].astype(str)
+    views.chart(
+        charts.line(waves, "position", "value", "dimension", points=False, y_title="P(k, j)"),
+        waves[["position", "dim", "value"]],
+        "waves",
+    )
+wl = P.wavelengths(d_model, base)
+views.chart(
+    charts.line(
+        wl,
+        "i",
+        "wavelength",
+        None,
+        log_y=True,
+        points=pairs <= 64,
+        x_title="pair i (columns 2i, 2i+1)",
+        y_title="wavelength (log)",
+    ),
+    wl,
+    "wavelengths",
+    caption=f"Wavelength 2π·n^(2i/d): a geometric progression from 2π = 6.28 up to "
+    f"{wl['wavelength'].iloc[-1]:.4g} for pair {pairs - 1}. A straight line on a log axis.",
+)
+
+# ---------------------------------------------------------- 4. relative position
+st.header("4. Relative position")
+sim = cache.position_similarity(n_pos, d_model, base)
+c1, c2 = st.columns([3, 2])
+with c1:
+    views.chart(
+        cache.image_chart(
+            (n_pos, d_model, base),
+            "dot",
+            title="PE(p) . PE(q) for every pair of positions",
+            x_title="position q",
+            y_title="position p",
+            height=360,
+        ),
+        sim["by_offset"],
+        "dot_by_offset",
+    )
+with c2:
+    st.metric("max |PE(p).PE(q) - PE(0).PE(|p-q|)|", f"{sim['offset_error']:.2e}")
+    st.caption(
+        "The dot product depends only on the offset p - q: sum over i of "
+        "cos((p - q) w_i). Every diagonal of the heatmap is constant."
+    )
+    err = P.rotation_error(n_pos, d_model, base, min(k_shift, n_pos - 1))
+    st.metric(f"max |PE(p+{k_shift}) - R_{k_shift} PE(p)|", f"{err:.2e}")
+    st.caption(
+        "A shift by k is a rotation: each (sin, cos) pair turns by the angle k w_i, the same "
+        "for every p. R_k is block-diagonal with 2x2 blocks [[cos, sin], [-sin, cos]] (k w_i)."
+    )
+by_off = sim["by_offset"]
+rises = by_off["offset"][by_off["dot"].diff() > 1e-9].tolist()
+if rises:
+    monotone_note = (
+        f"It is not monotone in distance: it rises again at {len(rises)} offsets (first at "
+        f"{rises[0]}), so a farther position can look more similar than a nearer one."
+    )
+else:
+    monotone_note = "Over this short range it happens to fall monotonically; add positions to see it rise again."
+views.chart(
+    charts.line(
+        by_off,
+        "offset",
+        "dot",
+        None,
+        points=False,
+        x_title="offset |p - q|",
+        y_title="PE(0) . PE(offset)",
+    ),
+    by_off,
+    "similarity_by_offset",
+    caption=f"Largest at offset 0 (= d/2 = {d_model // 2}). {monotone_note}",
+)
+
+# ------------------------------------------------------------- 5. alternatives
+st.header("5. Alternatives, side by side")
+alt_n = min(n_pos, 256)
+mats = cache.similarity_matrices(alt_n, d_model, base, ctx.seed)
+cols = st.columns(2) + st.columns(2)
+blurbs = {
+    "sinusoidal": "Fixed waves; similarity depends on the offset only.",
+    "integer index": "k itself in every column: all vectors point the same way (cosine 1) "
+    "and the norm grows with k, swamping the word embedding.",
+    "learned (init)": "Random at init: no structure until training puts some there.",
+    "RoPE": "Rotary (Su et al. 2021): rotates the query and key of one token by their "
+    "positions; the score depends on the offset only.",
+}
+for col, name in zip(cols, mats, strict=True):
+    with col:
+        st.altair_chart(
+            cache.image_chart(
+                (alt_n, d_model, base, ctx.seed),
+                f"alt:{name}",
+                title=name,
+                x_title="q",
+                y_title="p",
+                vmin=-1.0,
+                vmax=1.0,
+                height=220,
+                legend_title="cosine",
+            ),
+            width="stretch",
+        )
+        st.caption(blurbs[name])
+norms = cache.encoding_norms(alt_n, d_model, ctx.seed)
+views.chart(
+    charts.line(
+        norms, "position", "norm", "scheme", log_y=True, points=False, y_title="||PE(k)|| (log)"
+    ),
+    norms,
+    "encoding_norms",
+    caption=f"Norm per position. Sinusoidal stays at sqrt(d/2) = {(d_model / 2) ** 0.5:.3g}; the "
+    "integer index grows without bound.",
+)
+
+# --------------------------------------------------- 6. adding it to embeddings
+st.header("6. Adding it to the word embeddings")
+parts = cache.embedding_vs_position(alt_n, d_model, base, ctx.seed)
+views.chart(
+    charts.line(parts, "position", "norm", "part", points=False, y_title="norm"),
+    parts,
+    "embedding_vs_position",
+    caption="Token embeddings drawn as nn.Embedding does at init (N(0, 1) per coordinate, "
+    "norm about sqrt(d)) versus the positional part (norm sqrt(d/2)). The encoding is added, not "
+    "concatenated: the sum's norm is about sqrt(||e||^2 + ||p||^2), since the two are nearly "
+    "orthogonal in high dimension.",
+)

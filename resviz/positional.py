@@ -457,12 +457,19 @@ def rope_rotate(
 
 
 def rope_similarity(
-    n_positions: int, d_model: int, base: float = 10000.0, seed: int = 0, normalize: bool = True
+    n_positions: int,
+    d_model: int,
+    base: float = 10000.0,
+    seed: int = 0,
+    normalize: bool = True,
+    same_content: bool = True,
 ) -> torch.Tensor:
     """Attention score of one query and one key placed at every pair of positions, ``[P, P]``.
 
     A fixed random query ``q`` and key ``k`` (``N(0, 1)`` from a generator
-    seeded by ``seed``, the same content at every position) give
+    seeded by ``seed``, the same content at every position; ``k = q`` with
+    ``same_content=True``, the default, so the diagonal is 1 as for the
+    other schemes' self-similarity) give
     ``score(p_q, p_k) = <RoPE(q, p_q), RoPE(k, p_k)>``, which depends only on
     ``p_q - p_k``. With ``normalize`` (the default) the score is divided by
     ``|q| |k|``, making it the cosine, comparable with the other schemes' cosines
@@ -473,7 +480,7 @@ def rope_similarity(
     _check_seed(seed)
     gen = torch.Generator().manual_seed(seed)
     q = torch.randn(d_model, generator=gen, dtype=torch.float64)
-    k = torch.randn(d_model, generator=gen, dtype=torch.float64)
+    k = q.clone() if same_content else torch.randn(d_model, generator=gen, dtype=torch.float64)
     qs = rope_rotate(q.expand(n_positions, d_model), base)
     ks = rope_rotate(k.expand(n_positions, d_model), base)
     score = qs @ ks.T

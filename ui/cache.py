@@ -8,11 +8,14 @@ bounded by ``max_entries`` and entries expire after an hour.
 
 from __future__ import annotations
 
+import altair as alt
 import pandas as pd
 import streamlit as st
 import torch
 
 import resviz as rv
+from resviz import charts
+from resviz import positional as P
 
 _CACHE = {"max_entries": 64, "ttl": 3600}
 
@@ -55,3 +58,67 @@ def attention_patterns(
         }
 
     return rv.run_with_fallback(run, torch.device(device))
+
+
+# ------------------------------------------------------------ positional encodings
+@st.cache_data(**_CACHE)
+def matrix_frame(n_pos: int, d_model: int, base: float) -> pd.DataFrame:
+    """The encoding matrix as a CSV-ready frame: one row per position."""
+    pe = rv.sinusoidal_encoding(n_pos, d_model, base).numpy()
+    df = pd.DataFrame(pe, columns=[f"P(k,{j})" for j in range(d_model)])
+    df.insert(0, "k", range(n_pos))
+    return df
+
+
+@st.cache_data(**_CACHE)
+def position_similarity(n_pos: int, d_model: int, base: float) -> dict[str, object]:
+    pe = rv.sinusoidal_encoding(n_pos, d_model, base, dtype=torch.float64)
+    dot, _cos = P.position_similarity(pe)
+    return {
+        "dot": dot.numpy(),
+        "by_offset": P.similarity_by_offset(pe),
+        "offset_error": P.offset_dependence(pe),
+    }
+
+
+@st.cache_data(**_CACHE)
+def similarity_matrices(n_pos: int, d_model: int, base: float, seed: int) -> dict[str, object]:
+    mats = P.similarity_matrices(n_pos, d_model, base, seed)
+    return {name: m.numpy() for name, m in mats.items()}
+
+
+@st.cache_data(**_CACHE)
+def encoding_norms(n_pos: int, d_model: int, seed: int) -> pd.DataFrame:
+    return P.encoding_norms(
+        {
+            "sinusoidal": rv.sinusoidal_encoding(n_pos, d_model),
+            "integer index": P.integer_index_encoding(n_pos, d_model),
+            "learned (init)": P.learned_encoding(n_pos, d_model, seed=seed),
+        }
+    )
+
+
+@st.cache_data(**_CACHE)
+def embedding_vs_position(n_pos: int, d_model: int, base: float, seed: int) -> pd.DataFrame:
+    return P.embedding_vs_position(1000, d_model, n_pos, seed=seed, base=base)
+
+
+@st.cache_data(**_CACHE)
+def matrix_csv(n_pos: int, d_model: int, base: float) -> bytes:
+    return matrix_frame(n_pos, d_model, base).to_csv(index=False).encode("utf-8")
+
+
+@st.cache_data(**_CACHE)
+def image_chart(key: tuple, matrix_fn: str, **kw: object) -> alt.LayerChart:
+    """An image heatmap (PNG inside Altair axes), cached by what it draws.
+
+    ``matrix_fn`` names the matrix: ``"pe"`` (key = (n_pos, d_model, base)),
+    ``"dot"`` (same key) or ``"alt:<scheme>"`` (key = (n_pos, d_model, base, seed)).
+    """
+    if matrix_fn == "pe":
+        m = rv.sinusoidal_encoding(*key).numpy()
+    elif matrix_fn == "dot":
+        m = position_similarity(*key)["dot"]
+    else:
+        m = similarity_matrices(*key)[matrix_fn.split(":", 1)[1]]
+    return charts.image_heatmap(m, **kw)

@@ -153,6 +153,28 @@ class PageParams:
         key = self._init(name, default, parse)
         return bool(st.toggle(label, key=key, **kw))
 
+    def multi_int(
+        self,
+        label: str,
+        name: str,
+        options: Sequence[int],
+        default: list[int],
+        limit: int,
+        **kw: Any,
+    ) -> list[int]:
+        """A multiselect of whole numbers, in the URL as ``1,5,9``."""
+        opts = list(options)
+
+        def parse(s: str) -> list[int]:
+            parts = [x for x in s.split(",") if x.strip()]
+            if len(parts) > limit:
+                raise ValueError(f"at most {limit} values")
+            values = [self._int_parser(opts[0], opts[-1])(x) for x in parts]
+            return sorted(set(values))
+
+        key = self._init(name, list(default), parse)
+        return sorted(st.multiselect(label, opts, key=key, max_selections=limit, **kw))
+
     def text(self, label: str, name: str, default: str, max_chars: int, **kw: Any) -> str:
         def parse(s: str) -> str:
             if len(s) > max_chars:
@@ -183,7 +205,12 @@ class PageParams:
                 if name in st.query_params:
                     del st.query_params[name]
             else:
-                text = str(value).lower() if isinstance(value, bool) else str(value)
+                if isinstance(value, bool):
+                    text = str(value).lower()
+                elif isinstance(value, list):
+                    text = ",".join(map(str, value))
+                else:
+                    text = str(value)
                 if st.query_params.get(name) != text:
                     st.query_params[name] = text
         if self.owns_url:

@@ -7,10 +7,11 @@ import pandas as pd
 import streamlit as st
 
 
-def csv_button(df: pd.DataFrame, name: str, label: str = "Download CSV") -> None:
+def csv_button(df: pd.DataFrame | bytes, name: str, label: str = "Download CSV") -> None:
+    """A CSV download; pass ready-made bytes for large frames (cache them)."""
     st.download_button(
         label,
-        df.to_csv(index=False).encode("utf-8"),
+        df if isinstance(df, bytes) else df.to_csv(index=False).encode("utf-8"),
         file_name=f"{name}.csv",
         mime="text/csv",
         key=f"csv:{name}",
@@ -19,7 +20,7 @@ def csv_button(df: pd.DataFrame, name: str, label: str = "Download CSV") -> None
     )
 
 
-def chart(c: alt.Chart, df: pd.DataFrame, name: str, caption: str | None = None) -> None:
+def chart(c: alt.Chart, df: pd.DataFrame | bytes, name: str, caption: str | None = None) -> None:
     """Draw an Altair chart with its data downloadable as ``name.csv``."""
     st.altair_chart(c, width="stretch")
     if caption:

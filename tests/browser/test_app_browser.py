@@ -15,7 +15,7 @@ MIN_CHARTS = {
     "skip_connections": 2,
     "gradient_flow": 1,
     "normalization": 1,
-    "sinusoidal_encoding": 0,
+    "sinusoidal_encoding": 10,
     "encoder_playground": 2,
 }
 
@@ -78,7 +78,7 @@ def test_csv_download_holds_the_chart_data(server, page):
 
 def test_bad_url_shows_warning_not_error(server, page):
     page.goto(f"{server.url}/sinusoidal_encoding?d=abc&text=%3Cscript%3Ealert(1)%3C/script%3E")
-    wait_ready(page)
+    wait_ready(page, charts=MIN_CHARTS["sinusoidal_encoding"], downloads=1)
     assert page.locator("[data-testid='stAlertContentWarning']").count() >= 1
     assert page.locator("[data-testid='stException']").count() == 0
     # The markup is shown as text in the table, never executed or rendered.

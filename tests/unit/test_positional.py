@@ -259,7 +259,7 @@ def test_rope_rotate_matches_the_2x2_rotation():
 
 
 def test_rope_score_depends_only_on_relative_position():
-    raw = P.rope_similarity(64, 16, 10000.0, seed=3, normalize=False)
+    raw = P.rope_similarity(64, 16, 10000.0, seed=3, normalize=False, same_content=False)
     assert raw.shape == (64, 64)
     for offset in range(-63, 64):
         diag = raw.diagonal(offset)
@@ -273,9 +273,12 @@ def test_rope_score_depends_only_on_relative_position():
     pq = P.rope_rotate(q.expand(64, 16))[10]
     pk = P.rope_rotate(k.expand(64, 16))[25]
     assert raw[10, 25].item() == pytest.approx(float(pq @ pk), abs=1e-12)
-    cos = P.rope_similarity(64, 16, 10000.0, seed=3)
+    cos = P.rope_similarity(64, 16, 10000.0, seed=3, same_content=False)
     assert cos.abs().max().item() <= 1 + 1e-12
     assert torch.allclose(cos * q.norm() * k.norm(), raw, atol=1e-12)
+    # Same content for query and key (the default): cosine 1 on the diagonal.
+    same = P.rope_similarity(64, 16, 10000.0, seed=3)
+    assert torch.allclose(same.diagonal(), torch.ones(64, dtype=torch.float64), atol=1e-12)
 
 
 def test_similarity_matrices_side_by_side():

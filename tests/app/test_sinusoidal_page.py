@@ -1,0 +1,41 @@
+"""The sinusoidal page shows numbers that match the closed forms."""
+
+PAGE = "pages/sinusoidal_encoding.py"
+
+
+def _metric(at, prefix):
+    return next(m for m in at.metric if m.label.startswith(prefix))
+
+
+def test_default_view_pins_lecture_table_and_invariants(app):
+    at = app(PAGE).run()
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value.set_index("token")
+    lecture = {
+        "am": [0.84, 0.54, 0.10, 1.00],
+        "a": [0.91, -0.42, 0.20, 0.98],
+        "robot": [0.14, -0.99, 0.30, 0.96],
+    }
+    for token, values in lecture.items():
+        assert [round(float(table.loc[token, f"P(k,{j})"]), 2) for j in range(4)] == values
+    assert float(_metric(at, "max |PE(p).PE(q)").value) < 1e-9
+    assert float(_metric(at, "max |PE(p+5)").value) < 1e-9
+    assert len(at.get("vega_lite_chart")) >= 10
+    assert any("not monotone" in c.value for c in at.caption)
+
+
+def test_paper_base_and_odd_inputs(app):
+    at = app(PAGE, n="10000", d="8", positions="2", k="100", d_model="16").run()
+    assert not at.exception and not at.error
+    # k is clamped to the range the positions allow.
+    assert _metric(at, "max |PE(p+1)")
+    at.text_input[0].input("   ").run()
+    assert not at.exception
+    assert any("Type a sentence" in i.value for i in at.info)
+
+
+def test_dims_in_url(app):
+    at = app(PAGE, dims="3,1,2").run()
+    assert at.multiselect(key="sinusoidal_encoding:dims").value == [1, 2, 3]
+    bad = app(PAGE, dims="1,x").run()
+    assert "dims" in " ".join(w.value for w in bad.warning)
