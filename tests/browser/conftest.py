@@ -105,7 +105,8 @@ def server():
 
 @pytest.fixture
 def page(browser):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    # Tall, so a full-page screenshot holds the whole page (Streamlit scrolls inside).
+    ctx = browser.new_context(viewport={"width": 1400, "height": 4200}, accept_downloads=True)
     pg = ctx.new_page()
     yield pg
     ctx.close()
