@@ -30,9 +30,8 @@ if truncated:
 if not ids:
     st.info("Type some text to run the encoder.")
     st.stop()
-model = rv.build(cfg)
 st.caption(
-    f"{preset}: {rv.parameter_count(model):,} parameters, {cfg.n_layers} layers, d_model {cfg.d_model}."
+    f"{preset}: {cache.parameter_count(cfg):,} parameters, {cfg.n_layers} layers, d_model {cfg.d_model}."
 )
 
 patterns, note = cache.attention_patterns(cfg, tuple(ids), str(ctx.device))

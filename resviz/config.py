@@ -165,6 +165,14 @@ class StackConfig:
         return (self.width,) * (self.depth + 1)
 
     @property
+    def out_width(self) -> int:
+        """Width of the last block's output (concat without projection accumulates)."""
+        w = self.layer_widths
+        if self.residual == "concat" and not self.concat_project:
+            return sum(w)
+        return w[-1]
+
+    @property
     def n_blocks(self) -> int:
         return len(self.layer_widths) - 1
 

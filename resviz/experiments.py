@@ -66,20 +66,13 @@ def make_batch(
     if isinstance(cfg, StackConfig):
         shape = (batch_size, seq_len) if seq_len > 1 else (batch_size,)
         x = torch.randn(*shape, cfg.in_dim, generator=gen)
-        out_dim = cfg.out_dim or _stack_out_width(cfg)
+        out_dim = cfg.out_dim or cfg.out_width
         y = torch.randn(*shape, out_dim, generator=gen)
         return x, y
     tokens = torch.randint(0, cfg.vocab_size, (batch_size, seq_len), generator=gen)
     if task == "copy":
         return tokens, tokens
     return tokens, torch.randn(batch_size, seq_len, cfg.d_model, generator=gen)
-
-
-def _stack_out_width(cfg: StackConfig) -> int:
-    w = cfg.layer_widths
-    if cfg.residual == "concat" and not cfg.concat_project:
-        return sum(w)
-    return w[-1]
 
 
 def compute_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor, task: Task) -> torch.Tensor:
@@ -255,9 +248,6 @@ def train_compare(
         m.train()
     opts = {n: torch.optim.Adam(models[n].parameters(), lr=lr) for n in names}
     gens = {n: torch.Generator().manual_seed(seed) for n in names}
-    seq = {
-        n: (seq_len if isinstance(variants[n], EncoderConfig) or seq_len > 1 else 1) for n in names
-    }
     losses = {n: torch.full((steps,), float("nan"), device=device) for n in names}
     gnorms = {n: torch.full((steps,), float("nan"), device=device) for n in names}
     active = dict.fromkeys(names, True)
@@ -299,7 +289,7 @@ def train_compare(
         for n in names:
             if not active[n]:
                 continue
-            x, y = make_batch(variants[n], batch_size, seq[n], gens[n], task)
+            x, y = make_batch(variants[n], batch_size, seq_len, gens[n], task)
             model, opt = models[n], opts[n]
             for group in opt.param_groups:
                 group["lr"] = lrs[t]

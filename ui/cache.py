@@ -46,6 +46,11 @@ def stream_norms(
     )
 
 
+@st.cache_data(**_CACHE)
+def parameter_count(cfg: rv.EncoderConfig) -> int:
+    return rv.parameter_count(rv.build(cfg))
+
+
 @st.cache_data(show_spinner="Running the encoder...", **_CACHE)
 def attention_patterns(
     cfg: rv.EncoderConfig, tokens: tuple[int, ...], device: str

@@ -44,19 +44,14 @@ def test_widget_sweep(app, page):
     """Every slider and number box at both ends, every select-box option."""
     at = app(page).run()
     combos = 0
-    for i in range(len(at.slider)):
-        s = at.slider[i]
-        for v in (s.min, s.max):
-            at.slider[i].set_value(v).run()
-            _assert_clean(at)
-            combos += 1
-        at.slider[i].set_value(s.value).run()
-    for i in range(len(at.number_input)):
-        n = at.number_input[i]
-        for v in (n.min, n.max):
-            at.number_input[i].set_value(v).run()
-            _assert_clean(at)
-            combos += 1
+    for kind in ("slider", "number_input"):
+        for i in range(len(getattr(at, kind))):
+            w = getattr(at, kind)[i]
+            for v in (w.min, w.max):
+                getattr(at, kind)[i].set_value(v).run()
+                _assert_clean(at)
+                combos += 1
+            getattr(at, kind)[i].set_value(w.value).run()
     for i in range(len(at.selectbox)):
         for opt in at.selectbox[i].options:
             at.selectbox[i].set_value(opt).run()
