@@ -7,6 +7,7 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
     rv.gradient_norms(cfg)          # tidy DataFrame, same numbers the page shows
 """
 
+from .budget import Budget, Estimate, estimate
 from .config import ENCODER_PRESETS, EncoderConfig, StackConfig, config_fields
 from .device import (
     available_devices,
@@ -32,7 +33,9 @@ from .text import char_tokenize
 __version__ = "0.1.0"
 
 __all__ = [
+    "Budget",
     "ENCODER_PRESETS",
+    "Estimate",
     "Encoder",
     "EncoderConfig",
     "HookPoint",
@@ -45,6 +48,7 @@ __all__ = [
     "config_fields",
     "configure_threads",
     "device_info",
+    "estimate",
     "forward_signal",
     "gradient_norms",
     "hook_names",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import streamlit as st
@@ -66,3 +67,16 @@ def sidebar() -> Context:
         )
     shared.sync()
     return Context(device=device, seed=seed)
+
+
+def budget() -> rv.Budget:
+    """The server's per-request limits: environment variables, then a ``[budget]``
+    table in Streamlit secrets (keys ``max_params``, ``max_activation_mb``, ``max_gflop``)."""
+    values: dict[str, object] = dict(os.environ)
+    try:
+        section = st.secrets.get("budget")
+    except Exception:  # noqa: BLE001 - no secrets file is the normal case
+        section = None
+    if section:
+        values.update({str(k).lower(): v for k, v in dict(section).items()})
+    return rv.Budget.from_mapping(values)

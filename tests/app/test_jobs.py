@@ -1,0 +1,97 @@
+"""The background-run registry: sharing, stopping, budgets, failures, queueing."""
+
+import time
+
+from ui.jobs import Registry
+
+
+def counter(n: int, delay: float = 0.01):
+    def work(report, should_stop):
+        out = []
+        for i in range(n):
+            if should_stop():
+                break
+            time.sleep(delay)
+            out.append(i)
+            report(list(out), i + 1, n)
+        return out
+
+    return work
+
+
+def test_run_completes_and_reports_progress():
+    reg = Registry(max_running=2)
+    job = reg.start("a", counter(10), 10, "s1")
+    assert reg.wait(10)
+    assert job.state == "done" and job.result == list(range(10)) and job.step == 10
+
+
+def test_identical_key_is_shared_not_recomputed():
+    reg = Registry()
+    calls = []
+
+    def work(report, should_stop):
+        calls.append(1)
+        time.sleep(0.2)
+        return 42
+
+    a = reg.start("k", work, 1, "s1")
+    b = reg.start("k", work, 1, "s2")
+    assert a is b and a.subscribers == {"s1", "s2"}
+    reg.wait(10)
+    c = reg.start("k", work, 1, "s3")  # finished results are served, not rerun
+    assert c is a and len(calls) == 1 and c.result == 42
+
+
+def test_stop_waits_for_every_subscriber():
+    reg = Registry()
+    job = reg.start("k", counter(1000), 1000, "s1")
+    reg.start("k", counter(1000), 1000, "s2")
+    reg.stop("k", "s1")
+    time.sleep(0.1)
+    assert job.live  # s2 still wants it
+    reg.stop("k", "s2")
+    assert reg.wait(10)
+    assert job.state == "stopped" and 0 < job.step < 1000 and "request" in job.note
+
+
+def test_time_budget_stops_a_long_run():
+    reg = Registry()
+    job = reg.start("k", counter(1000), 1000, "s1", time_budget=0.2)
+    assert reg.wait(10)
+    assert job.state == "stopped" and "time budget" in job.note
+
+
+def test_failure_is_captured_with_its_message():
+    reg = Registry()
+
+    def boom(report, should_stop):
+        raise ValueError("width must be positive")
+
+    job = reg.start("k", boom, 1, "s1")
+    reg.wait(10)
+    assert job.state == "failed" and "width must be positive" in job.error
+    again = reg.start("k", counter(2), 2, "s1")  # a failed run can be retried
+    reg.wait(10)
+    assert again is not job and again.state == "done"
+
+
+def test_runs_beyond_the_limit_queue():
+    reg = Registry(max_running=1)
+    first = reg.start("a", counter(20, 0.02), 20, "s1")
+    second = reg.start("b", counter(2), 2, "s1")
+    time.sleep(0.1)
+    assert first.state == "running" and second.state == "queued"
+    assert reg.queued_ahead(second) == 0
+    assert reg.wait(10)
+    assert second.started >= first.finished
+
+
+def test_results_are_bounded_and_forget_drops():
+    reg = Registry(max_kept=3)
+    for i in range(6):
+        reg.start(i, counter(1, 0), 1, "s")
+        reg.wait(10)
+    assert [k for k in range(6) if reg.get(k)] == [3, 4, 5]
+    reg.forget(5, "s")
+    assert reg.get(5) is None
