@@ -307,7 +307,9 @@ def panel(
         on_click=on_reset,
     )
     if blocked:
-        st.error(blocked, icon=":material/block:")
+        from .views import over_budget
+
+        over_budget(blocked)
     if job is None:
         info.caption(f"Press **{start_label}** to run it here (progress shows as it goes).")
         return None

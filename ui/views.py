@@ -39,3 +39,24 @@ def notice(text: str | None) -> None:
     """Show a device-fallback notice when there is one."""
     if text:
         st.warning(text, icon=":material/memory:")
+
+
+BUDGET_MARK = "over this server's budget"
+
+
+def over_budget(message: str) -> None:
+    """The one error a widget sweep expects: a configuration refused with its numbers.
+
+    ``message`` comes from ``rv.Budget.check`` and contains ``BUDGET_MARK``.
+    """
+    st.error(message, icon=":material/block:")
+
+
+def check_budget(est: object, what: str = "This configuration") -> str | None:
+    """Check an ``rv.estimate(...)`` against the server budget; show and return the refusal."""
+    from .shell import budget
+
+    message = budget().check(est, what)  # type: ignore[arg-type]
+    if message:
+        over_budget(message)
+    return message
