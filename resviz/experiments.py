@@ -8,6 +8,7 @@ the global RNG, which other sessions share) and builds its models with
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Literal
@@ -207,6 +208,13 @@ def stream_norms(
     return df[(df["point"] != "resid_post") | last].reset_index(drop=True)
 
 
+def _check_whole(name: str, value: object, lo: int, hi: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name} must be a whole number, got {value!r}.")
+    if not lo <= value <= hi:
+        raise ValueError(f"{name}={value} is out of range: choose {lo} to {hi}.")
+
+
 def train_compare(
     variants: Mapping[str, Config],
     steps: int = 100,
@@ -237,10 +245,13 @@ def train_compare(
     """
     if not variants:
         raise ValueError("train_compare needs at least one variant.")
-    if not 1 <= steps <= 100_000:
-        raise ValueError(f"steps={steps} is out of range: choose 1 to 100000.")
-    if warmup < 0:
-        raise ValueError("warmup must be >= 0.")
+    _check_whole("steps", steps, 1, 100_000)
+    _check_whole("warmup", warmup, 0, 100_000)
+    _check_whole("batch_size", batch_size, 1, 65_536)
+    _check_whole("seq_len", seq_len, 1, 8192)
+    _check_whole("sync_every", sync_every, 1, 100_000)
+    if isinstance(lr, bool) or not isinstance(lr, int | float) or not 0 < lr < math.inf:
+        raise ValueError(f"lr must be a positive finite number, got {lr!r}.")
     device = torch.device(device or "cpu")
     names = list(variants)
     models = {n: build(dataclasses.replace(variants[n], seed=seed), device) for n in names}
