@@ -24,3 +24,7 @@ def app():
 
 
 PAGE_PATHS = [p.path for p in PAGES]
+
+
+# page -> number of widget settings the sweep ran (reported at the end of the run).
+SWEEP_COUNTS: dict[str, int] = {}

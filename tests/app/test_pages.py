@@ -2,8 +2,9 @@
 
 import pytest
 
-from tests.app.conftest import PAGE_PATHS
+from tests.app.conftest import PAGE_PATHS, SWEEP_COUNTS
 from ui.registry import PAGES
+from ui.views import BUDGET_MARK
 
 ODD_TEXT = [
     "",
@@ -12,13 +13,18 @@ ODD_TEXT = [
     "שלום עולם",
     "<script>alert(1)</script> **bold** [x](http://e)",
     "a\x00b",
-    "x" * 5000,
+    "x" * 100_000,
+    "\u202eevil\u202c and \u200b zero-width",
 ]
 
 
-def _assert_clean(at):
+def _assert_clean(at, budget_ok: bool = False):
+    """No exception, and no error element except (when allowed) a budget refusal."""
     assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
+    errors = [e.value for e in at.error]
+    if budget_ok:
+        errors = [e for e in errors if BUDGET_MARK not in e]
+    assert not errors, errors
 
 
 def test_home_lists_every_page(app):
@@ -41,24 +47,38 @@ def test_page_default_view(app, page):
 
 @pytest.mark.parametrize("page", PAGE_PATHS)
 def test_widget_sweep(app, page):
-    """Every slider and number box at both ends, every select-box option."""
+    """Every slider and number box at its minimum, default and maximum; every option of
+    every select box and radio; every toggle and checkbox both ways. The only error
+    allowed is a budget refusal that states its numbers."""
     at = app(page).run()
-    combos = 0
+    _assert_clean(at)
+    combos = 1  # the default view
     for kind in ("slider", "number_input"):
         for i in range(len(getattr(at, kind))):
             w = getattr(at, kind)[i]
-            for v in (w.min, w.max):
+            default = w.value
+            for v in (w.min, w.max, default):
                 getattr(at, kind)[i].set_value(v).run()
-                _assert_clean(at)
+                _assert_clean(at, budget_ok=True)
                 combos += 1
-            getattr(at, kind)[i].set_value(w.value).run()
-    for i in range(len(at.selectbox)):
-        for opt in at.selectbox[i].options:
-            at.selectbox[i].set_value(opt).run()
-            _assert_clean(at)
-            combos += 1
+    for kind in ("selectbox", "radio"):
+        for i in range(len(getattr(at, kind))):
+            w = getattr(at, kind)[i]
+            default = w.value
+            for opt in [*w.options, default]:
+                getattr(at, kind)[i].set_value(opt).run()
+                _assert_clean(at, budget_ok=True)
+                combos += 1
+    for kind in ("toggle", "checkbox"):
+        for i in range(len(getattr(at, kind))):
+            default = getattr(at, kind)[i].value
+            for v in (not default, default):
+                getattr(at, kind)[i].set_value(v).run()
+                _assert_clean(at, budget_ok=True)
+                combos += 1
+    SWEEP_COUNTS[page] = combos
     print(f"{page}: {combos} widget settings swept")
-    assert combos > 0
+    assert combos > 1
 
 
 TEXT_PAGES = ["pages/sinusoidal_encoding.py", "pages/encoder_playground.py"]
