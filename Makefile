@@ -20,8 +20,10 @@ $(VENV)/.dev: requirements-dev.txt requirements.txt | $(BIN)/python
 setup: $(VENV)/.runtime
 setup-dev: $(VENV)/.dev
 
+# MALLOC_ARENA_MAX=2: one glibc arena per script thread otherwise keeps ~100 MB
+# resident after a crowd leaves (measured by tests/browser/test_concurrency.py).
 run: setup
-	$(BIN)/streamlit run streamlit_app.py --server.port $(PORT)
+	MALLOC_ARENA_MAX=2 $(BIN)/streamlit run streamlit_app.py --server.port $(PORT)
 
 lint: setup-dev
 	$(BIN)/ruff check .

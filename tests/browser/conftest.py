@@ -43,8 +43,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def rss_mb(pid: int) -> float:
+    """Resident memory of a process in MB (Linux /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
 class Server:
-    def __init__(self) -> None:
+    def __init__(self, *extra: str, env: dict[str, str] | None = None) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = (ROOT / "artifacts").joinpath(f"server-{self.port}.log")
@@ -52,10 +60,14 @@ class Server:
         cmd = [
             sys.executable, "-m", "streamlit", "run", "streamlit_app.py",
             "--server.port", str(self.port), "--server.address", "127.0.0.1",
-            "--server.headless", "true", "--browser.gatherUsageStats", "false",
+            "--server.headless", "true", "--browser.gatherUsageStats", "false", *extra,
         ]  # fmt: skip
         self.proc = subprocess.Popen(
-            cmd, cwd=ROOT, stdout=self.log.open("w"), stderr=subprocess.STDOUT
+            cmd,
+            cwd=ROOT,
+            stdout=self.log.open("w"),
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
         )
         self.started = time.monotonic()
         deadline = self.started + 90
