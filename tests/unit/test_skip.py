@@ -6,7 +6,6 @@ import pytest
 import torch
 
 import resviz as rv
-from resviz import skip
 
 SEED_WIDTHS = (25, 25, 43, 43, 54, 54)
 
