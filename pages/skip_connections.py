@@ -87,17 +87,6 @@ with c3:
     learnable = p.toggle("a learnable (a = 0: ReZero)", "learnable", True)
     project = p.toggle("concat: project back to the width", "project", False)
 
-st.subheader("Degradation experiment settings")
-d1, d2, d3, d4 = st.columns(4)
-with d1:
-    shallow = p.slider("Shallow (blocks)", "shallow", 1, 16, 4)
-with d2:
-    deep = p.slider("Deep (blocks)", "deep", 2, 64, 16)
-with d3:
-    steps = p.slider("Steps", "steps", 20, 2000, 400, step=20)
-with d4:
-    lr = p.select("Learning rate", "lr", ["0.001", "0.003", "0.01", "0.03"], "0.003")
-p.sync()
 
 device = str(ctx.device)
 stack_kw = dict(
@@ -218,6 +207,15 @@ st.markdown(
     "and with the shortcut chosen above, from the same seed on the same batches (Adam). "
     "The first block maps the 2-d points to the width and has no shortcut."
 )
+d1, d2, d3, d4 = st.columns(4)
+with d1:
+    shallow = p.slider("Shallow (blocks)", "shallow", 1, 16, 4)
+with d2:
+    deep = p.slider("Deep (blocks)", "deep", 2, 64, 16)
+with d3:
+    steps = p.slider("Steps", "steps", 20, 2000, 400, step=20)
+with d4:
+    lr = p.select("Learning rate", "lr", ["0.001", "0.003", "0.01", "0.03"], "0.003")
 dcfg = None
 try:
     dcfg = rv.DegradationConfig(
@@ -256,35 +254,32 @@ if dcfg is not None:
         long = curves.melt(
             id_vars=["variant", "step"], value_vars=["loss", "error"], var_name="measure"
         )
-        left, right = st.columns(2)
-        with left:
-            views.chart(
-                charts.line(
-                    long[long["measure"] == "loss"],
-                    "step",
-                    "value",
-                    "variant",
-                    points=False,
-                    log_y=True,
-                    y_title="training loss (log)",
-                    height=280,
-                ),
-                curves,
-                "degradation_curves",
-            )
-        with right:
-            st.altair_chart(
-                charts.line(
-                    long[long["measure"] == "error"],
-                    "step",
-                    "value",
-                    "variant",
-                    points=False,
-                    y_title="training error",
-                    height=280,
-                ),
-                width="stretch",
-            )
+        views.chart(
+            charts.line(
+                long[long["measure"] == "loss"],
+                "step",
+                "value",
+                "variant",
+                points=False,
+                log_y=True,
+                y_title="training loss (log)",
+                height=280,
+            ),
+            curves,
+            "degradation_curves",
+        )
+        st.altair_chart(
+            charts.line(
+                long[long["measure"] == "error"],
+                "step",
+                "value",
+                "variant",
+                points=False,
+                y_title="training error",
+                height=280,
+            ),
+            width="stretch",
+        )
         st.caption(
             "Cross-entropy and error on all training points, every 20 steps. Look for the "
             "deep plain curve above the shallow plain one (degradation) while the deep "
@@ -362,3 +357,5 @@ if dcfg is not None:
     else:
         st.header("5. Lesion study: delete one block")
         st.info("The lesion study runs on the trained stacks: press **Train** in section 4.")
+
+p.sync()
