@@ -1,70 +1,361 @@
-"""Skip connections: the forward signal of a deep stack, with and without shortcuts."""
+"""Skip connections: build deep stacks with and without shortcuts and measure them."""
 
 import dataclasses
 
 import pandas as pd
 import streamlit as st
+import torch
 
 import resviz as rv
 from resviz import charts
-from ui import cache, views
+from ui import jobs, views
 from ui.params import PageParams
 from ui.shell import page_setup
+
+SEED_WIDTHS = (25, 25, 43, 43, 54, 54)
+PRESETS = ["custom depth x width", "seed network 25,25,43,43,54,54"]
 
 ctx = page_setup(
     "Skip connections",
     "A residual block outputs `x + f(x)`: the input passes through unchanged and the "
-    "block only adds an update. Below, the same stack with and without the shortcut.",
+    "block only adds an update. Build a stack, read its code, and measure what the "
+    "shortcut changes: the signal at every layer, the paths through the network, "
+    "how well deep stacks train, and what happens when a block is deleted.",
 )
 p = PageParams("skip_connections")
+
+
+@st.cache_data(show_spinner="Running the stack...", max_entries=64, ttl=3600)
+def forward_decomposition(cfg: rv.StackConfig, device: str) -> tuple[pd.DataFrame, str | None]:
+    return rv.run_with_fallback(
+        lambda d: rv.forward_decomposition(cfg, seed=cfg.seed, device=d), torch.device(device)
+    )
+
+
+@st.cache_data(max_entries=64, ttl=3600)
+def block_views(cfg: rv.StackConfig) -> tuple[pd.DataFrame, pd.DataFrame, str, str]:
+    return (
+        rv.shortcut_table(cfg),
+        rv.path_lengths(cfg),
+        rv.generate_code(cfg),
+        rv.block_formula(cfg),
+    )
+
+
+# ------------------------------------------------------------------ settings
+preset = p.select("Network", "preset", PRESETS, PRESETS[0])
+seed_net = preset == PRESETS[1]
 c1, c2, c3 = st.columns(3)
 with c1:
-    depth = p.slider("Depth (blocks)", "depth", 1, 64, 16)
-    width = p.slider("Width", "width", 2, 512, 64)
-with c2:
+    depth = p.slider("Depth (blocks)", "depth", 1, 64, 16, disabled=seed_net)
+    width = p.slider("Width", "width", 2, 256, 64, disabled=seed_net)
     act = p.select("Activation", "act", ["relu", "gelu", "tanh", "sigmoid"], "relu")
-    init = p.select("Init", "init", ["default", "kaiming", "xavier", "small"], "default")
+    init = p.select(
+        "Init",
+        "init",
+        ["default", "kaiming", "xavier", "small"],
+        "default",
+        help="default: PyTorch's nn.Linear init. kaiming / xavier: normal, zero bias. "
+        "small: each branch's last layer scaled by 0.01.",
+    )
+with c2:
+    mode = p.select(
+        "Shortcut",
+        "mode",
+        ["none", "add", "scaled", "concat"],
+        "add",
+        help="none: y = f(x). add: y = x + f(x). scaled: y = x + a f(x). concat: y = [x, f(x)].",
+    )
+    join = p.select(
+        "Where the shortcut joins",
+        "join",
+        ["after_act", "before_act"],
+        "after_act",
+        help="after_act: y = x + act(Wx + b). before_act: y = act(x + Wx + b), the original "
+        "ResNet placement (add and scaled only).",
+    )
+    mismatch = p.select(
+        "Where widths differ",
+        "mismatch",
+        ["skip", "project"],
+        "skip",
+        help="skip: no shortcut in that block. project: a bias-free linear shortcut "
+        "P x (ResNet option B).",
+    )
 with c3:
-    mode = p.select("Shortcut", "mode", ["add", "scaled", "concat"], "add")
-    alpha = p.float_slider("alpha (scaled: x + alpha f(x))", "alpha", 0.0, 2.0, 0.5, 0.05)
-p.sync()
+    alpha = p.float_slider("a (scaled: y = x + a f(x))", "alpha", 0.0, 2.0, 0.0, 0.05)
+    learnable = p.toggle("a learnable (a = 0: ReZero)", "learnable", True)
+    project = p.toggle("concat: project back to the width", "project", False)
 
-base = rv.StackConfig(
-    depth=depth, width=width, activation=act, init=init, alpha=alpha, concat_project=True
+
+device = str(ctx.device)
+stack_kw = dict(
+    activation=act,
+    init=init,
+    residual=mode,
+    alpha=alpha,
+    alpha_learnable=learnable,
+    join=join,
+    mismatch=mismatch,
+    concat_project=project,
+    seed=ctx.seed,
 )
-frames = []
-for label, residual in (("plain", "none"), (f"shortcut: {mode}", mode)):
-    df, note = cache.forward_signal(
-        dataclasses.replace(base, residual=residual), ctx.seed, str(ctx.device)
+try:
+    if seed_net:
+        cfg = rv.StackConfig(widths=SEED_WIDTHS, **stack_kw)
+    else:
+        cfg = rv.StackConfig(depth=depth, width=width, **stack_kw)
+except ValueError as exc:
+    cfg = None
+    st.warning(f"This stack cannot be built: {exc}", icon=":material/warning:")
+
+# ------------------------------------------------------------------ 1. the block
+if cfg is not None:
+    blocked = views.check_budget(rv.estimate(cfg, batch=256), "This stack")
+    table, paths, code, formula = block_views(cfg)
+    st.header("1. The block")
+    st.latex(formula)
+    st.markdown(
+        "Which blocks got a shortcut, read off the built model. Where a block changes the "
+        "width, an identity shortcut cannot be added: it is either dropped (*skip*) or "
+        "replaced by a projection `P x` with its own weights (*project*)."
     )
-    views.notice(note)
-    frames.append(df.assign(variant=label))
-data = pd.concat(frames, ignore_index=True)
-data["layer"] = data["layer"] + 1
+    views.table(
+        table,
+        "shortcuts",
+        caption=f"{(table['shortcut'] != 'none').sum()} of {len(table)} blocks have a shortcut; "
+        f"{(table['shortcut'] == 'projection').sum()} of them are projections. The seed "
+        "network preset (25, 25, 43, 43, 54, 54) shows both cases.",
+    )
+    st.markdown(
+        "The PyTorch code for exactly this stack. It needs only `torch`; `build_model()` "
+        "creates the same weights as the page (same seed, same creation order)."
+    )
+    st.code(code, language="python")
 
-st.subheader("Activation norm after each block")
-views.chart(
-    charts.line(data, "layer", "norm", "variant", log_y=True, y_title="mean ||x_l|| (log)"),
-    data[["variant", "layer", "norm", "std"]],
-    "forward_norms",
-    caption="A batch of 256 Gaussian inputs at init. Without shortcuts each block multiplies "
-    "the norm by a factor set by init and activation. With them, ||x + f(x)||^2 = ||x||^2 + "
-    "||f(x)||^2 + 2<x, f(x)>: the signal cannot vanish, and it grows by as much as the "
-    "branches add (try Kaiming init).",
-)
-growth = data.groupby("variant")["norm"].agg(
-    lambda s: (s.iloc[-1] / s.iloc[0]) ** (1 / max(len(s) - 1, 1))
-)
-cols = st.columns(len(growth))
-for col, (name, g) in zip(cols, growth.items(), strict=True):
-    col.metric(f"mean growth per block, {name}", f"x{g:.3f}")
-res = data[data["variant"] != "plain"]
-if mode != "concat":
-    st.subheader("Is each update orthogonal to the stream?")
+    # ----------------------------------------------------------- 2. forward signal
+    st.header("2. Forward signal, layer by layer")
+    if blocked is None:
+        frames = []
+        for label, c in (
+            ("plain", dataclasses.replace(cfg, residual="none")),
+            (f"shortcut: {mode}", cfg),
+        ):
+            if label == "plain" and mode == "none":
+                continue
+            df, note = forward_decomposition(c, device)
+            views.notice(note)
+            frames.append(df.assign(variant=label))
+        signal = pd.concat(frames, ignore_index=True)
+        signal["block"] = signal["layer"] + 1
+        views.chart(
+            charts.line(
+                signal, "block", "norm", "variant", log_y=True, y_title="mean ||x_l|| (log)"
+            ),
+            signal.drop(columns="layer"),
+            "forward_signal",
+            caption="256 Gaussian inputs at init. Without a shortcut each block multiplies the "
+            "norm by a factor set by init and activation, so it shrinks or grows geometrically. "
+            "With one, ||x + f||^2 = ||x||^2 + ||f||^2 + 2<x, f>: the signal cannot vanish.",
+        )
+        res = signal[signal["variant"] != "plain"]
+        if mode != "none":
+            long = res.melt(
+                id_vars=["block"],
+                value_vars=["identity_share", "cosine"],
+                var_name="measure",
+                value_name="value",
+            )
+            views.chart(
+                charts.line(long, "block", "value", "measure", y_title="share / cosine"),
+                res[["block", "shortcut_norm", "update_norm", "identity_share", "cosine"]],
+                "identity_share",
+                caption="identity_share = ||s||^2 / (||s||^2 + ||u||^2) for y = s + u: how much "
+                "of each output is the input passed on (1 for ReZero at init). cosine = "
+                "cos(s, u): near 0 means each block adds a direction orthogonal to what the "
+                "stream holds. Whether that holds is measured, at init here and after training "
+                "in section 4 (concat has no cosine: x and f(x) live in different coordinates).",
+            )
+
+    # ----------------------------------------------------------------- 3. paths
+    st.header("3. Paths through the stack")
+    k = int((table["shortcut"] != "none").sum())
+    shown = paths[paths["count"] > 0] if len(paths) > 1 else paths
     views.chart(
-        charts.line(res, "layer", "cosine", None, y_title="cos(x, f(x))"),
-        res[["layer", "cosine", "identity_share"]],
-        "update_cosine",
-        caption="Mean cosine between the shortcut input x and the update f(x) at init. Near 0: "
-        "the block adds a direction roughly orthogonal to what the stream already holds.",
+        charts.bars(
+            shown.assign(paths=shown["fraction"]),
+            "length",
+            "paths",
+            x_title="path length (branches passed through)",
+            y_title="fraction of paths",
+        ),
+        paths.assign(count=paths["count"].astype(str)),
+        "path_lengths",
+        caption=f"Unroll every shortcut: each of the {k} blocks with one is either skipped or "
+        f"passed through, so there are 2^{k} = {2**k:,} paths, and C({k}, j) of them pass "
+        f"through j of those branches: Binomial({k}, 1/2), mean {k / 2:g}. Blocks without a "
+        "shortcut (and every block of a plain stack) must be passed through. Joined before the "
+        "activation the paths no longer separate exactly: the activation mixes them.",
     )
+
+# ------------------------------------------------------------ 4. degradation
+st.header("4. Degradation: does depth help?")
+st.markdown(
+    "He et al. (2016, Fig. 1): a deeper plain network trains *worse* than a shallow one, "
+    "not because it overfits but because it is harder to optimize. Here four stacks learn to "
+    "tell apart three interleaved spirals (1,536 points, built in): shallow and deep, plain "
+    "and with the shortcut chosen above, from the same seed on the same batches (Adam). "
+    "The first block maps the 2-d points to the width and has no shortcut."
+)
+d1, d2, d3, d4 = st.columns(4)
+with d1:
+    shallow = p.slider("Shallow (blocks)", "shallow", 1, 16, 4)
+with d2:
+    deep = p.slider("Deep (blocks)", "deep", 2, 64, 16)
+with d3:
+    steps = p.slider("Steps", "steps", 20, 2000, 400, step=20)
+with d4:
+    lr = p.select("Learning rate", "lr", ["0.001", "0.003", "0.01", "0.03"], "0.003")
+dcfg = None
+try:
+    dcfg = rv.DegradationConfig(
+        shallow=shallow,
+        deep=deep,
+        width=32,
+        activation=act,
+        init=init,
+        residual=mode if mode != "none" else "add",
+        alpha=alpha,
+        alpha_learnable=learnable,
+        join=join,
+        steps=steps,
+        lr=float(lr),
+    )
+except ValueError as exc:
+    st.warning(f"The experiment cannot run with these settings: {exc}", icon=":material/warning:")
+if mode == "none":
+    st.caption("Shortcut is set to none above; the residual stacks here use add.")
+
+if dcfg is not None:
+    biggest = dcfg.variants(ctx.seed)[f"residual, {dcfg.deep} blocks"]
+    refusal = views.check_budget(
+        rv.estimate(biggest, batch=dcfg.n_points, steps=4 * dcfg.steps),
+        "This experiment",
+    )
+
+    def work(report, should_stop):
+        return rv.train_degradation(dcfg, ctx.seed, device, report, should_stop)
+
+    def render(job: jobs.Job) -> None:
+        result = job.result if isinstance(job.result, rv.DegradationResult) else None
+        curves = result.curves if result is not None else job.frame
+        if curves is None or len(curves) == 0:
+            return
+        long = curves.melt(
+            id_vars=["variant", "step"], value_vars=["loss", "error"], var_name="measure"
+        )
+        views.chart(
+            charts.line(
+                long[long["measure"] == "loss"],
+                "step",
+                "value",
+                "variant",
+                points=False,
+                log_y=True,
+                y_title="training loss (log)",
+                height=280,
+            ),
+            curves,
+            "degradation_curves",
+        )
+        st.altair_chart(
+            charts.line(
+                long[long["measure"] == "error"],
+                "step",
+                "value",
+                "variant",
+                points=False,
+                y_title="training error",
+                height=280,
+            ),
+            width="stretch",
+        )
+        st.caption(
+            "Cross-entropy and error on all training points, every 20 steps. Look for the "
+            "deep plain curve above the shallow plain one (degradation) while the deep "
+            "residual curve ends at or below the shallow residual one. Chance error is 2/3."
+        )
+        for row in curves[curves["diverged"]].itertuples():
+            st.warning(
+                f"{row.variant}: the loss became {row.loss} (not finite) at step {row.step}; "
+                "training of that stack stopped there.",
+                icon=":material/warning:",
+            )
+
+    job = jobs.panel(
+        "degradation",
+        ("skip_connections:degradation", dcfg, ctx.seed, device),
+        work,
+        dcfg.steps,
+        render,
+        start_label="Train",
+        blocked=refusal,
+    )
+    result = job.result if job is not None else None
+    if isinstance(result, rv.DegradationResult):
+        final = result.final[["variant", "kind", "depth", "step", "loss", "accuracy", "diverged"]]
+        views.table(
+            final,
+            "degradation_final",
+            caption=f"After training ({result.seconds:.1f} s for all four stacks).",
+        )
+        sig = result.signal[result.signal["kind"] == "residual"].copy()
+        if sig["cosine"].notna().any():
+            sig["block"] = sig["layer"] + 1
+            sig["series"] = sig["variant"] + ", " + sig["stage"]
+            views.chart(
+                charts.line(sig, "block", "cosine", "series", y_title="cos(x, f(x))", height=260),
+                sig.drop(columns=["series"]),
+                "cosine_init_vs_trained",
+                caption="cos(shortcut, update) per block on the spiral points, at init and "
+                "after training. Block 1 maps 2-d points to the width and has no shortcut. "
+                "Values near 0 would support the 'each block adds an orthogonal feature' "
+                "reading; a ReLU branch (all outputs >= 0) starts out correlated with a "
+                "non-negative stream.",
+            )
+
+        # --------------------------------------------------------- 5. lesion
+        st.header("5. Lesion study: delete one block")
+        les = result.lesion.copy()
+        les["block"] = les["deleted"] + 1
+        views.chart(
+            charts.line(
+                les,
+                "block",
+                "accuracy",
+                "variant",
+                y_title="accuracy with the block deleted",
+                height=280,
+            ),
+            les.drop(columns=["block"]),
+            "lesion",
+            caption="Veit et al. (2016): each trained stack with one block removed "
+            "(x_{l+1} = x_l), on the training points; chance is 1/3. A residual stack is an "
+            "ensemble of many paths, and deleting a block removes only half of them, so its "
+            "accuracy dips; a plain stack has one path, and any deletion breaks it.",
+        )
+        summary = (
+            les.groupby("variant", sort=False)
+            .agg(
+                intact=("base_accuracy", "first"),
+                mean_deleted=("accuracy", "mean"),
+                worst_deleted=("accuracy", "min"),
+            )
+            .reset_index()
+        )
+        views.table(summary, "lesion_summary")
+    else:
+        st.header("5. Lesion study: delete one block")
+        st.info("The lesion study runs on the trained stacks: press **Train** in section 4.")
+
+p.sync()

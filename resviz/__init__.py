@@ -28,12 +28,27 @@ from .experiments import (
 from .hooks import capture, hook_names
 from .models import Encoder, HookPoint, Stack, build
 from .positional import sinusoidal_encoding
+from .skip import (
+    DegradationConfig,
+    DegradationResult,
+    block_formula,
+    forward_decomposition,
+    generate_code,
+    layer_decomposition,
+    lesion,
+    path_lengths,
+    shortcut_table,
+    spirals,
+    train_degradation,
+)
 from .text import char_tokenize
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Budget",
+    "DegradationConfig",
+    "DegradationResult",
     "ENCODER_PRESETS",
     "Estimate",
     "Encoder",
@@ -42,6 +57,7 @@ __all__ = [
     "Stack",
     "StackConfig",
     "available_devices",
+    "block_formula",
     "build",
     "capture",
     "char_tokenize",
@@ -49,15 +65,23 @@ __all__ = [
     "configure_threads",
     "device_info",
     "estimate",
+    "forward_decomposition",
     "forward_signal",
+    "generate_code",
     "gradient_norms",
     "hook_names",
+    "layer_decomposition",
+    "lesion",
     "make_batch",
     "param_location",
     "parameter_count",
+    "path_lengths",
     "pick_device",
     "run_with_fallback",
+    "shortcut_table",
+    "spirals",
     "sinusoidal_encoding",
     "stream_norms",
     "train_compare",
+    "train_degradation",
 ]

@@ -1,0 +1,719 @@
+"""Skip connections, measured: the block, its code, its paths, its training.
+
+Behind the skip-connections page, usable from a notebook:
+
+* :func:`shortcut_table` lists which blocks of a stack got a shortcut (identity,
+  projection, concat or none), read off the built model, e.g. for the seed
+  network with layer sizes 25, 25, 43, 43, 54, 54.
+* :func:`generate_code` writes a self-contained PyTorch script (no resviz) for
+  exactly one :class:`StackConfig`; seeded the same way, it builds the same
+  weights as :func:`resviz.build`.
+* :func:`path_lengths`: a stack of ``n`` residual blocks unrolls into ``2**n``
+  paths whose lengths follow Binomial(n, 1/2) (Veit et al. 2016).
+* :func:`layer_decomposition` splits each block's output into the identity
+  part and the update, with their norms and the cosine between them.
+* :func:`train_degradation` is the He et al. (2016, Fig. 1) experiment on a
+  built-in spiral task: shallow and deep stacks, plain and with shortcuts, the
+  same seed and batches; then :func:`lesion` deletes one block at a time from
+  each trained model (Veit et al. 2016).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .config import (
+    Activation,
+    Init,
+    Join,
+    Residual,
+    StackConfig,
+    _check_bool,
+    _check_choice,
+    _check_float,
+    _check_int,
+)
+from .models import Stack, StackBlock, build
+
+# ------------------------------------------------------------------ the block
+
+
+def _meta_stack(cfg: StackConfig) -> Stack:
+    with torch.device("meta"):
+        return Stack(cfg)
+
+
+def shortcut_kind(block: StackBlock) -> str:
+    """``"identity"``, ``"projection"``, ``"concat"``, ``"concat + projection"`` or ``"none"``."""
+    if block.residual == "concat":
+        return "concat + projection" if block.concat_proj is not None else "concat"
+    if block.shortcut is None:
+        return "none"
+    return "projection" if block.projected else "identity"
+
+
+def shortcut_table(cfg: StackConfig) -> pd.DataFrame:
+    """One row per block: which shortcut it got, read off the model ``cfg`` builds.
+
+    Columns: ``block``, ``w_in``, ``w_out`` (nominal width of the branch output),
+    ``out_width`` (what the next block receives), ``shortcut`` (see
+    :func:`shortcut_kind`), ``shortcut_params`` and ``branch_params``.
+    """
+    model = _meta_stack(cfg)
+    widths = cfg.layer_widths
+    rows = []
+    w = widths[0]
+    for i, block in enumerate(model.blocks):
+        sc = sum(p.numel() for p in block.shortcut.parameters()) if block.shortcut else 0
+        if block.concat_proj is not None:
+            sc += sum(p.numel() for p in block.concat_proj.parameters())
+        linears = ("fc",) if cfg.block == "linear" else ("fc1", "fc2")
+        br = sum(p.numel() for n in linears for p in getattr(block, n).parameters())
+        rows.append(
+            {
+                "block": i,
+                "w_in": w,
+                "w_out": widths[i + 1],
+                "out_width": block.out_width,
+                "shortcut": shortcut_kind(block),
+                "shortcut_params": sc,
+                "branch_params": br,
+            }
+        )
+        w = block.out_width
+    return pd.DataFrame(rows)
+
+
+_ACT_TEX = {
+    "relu": r"\mathrm{ReLU}",
+    "gelu": r"\mathrm{GELU}",
+    "tanh": r"\tanh",
+    "sigmoid": r"\sigma",
+    "identity": "",
+}
+
+
+def block_formula(cfg: StackConfig) -> str:
+    """The block as a LaTeX formula (``x`` in, ``y`` out), for a block whose
+    shapes match (and, where widths differ, the projection ``P``)."""
+    act = _ACT_TEX[cfg.activation]
+    h = r"\mathrm{norm}(x)" if cfg.norm != "none" and cfg.norm_position == "pre" else "x"
+    if cfg.block == "linear":
+        pre = f"W {h} + b"
+        f = f"{act}({pre})"
+    else:
+        pre = f"W_2\\,{act}(W_1 {h} + b_1) + b_2"
+        f = pre
+    s = "x" if cfg.identity_scale == 1 else f"{cfg.identity_scale:g}\\,x"
+    if cfg.residual == "none":
+        y = f
+    elif cfg.join == "before_act":
+        y = f"{act}({s} + {pre})"
+    elif cfg.residual == "add":
+        y = f"{s} + {f}"
+    elif cfg.residual == "scaled":
+        a = r"\alpha" if cfg.alpha_learnable else f"{cfg.alpha:g}"
+        y = f"x + {a}\\,{f}"
+    else:
+        y = f"[\\,x,\\; {f}\\,]"
+        if cfg.concat_project:
+            y = f"P{y}"
+    if cfg.norm != "none" and cfg.norm_position == "post":
+        y = f"\\mathrm{{norm}}\\left({y}\\right)"
+    return f"y = {y}"
+
+
+# ------------------------------------------------------------------ the code
+
+_ACT_CODE = {
+    "relu": "nn.ReLU()",
+    "gelu": "nn.GELU()",
+    "tanh": "nn.Tanh()",
+    "sigmoid": "nn.Sigmoid()",
+    "identity": "nn.Identity()",
+}
+_NORM_CODE = {
+    "layer": "nn.LayerNorm({dim})",
+    "rms": "nn.RMSNorm({dim}, eps=1e-5)",
+    "batch": "FeatureBatchNorm({dim})",
+}
+
+
+def _widths_literal(widths: tuple[int, ...]) -> str:
+    if len(set(widths)) == 1:
+        return f"[{widths[0]}] * {len(widths)}"
+    return "[" + ", ".join(map(str, widths)) + "]"
+
+
+def generate_code(cfg: StackConfig) -> str:
+    """A self-contained PyTorch script for exactly ``cfg`` (needs only ``torch``).
+
+    ``build_model()`` in the script seeds torch's RNG with ``cfg.seed`` and
+    creates the layers in the same order as :func:`resviz.build`, so it returns
+    the same weights (and the same ``state_dict`` keys); running the script
+    prints the output shape for a random batch.
+    """
+    c = cfg
+    out: list[str] = []
+    emit = out.append
+    residual_text = {
+        "none": "no shortcut (plain)",
+        "add": "add: y = x + f(x)",
+        "scaled": f"scaled: y = x + alpha * f(x), alpha = {c.alpha:g}"
+        + (" (learnable)" if c.alpha_learnable else " (fixed)"),
+        "concat": "concat: y = [x, f(x)]" + (" then a projection" if c.concat_project else ""),
+    }[c.residual]
+    emit(f'"""A {c.n_blocks}-block {c.block} stack, {residual_text}.')
+    emit("")
+    emit("Generated by resviz for this exact configuration; needs only PyTorch.")
+    emit('"""')
+    emit("")
+    emit("import torch")
+    emit("from torch import nn")
+    emit("")
+    emit(f"SEED = {c.seed}")
+    emit(f"WIDTHS = {_widths_literal(c.layer_widths)}  # input first: block i maps i -> i + 1")
+    if c.block == "ffn":
+        emit(f"FFN_MULT = {c.ffn_mult}")
+    if c.out_dim:
+        emit(f"OUT_DIM = {c.out_dim}")
+    if c.identity_scale != 1 and (c.residual == "add" or c.join == "before_act"):
+        emit(f"IDENTITY_SCALE = {float(c.identity_scale)!r}")
+    if c.residual == "scaled":
+        emit(f"ALPHA = {float(c.alpha)!r}")
+    emit("")
+    if c.norm == "batch":
+        emit("")
+        emit("class FeatureBatchNorm(nn.BatchNorm1d):")
+        emit('    """BatchNorm of each feature over the batch (and any token axis)."""')
+        emit("")
+        emit("    def forward(self, x):")
+        emit("        shape = x.shape")
+        emit("        return super().forward(x.reshape(-1, shape[-1])).reshape(shape)")
+        emit("")
+    emit("")
+    emit("class Block(nn.Module):")
+    emit("    def __init__(self, w_in, w_out):")
+    emit("        super().__init__()")
+    if c.block == "linear":
+        emit("        self.fc = nn.Linear(w_in, w_out)")
+    else:
+        emit("        self.fc1 = nn.Linear(w_in, FFN_MULT * w_in)")
+        emit("        self.fc2 = nn.Linear(FFN_MULT * w_in, w_out)")
+    emit(f"        self.act = {_ACT_CODE[c.activation]}")
+    out_width = "w_out"
+    if c.residual in ("add", "scaled"):
+        if c.mismatch == "project":
+            emit("        # Identity where the widths match, a projection where they differ.")
+            emit("        if w_in == w_out:")
+            emit("            self.shortcut = nn.Identity()")
+            emit("        else:")
+            emit("            self.shortcut = nn.Linear(w_in, w_out, bias=False)")
+        else:
+            emit("        # A shortcut only where the widths match.")
+            emit("        self.shortcut = nn.Identity() if w_in == w_out else None")
+    elif c.residual == "concat" and c.concat_project:
+        emit("        # [x, f(x)] projected back to w_out.")
+        emit("        self.concat_proj = nn.Linear(w_in + w_out, w_out, bias=False)")
+    elif c.residual == "concat":
+        out_width = "w_in + w_out"
+    emit(f"        self.out_width = {out_width}")
+    if c.residual == "scaled":
+        if c.alpha_learnable:
+            emit("        self.alpha = nn.Parameter(torch.tensor(ALPHA))")
+        else:
+            emit('        self.register_buffer("alpha", torch.tensor(ALPHA))')
+    if c.norm != "none":
+        dim = "w_in" if c.norm_position == "pre" else "self.out_width"
+        emit(f"        self.norm = {_NORM_CODE[c.norm].format(dim=dim)}")
+    emit("")
+    emit("    def forward(self, x):  # (batch, w_in)")
+    h = "x"
+    if c.norm != "none" and c.norm_position == "pre":
+        emit("        h = self.norm(x)")
+        h = "h"
+    z = f"self.fc({h})" if c.block == "linear" else f"self.fc2(self.act(self.fc1({h})))"
+    # The model scales the shortcut by identity_scale when adding, and whenever the
+    # shortcut joins before the activation.
+    scaled_sc = c.identity_scale != 1 and (c.residual == "add" or c.join == "before_act")
+    scale = "IDENTITY_SCALE * " if scaled_sc else ""
+    post = c.norm != "none" and c.norm_position == "post"
+    ret = "y = " if post else "return "
+    if c.residual == "none":
+        f_expr = f"self.act({z})" if c.block == "linear" else z
+        emit(f"        {ret}{f_expr}")
+    elif c.join == "before_act":
+        emit(f"        z = {z}")
+        emit("        if self.shortcut is None:")
+        emit(f"            {ret}self.act(z)")
+        emit("        else:")
+        emit(f"            {ret}self.act({scale}self.shortcut(x) + z)")
+    else:
+        f_expr = f"self.act({z})" if c.block == "linear" else z
+        emit(f"        f = {f_expr}")
+        if c.residual == "concat":
+            if c.concat_project:
+                emit(f"        {ret}self.concat_proj(torch.cat([x, f], dim=-1))")
+            else:
+                emit(f"        {ret}torch.cat([x, f], dim=-1)  # (batch, w_in + w_out)")
+        else:
+            combine = (
+                f"{scale}self.shortcut(x) + f"
+                if c.residual == "add"
+                else "self.shortcut(x) + self.alpha * f"
+            )
+            emit("        if self.shortcut is None:")
+            emit(f"            {ret}f")
+            emit("        else:")
+            emit(f"            {ret}{combine}")
+    if post:
+        emit("        return self.norm(y)")
+    emit("")
+    emit("")
+    emit("class Net(nn.Module):")
+    emit("    def __init__(self):")
+    emit("        super().__init__()")
+    emit("        blocks = []")
+    emit("        w = WIDTHS[0]")
+    emit("        for w_out in WIDTHS[1:]:")
+    emit("            blocks.append(Block(w, w_out))")
+    emit("            w = blocks[-1].out_width")
+    emit("        self.blocks = nn.ModuleList(blocks)")
+    emit(
+        "        self.head = nn.Linear(w, OUT_DIM)"
+        if c.out_dim
+        else "        self.head = nn.Identity()"
+    )
+    emit("")
+    emit("    def forward(self, x):")
+    emit("        for block in self.blocks:")
+    emit("            x = block(x)")
+    emit("        return self.head(x)")
+    emit("")
+    emit("")
+    emit("def build_model():")
+    emit("    torch.manual_seed(SEED)")
+    emit("    model = Net()")
+    if c.init in ("kaiming", "xavier", "small"):
+        emit("    for block in model.blocks:")
+        if c.init in ("kaiming", "xavier"):
+            emit("        for m in block.modules():")
+            emit("            if isinstance(m, nn.Linear):")
+            if c.init == "kaiming":
+                emit('                nn.init.kaiming_normal_(m.weight, nonlinearity="relu")')
+            else:
+                emit("                nn.init.xavier_normal_(m.weight)")
+            emit("                if m.bias is not None:")
+            emit("                    nn.init.zeros_(m.bias)")
+        else:
+            last = "block.fc" if c.block == "linear" else "block.fc2"
+            emit("        # Near-zero branches: the last layer of each scaled by 0.01.")
+            emit("        with torch.no_grad():")
+            emit(f"            {last}.weight.mul_(0.01)")
+            emit(f"            {last}.bias.mul_(0.01)")
+    emit("    return model")
+    emit("")
+    emit("")
+    emit('if __name__ == "__main__":')
+    emit("    model = build_model()")
+    emit("    x = torch.randn(8, WIDTHS[0])")
+    emit("    y = model(x)")
+    emit(
+        '    print(f"{sum(p.numel() for p in model.parameters())} parameters; output {tuple(y.shape)}")'
+    )
+    return "\n".join(out) + "\n"
+
+
+# ------------------------------------------------------------------ the paths
+
+
+def path_lengths(cfg: StackConfig) -> pd.DataFrame:
+    """How many paths of each length the unrolled stack has (Veit et al. 2016).
+
+    Each block with a shortcut offers two routes (skip it, or go through its
+    branch); a block without one must be passed through. With ``k`` shortcut
+    blocks out of ``n`` there are ``2**k`` paths, and the number that pass
+    through ``L`` branches is ``C(k, L - (n - k))``: Binomial(k, 1/2) shifted by
+    the ``n - k`` blocks that cannot be skipped. Columns: ``length``, ``count``
+    (exact int), ``fraction`` (of all paths) and ``binomial_pmf``.
+    """
+    table = shortcut_table(cfg)
+    n = len(table)
+    k = int((table["shortcut"] != "none").sum())
+    forced = n - k
+    rows = []
+    for length in range(n + 1):
+        j = length - forced
+        count = math.comb(k, j) if 0 <= j <= k else 0
+        rows.append(
+            {
+                "length": length,
+                "count": count,
+                "fraction": count / 2**k,
+                "binomial_pmf": math.comb(k, j) * 0.5**k if 0 <= j <= k else 0.0,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------- per-layer forward
+
+
+@torch.no_grad()
+def layer_decomposition(model: Stack, x: torch.Tensor) -> pd.DataFrame:
+    """Per block, on the batch ``x``: where the output comes from.
+
+    For ``y = s + u`` (``s`` the shortcut term, ``u`` the update: ``f(x)``,
+    ``alpha f(x)`` or, joined before the activation, the pre-activation
+    ``W x + b``) the columns are ``layer``, ``norm`` (mean L2 norm of the
+    block's output per sample), ``std`` (of the output), ``shortcut_norm``,
+    ``update_norm``, ``identity_share`` (``sum||s||^2 / (sum||s||^2 + sum||u||^2)``:
+    1 for a block that only passes its input on, 0 for a plain block) and
+    ``cosine`` (mean cos(s, u); NaN where there is no shortcut or the shapes
+    differ, as in concat).
+    """
+    rows = []
+    for i, block in enumerate(model.blocks):
+        h = block.norm(x) if block.norm_position == "pre" else x
+        z = block._branch_preact(h)
+        if block.join == "before_act":
+            u = z
+        else:
+            u = block.act(z) if block.block == "linear" else z
+            if block.residual == "scaled" and block.shortcut is not None:
+                u = block.alpha * u
+        s = None
+        if block.shortcut is not None:
+            s = block.shortcut(x)
+            if block.residual == "add" or block.join == "before_act":
+                s = block.identity_scale * s
+        y = block(x)
+        un = u.flatten(1).norm(dim=1)
+        row = {
+            "layer": i,
+            "norm": float(y.flatten(1).norm(dim=1).mean()),
+            "std": float(y.std()),
+            "shortcut_norm": 0.0,
+            "update_norm": float(un.mean()),
+            "identity_share": 0.0,
+            "cosine": float("nan"),
+        }
+        if s is not None:
+            sn = s.flatten(1).norm(dim=1)
+            row["shortcut_norm"] = float(sn.mean())
+            total = float((sn**2).sum() + (un**2).sum())
+            row["identity_share"] = float((sn**2).sum()) / total if total > 0 else float("nan")
+            if s.shape == u.shape:
+                row["cosine"] = float(F.cosine_similarity(s, u, dim=-1, eps=1e-12).mean())
+        rows.append(row)
+        x = y
+    return pd.DataFrame(rows)
+
+
+def forward_decomposition(
+    cfg: StackConfig,
+    seed: int = 0,
+    batch_size: int = 256,
+    device: torch.device | str | None = None,
+) -> pd.DataFrame:
+    """:func:`layer_decomposition` of the model ``cfg`` builds, at init, on a batch
+    of ``batch_size`` standard Gaussian inputs drawn from ``seed``."""
+    device = torch.device(device or "cpu")
+    model = build(cfg, device).eval()
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(batch_size, cfg.in_dim, generator=gen).to(device)
+    return layer_decomposition(model, x)
+
+
+# ------------------------------------------------------------- the built-in task
+
+
+def spirals(
+    n_points: int = 1536, classes: int = 3, turns: float = 1.5, noise: float = 0.05, seed: int = 0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Interleaved spirals in the plane, one arm per class: ``(X (n, 2), y (n,))``.
+
+    Arm ``c`` is ``2 (r cos t, r sin t) + noise`` with ``r`` uniform in [0, 1] and
+    ``t = 2 pi (turns * r + c / classes)``: ``turns`` windings per arm. No
+    download; the same seed gives the same points.
+    """
+    if not 2 <= classes <= 10:
+        raise ValueError(f"classes={classes} is out of range: choose 2 to 10.")
+    if n_points < classes:
+        raise ValueError("n_points must be at least the number of classes.")
+    gen = torch.Generator().manual_seed(seed)
+    per = n_points // classes
+    xs, ys = [], []
+    for c in range(classes):
+        r = torch.rand(per, generator=gen)
+        theta = 2 * math.pi * (turns * r + c / classes)
+        pts = torch.stack([r * torch.cos(theta), r * torch.sin(theta)], dim=1)
+        xs.append(2 * (pts + noise * torch.randn(per, 2, generator=gen)))
+        ys.append(torch.full((per,), c, dtype=torch.long))
+    return torch.cat(xs), torch.cat(ys)
+
+
+# ------------------------------------------------------ degradation experiment
+
+
+@dataclass(frozen=True)
+class DegradationConfig:
+    """He et al. (2016, Fig. 1) in miniature: four stacks trained on :func:`spirals`.
+
+    ``shallow`` and ``deep`` blocks, each plain and with the shortcut given by
+    ``residual`` (and ``alpha``, ``alpha_learnable``, ``join``; concat is always
+    projected back so every variant has the same width). The first block maps the
+    2-d input to ``width`` and has no shortcut (the widths differ); a linear head
+    gives the class logits. Every variant starts from the same seed and sees the
+    same batches. The defaults are the ones the tests pin for several seeds.
+    """
+
+    shallow: int = 4
+    deep: int = 16
+    width: int = 32
+    activation: Activation = "relu"
+    init: Init = "default"
+    residual: Residual = "add"
+    alpha: float = 1.0
+    alpha_learnable: bool = False
+    join: Join = "after_act"
+    steps: int = 400
+    lr: float = 3e-3
+    batch_size: int = 128
+    n_points: int = 1536
+    classes: int = 3
+    turns: float = 2.0
+    noise: float = 0.05
+    eval_every: int = 20
+
+    def __post_init__(self) -> None:
+        _check_int(self, "shallow", 1, 64)
+        _check_int(self, "deep", 1, 128)
+        if self.deep <= self.shallow:
+            raise ValueError(
+                f"deep={self.deep} must be larger than shallow={self.shallow}: "
+                "the experiment compares a shallow stack with a deeper one."
+            )
+        _check_int(self, "width", 2, 512)
+        _check_int(self, "steps", 1, 20_000)
+        _check_float(self, "lr", 1e-6, 1.0)
+        _check_int(self, "batch_size", 1, 4096)
+        _check_int(self, "n_points", 10, 100_000)
+        _check_int(self, "classes", 2, 10)
+        _check_float(self, "turns", 0.0, 10.0)
+        _check_float(self, "noise", 0.0, 1.0)
+        _check_int(self, "eval_every", 1, 10_000)
+        _check_bool(self, "alpha_learnable")
+        for name, kind in (
+            ("activation", Activation),
+            ("init", Init),
+            ("residual", Residual),
+            ("join", Join),
+        ):
+            _check_choice(self, name, kind)
+        if self.residual == "none":
+            raise ValueError(
+                "residual='none' leaves nothing to compare: pick add, scaled or concat."
+            )
+        self.variants(0)  # the stack configs validate the rest (e.g. join with concat)
+
+    def variants(self, seed: int) -> dict[str, StackConfig]:
+        """The four stacks, by name: ``plain, {shallow}`` ... ``residual, {deep}``."""
+        out = {}
+        for kind in ("plain", "residual"):
+            for depth in (self.shallow, self.deep):
+                out[f"{kind}, {depth} blocks"] = StackConfig(
+                    widths=(2,) + (self.width,) * depth,
+                    activation=self.activation,
+                    init=self.init,
+                    residual="none" if kind == "plain" else self.residual,
+                    alpha=self.alpha,
+                    alpha_learnable=self.alpha_learnable,
+                    join=self.join if kind == "residual" else "after_act",
+                    concat_project=True,
+                    out_dim=self.classes,
+                    seed=seed,
+                )
+        return out
+
+
+@dataclass
+class DegradationResult:
+    """What :func:`train_degradation` returns.
+
+    ``curves``: ``variant, kind, depth, step, loss, error, diverged`` (loss and
+    error on the whole training set every ``eval_every`` steps); ``final``: one row
+    per variant; ``lesion``: :func:`lesion` of every trained model; ``signal``:
+    :func:`layer_decomposition` of every variant on the task's points, ``stage``
+    ``init`` and ``trained``. ``attrs["stopped"]`` is True when training ended early.
+    """
+
+    curves: pd.DataFrame
+    final: pd.DataFrame
+    lesion: pd.DataFrame
+    signal: pd.DataFrame
+    seconds: float
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[float, float]:
+    """``(cross-entropy, error rate)`` of ``model`` on ``(x, y)``."""
+    logits = model(x)
+    return float(F.cross_entropy(logits, y)), float((logits.argmax(-1) != y).float().mean())
+
+
+@torch.no_grad()
+def lesion(model: Stack, x: torch.Tensor, y: torch.Tensor) -> pd.DataFrame:
+    """Delete one block at a time (``x_{i+1} = x_i``) and measure the damage (Veit et al.).
+
+    Only blocks whose input and output widths match can be deleted. Columns:
+    ``deleted`` (block index), ``loss``, ``accuracy``, and ``base_accuracy`` (the
+    intact model's).
+    """
+    model.eval()
+    base_loss, base_err = evaluate(model, x, y)
+    rows = []
+    for i in range(len(model.blocks)):
+        w_in = x.shape[-1] if i == 0 else model.blocks[i - 1].out_width
+        if model.blocks[i].out_width != w_in:
+            continue
+        h = x
+        for j, block in enumerate(model.blocks):
+            if j != i:
+                h = block(h)
+        logits = model.head(h)
+        rows.append(
+            {
+                "deleted": i,
+                "loss": float(F.cross_entropy(logits, y)),
+                "accuracy": float((logits.argmax(-1) == y).float().mean()),
+                "base_accuracy": 1.0 - base_err,
+            }
+        )
+    return pd.DataFrame(rows, columns=["deleted", "loss", "accuracy", "base_accuracy"])
+
+
+def train_degradation(
+    dcfg: DegradationConfig,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+    callback: Callable[[pd.DataFrame, int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> DegradationResult:
+    """Train the four stacks of ``dcfg`` with Adam on the same batches, then lesion them.
+
+    Progress: ``callback(curves_so_far, step, steps)`` at every evaluation, and
+    ``should_stop()`` is checked there. A variant whose loss becomes NaN or Inf
+    stops at that step (``diverged=True`` on its last row).
+    """
+    t0 = time.perf_counter()
+    device = torch.device(device or "cpu")
+    cfgs = dcfg.variants(seed)
+    x_all, y_all = spirals(dcfg.n_points, dcfg.classes, dcfg.turns, dcfg.noise, seed=seed)
+    x_all, y_all = x_all.to(device), y_all.to(device)
+    models = {n: build(c, device).train() for n, c in cfgs.items()}
+    init_signal = {n: layer_decomposition(build(c, device).eval(), x_all) for n, c in cfgs.items()}
+    opts = {n: torch.optim.Adam(m.parameters(), lr=dcfg.lr) for n, m in models.items()}
+    gen = torch.Generator().manual_seed(seed + 1)
+    active = dict.fromkeys(models, True)
+    rows: list[dict[str, Any]] = []
+
+    def record(step: int) -> None:
+        for n, m in models.items():
+            if not active[n]:
+                continue
+            m.eval()
+            loss, err = evaluate(m, x_all, y_all)
+            m.train()
+            bad = not math.isfinite(loss)
+            rows.append(_row(n, cfgs[n], step, loss, err, bad))
+            if bad:
+                active[n] = False
+
+    def frame() -> pd.DataFrame:
+        return pd.DataFrame(
+            rows, columns=["variant", "kind", "depth", "step", "loss", "error", "diverged"]
+        )
+
+    record(0)
+    stopped = False
+    for t in range(1, dcfg.steps + 1):
+        idx = torch.randint(0, len(x_all), (dcfg.batch_size,), generator=gen).to(device)
+        xb, yb = x_all[idx], y_all[idx]
+        for n, m in models.items():
+            if not active[n]:
+                continue
+            loss = F.cross_entropy(m(xb), yb)
+            if not torch.isfinite(loss):
+                rows.append(_row(n, cfgs[n], t, float(loss), float("nan"), True))
+                active[n] = False
+                continue
+            opts[n].zero_grad(set_to_none=True)
+            loss.backward()
+            opts[n].step()
+        if t % dcfg.eval_every == 0 or t == dcfg.steps:
+            record(t)
+            if callback is not None:
+                callback(frame(), t, dcfg.steps)
+            if should_stop is not None and should_stop() and t < dcfg.steps:
+                stopped = True
+                break
+        if not any(active.values()):
+            break
+
+    curves = frame()
+    final = curves.groupby("variant", sort=False).tail(1).reset_index(drop=True)
+    final = final.assign(accuracy=1.0 - final["error"])
+    lesions, signals = [], []
+    for n, m in models.items():
+        m.eval()
+        lesions.append(lesion(m, x_all, y_all).assign(variant=n, **_meta(cfgs[n])))
+        signals.append(init_signal[n].assign(variant=n, stage="init", **_meta(cfgs[n])))
+        trained = layer_decomposition(m, x_all) if active[n] else init_signal[n].iloc[:0]
+        signals.append(trained.assign(variant=n, stage="trained", **_meta(cfgs[n])))
+    return DegradationResult(
+        curves=curves,
+        final=final,
+        lesion=pd.concat(lesions, ignore_index=True),
+        signal=pd.concat(signals, ignore_index=True),
+        seconds=time.perf_counter() - t0,
+        attrs={"stopped": stopped},
+    )
+
+
+def _meta(cfg: StackConfig) -> dict[str, Any]:
+    return {"kind": "plain" if cfg.residual == "none" else "residual", "depth": cfg.n_blocks}
+
+
+def _row(
+    name: str, cfg: StackConfig, step: int, loss: float, err: float, diverged: bool
+) -> dict[str, Any]:
+    return {"variant": name, **_meta(cfg), "step": step, "loss": loss, "error": err,
+            "diverged": diverged}  # fmt: skip
+
+
+__all__ = [
+    "DegradationConfig",
+    "DegradationResult",
+    "block_formula",
+    "evaluate",
+    "forward_decomposition",
+    "generate_code",
+    "layer_decomposition",
+    "lesion",
+    "path_lengths",
+    "shortcut_kind",
+    "shortcut_table",
+    "spirals",
+    "train_degradation",
+]

@@ -1,0 +1,56 @@
+"""The skip-connections page in Chromium: charts drawn, a CSV download, live training."""
+
+import csv
+import io
+import os
+
+import pytest
+
+from tests.browser.conftest import Server, screenshot, wait_ready
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def server():
+    """A server with one torch thread: on a busy 2-core machine two threads
+    spin against each other (measured 12x slower for these small stacks)."""
+    old = os.environ.get("RESVIZ_TORCH_THREADS")
+    os.environ["RESVIZ_TORCH_THREADS"] = "1"
+    try:
+        s = Server()
+    finally:
+        if old is None:
+            del os.environ["RESVIZ_TORCH_THREADS"]
+        else:
+            os.environ["RESVIZ_TORCH_THREADS"] = old
+    yield s
+    s.stop()
+
+
+def test_skip_page_trains_live_and_downloads(server, page):
+    page.goto(f"{server.url}/skip_connections?preset=seed+network+25%2C25%2C43%2C43%2C54%2C54"
+              "&mismatch=project&shallow=2&deep=6&steps=200")  # fmt: skip
+    wait_ready(page, charts=3, downloads=3)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.get_by_text("projection").count() >= 1
+    assert "class Block(nn.Module)" in page.locator("[data-testid='stCode']").first.inner_text()
+    with page.expect_download() as dl:
+        page.get_by_role("button", name="Download CSV").first.click()
+    assert dl.value.suggested_filename == "shortcuts.csv"
+    rows = list(csv.DictReader(io.StringIO(open(dl.value.path()).read())))
+    assert [r["shortcut"] for r in rows] == [
+        "identity", "projection", "identity", "projection", "identity",
+    ]  # fmt: skip
+    screenshot(page, "skip_connections_before_training")
+
+    before = page.locator("[data-testid='stVegaLiteChart']").count()
+    page.get_by_role("button", name="Train").click()
+    # The curves fill in while it runs, then the lesion chart appears.
+    try:
+        page.get_by_text("Finished 200 steps").wait_for(timeout=120_000)
+    finally:
+        screenshot(page, "skip_connections_training")
+    wait_ready(page, charts=before + 3)
+    assert page.locator("[data-testid='stException']").count() == 0
+    screenshot(page, "skip_connections_trained")

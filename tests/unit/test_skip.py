@@ -1,0 +1,235 @@
+"""resviz.skip: the generated code, shortcuts, paths, decomposition, degradation, lesion."""
+
+import math
+
+import pytest
+import torch
+
+import resviz as rv
+
+SEED_WIDTHS = (25, 25, 43, 43, 54, 54)
+
+CODE_CONFIGS = {
+    "plain": rv.StackConfig(depth=5, width=16, residual="none", seed=3),
+    "add": rv.StackConfig(depth=6, width=12, residual="add", activation="relu", seed=1),
+    "rezero": rv.StackConfig(depth=4, width=8, residual="scaled", alpha=0.0, alpha_learnable=True),
+    "scaled fixed": rv.StackConfig(depth=3, width=8, residual="scaled", alpha=0.5, init="small"),
+    "concat": rv.StackConfig(depth=3, width=8, residual="concat", out_dim=3, init="xavier"),
+    "concat projected": rv.StackConfig(
+        depth=3, width=8, residual="concat", concat_project=True, norm="layer"
+    ),
+    "projection mismatch": rv.StackConfig(
+        widths=SEED_WIDTHS, mismatch="project", init="kaiming", activation="gelu", seed=7
+    ),
+    "skip mismatch, before_act": rv.StackConfig(
+        widths=SEED_WIDTHS, mismatch="skip", join="before_act", activation="relu"
+    ),
+    "ffn, post batch norm": rv.StackConfig(
+        depth=3, width=8, block="ffn", norm="batch", norm_position="post", identity_scale=2.0
+    ),
+    "before_act, scaled identity": rv.StackConfig(
+        depth=3, width=8, join="before_act", identity_scale=0.5, norm="rms"
+    ),
+}
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """The machine is shared: one intra-op thread is faster than two fighting."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _run_generated(cfg):
+    # Executes code this library generated (a fixed template), never user input.
+    namespace = {"__name__": "generated"}
+    exec(compile(rv.generate_code(cfg), "<generated>", "exec"), namespace)  # noqa: S102
+    return namespace["build_model"]()
+
+
+@pytest.mark.parametrize("name", list(CODE_CONFIGS))
+def test_generated_code_builds_the_same_model(name):
+    cfg = CODE_CONFIGS[name]
+    mine, ref = _run_generated(cfg), rv.build(cfg)
+    a, b = mine.state_dict(), ref.state_dict()
+    assert a.keys() == b.keys()
+    for k in a:  # same seed, same creation order: bit-identical weights
+        assert torch.equal(a[k], b[k]), k
+    mine.load_state_dict(b, strict=True)
+    x = torch.randn(6, cfg.in_dim, generator=torch.Generator().manual_seed(5))
+    mine.eval(), ref.eval()
+    with torch.no_grad():
+        assert torch.equal(mine(x), ref(x))
+
+
+def test_generated_code_runs_as_a_script(tmp_path, capsys):
+    import runpy
+
+    path = tmp_path / "stack.py"
+    path.write_text(rv.generate_code(CODE_CONFIGS["projection mismatch"]))
+    runpy.run_path(str(path), run_name="__main__")
+    assert "output (8, 54)" in capsys.readouterr().out
+
+
+def test_generated_code_imports_only_torch():
+    for cfg in CODE_CONFIGS.values():
+        imports = [ln for ln in rv.generate_code(cfg).splitlines() if "import" in ln]
+        assert imports == ["import torch", "from torch import nn"]
+
+
+def test_rezero_block_is_exactly_the_identity_at_init():
+    cfg = rv.StackConfig(depth=8, width=16, residual="scaled", alpha=0.0, alpha_learnable=True)
+    model = rv.build(cfg)
+    x = torch.randn(32, 16)
+    with torch.no_grad():
+        assert torch.equal(model(x), x)
+    df = rv.forward_decomposition(cfg)
+    assert (df["identity_share"] == 1.0).all() and (df["update_norm"] == 0.0).all()
+    # ... yet alpha gets a gradient, so training can move it off zero.
+    model(x).pow(2).sum().backward()
+    assert all(b.alpha.grad is not None and b.alpha.grad != 0 for b in model.blocks)
+
+
+def test_seed_network_shortcuts_only_where_widths_differ():
+    proj = rv.shortcut_table(rv.StackConfig(widths=SEED_WIDTHS, mismatch="project"))
+    assert proj["shortcut"].tolist() == [
+        "identity", "projection", "identity", "projection", "identity",
+    ]  # fmt: skip
+    # A projection is a bias-free w_in x w_out matrix: 25*43 and 43*54 weights.
+    assert proj["shortcut_params"].tolist() == [0, 25 * 43, 0, 43 * 54, 0]
+    skipped = rv.shortcut_table(rv.StackConfig(widths=SEED_WIDTHS, mismatch="skip"))
+    assert skipped["shortcut"].tolist() == ["identity", "none", "identity", "none", "identity"]
+    # With equal widths there is nothing to project.
+    same = rv.shortcut_table(rv.StackConfig(depth=6, width=32, mismatch="project"))
+    assert set(same["shortcut"]) == {"identity"}
+
+
+def test_concat_doubles_the_width_of_each_block_input():
+    cfg = rv.StackConfig(depth=4, width=8, residual="concat")
+    table = rv.shortcut_table(cfg)
+    # y = [x, f(x)]: the first block doubles 8 -> 16; each later one adds 8 more.
+    assert table["w_in"].tolist() == [8, 16, 24, 32]
+    assert table["out_width"].tolist() == [16, 24, 32, 40]
+    assert rv.build(cfg)(torch.randn(2, 8)).shape == (2, 40) == (2, cfg.out_width)
+    projected = rv.shortcut_table(rv.StackConfig(depth=4, width=8, residual="concat",
+                                                 concat_project=True))  # fmt: skip
+    assert projected["out_width"].tolist() == [8] * 4
+    assert projected["shortcut_params"].tolist() == [16 * 8] * 4
+
+
+@pytest.mark.parametrize("n", [1, 5, 16, 64])
+def test_path_lengths_are_binomial(n):
+    df = rv.path_lengths(rv.StackConfig(depth=n, width=4))
+    assert df["count"].tolist() == [math.comb(n, k) for k in range(n + 1)]
+    assert sum(df["count"]) == 2**n
+    assert df["fraction"].sum() == pytest.approx(1.0)
+    assert (df["length"] * df["fraction"]).sum() == pytest.approx(n / 2)
+
+
+def test_path_lengths_without_shortcuts_and_with_forced_blocks():
+    plain = rv.path_lengths(rv.StackConfig(depth=6, width=4, residual="none"))
+    assert plain["count"].tolist() == [0] * 6 + [1]
+    # Seed network, skip: blocks 1 and 3 have no shortcut, so every path goes through
+    # them: lengths 2..5 with counts C(3, L - 2).
+    seed = rv.path_lengths(rv.StackConfig(widths=SEED_WIDTHS))
+    assert seed["count"].tolist() == [0, 0, 1, 3, 3, 1]
+
+
+def test_decomposition_matches_the_block_formula():
+    cfg = rv.StackConfig(depth=3, width=16, residual="add", activation="tanh")
+    model = rv.build(cfg)
+    x = torch.randn(64, 16, generator=torch.Generator().manual_seed(0))
+    df = rv.layer_decomposition(model, x)
+    with torch.no_grad():
+        f = torch.tanh(model.blocks[0].fc(x))
+        cos = torch.nn.functional.cosine_similarity(x, f, dim=-1).mean()
+        share = (x**2).sum() / ((x**2).sum() + (f**2).sum())
+    assert df.loc[0, "cosine"] == pytest.approx(float(cos), abs=1e-6)
+    assert df.loc[0, "identity_share"] == pytest.approx(float(share), abs=1e-6)
+    assert df.loc[0, "norm"] == pytest.approx(float((x + f).norm(dim=1).mean()), rel=1e-6)
+    plain = rv.layer_decomposition(rv.build(cfg.__class__(depth=3, width=16, residual="none")), x)
+    assert (plain["identity_share"] == 0).all() and plain["cosine"].isna().all()
+
+
+def test_spirals_are_seeded_and_balanced():
+    x1, y1 = rv.spirals(300, 3, seed=4)
+    x2, y2 = rv.spirals(300, 3, seed=4)
+    assert torch.equal(x1, x2) and torch.equal(y1, y2)
+    assert torch.bincount(y1).tolist() == [100, 100, 100]
+    with pytest.raises(ValueError, match="classes"):
+        rv.spirals(300, 1)
+
+
+def test_degradation_config_refuses_bad_settings():
+    with pytest.raises(ValueError, match="larger than shallow"):
+        rv.DegradationConfig(shallow=8, deep=8)
+    with pytest.raises(ValueError, match="nothing to compare"):
+        rv.DegradationConfig(residual="none")
+    with pytest.raises(ValueError, match="before_act"):
+        rv.DegradationConfig(residual="concat", join="before_act")
+
+
+@pytest.fixture(scope="module")
+def trained():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    runs = {seed: rv.train_degradation(rv.DegradationConfig(), seed=seed) for seed in (0, 1, 2)}
+    torch.set_num_threads(before)
+    return runs
+
+
+def _final(result, name):
+    return result.final.set_index("variant").loc[name]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_degradation_on_the_defaults(trained, seed):
+    res = trained[seed]
+    loss = {n: _final(res, n)["loss"] for n in res.final["variant"]}
+    # The deep plain stack trains clearly worse than the shallow plain one ...
+    assert loss["plain, 16 blocks"] > loss["plain, 4 blocks"] + 0.2
+    # ... while with shortcuts the deep stack trains at least as well as the shallow.
+    assert loss["residual, 16 blocks"] <= loss["residual, 4 blocks"]
+    assert not res.final["diverged"].any() and not res.attrs["stopped"]
+    # Every variant evaluated at the same steps, from step 0.
+    steps = res.curves.groupby("variant")["step"].apply(list)
+    assert all(s == list(range(0, 401, 20)) for s in steps)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_lesion_on_the_defaults(trained, seed):
+    les = trained[seed].lesion
+    chance = 1 / 3
+    res = les[les["variant"] == "residual, 16 blocks"]
+    plain = les[les["variant"] == "plain, 4 blocks"]
+    # Block 0 changes the width (2 -> 32) and cannot be deleted.
+    assert res["deleted"].tolist() == list(range(1, 16))
+    assert plain["deleted"].tolist() == [1, 2, 3]
+    # The residual stack barely changes on average; the trained plain stack collapses
+    # to chance whichever block is deleted.
+    assert res["accuracy"].mean() > res["base_accuracy"].iloc[0] - 0.2
+    assert res["accuracy"].mean() > chance + 0.3
+    assert plain["base_accuracy"].iloc[0] > 0.6
+    assert plain["accuracy"].max() < chance + 0.05
+
+
+def test_training_reports_progress_stops_and_marks_divergence():
+    seen = []
+    dcfg = rv.DegradationConfig(shallow=1, deep=2, width=8, steps=60, eval_every=20)
+    res = rv.train_degradation(
+        dcfg, callback=lambda f, s, t: seen.append((s, t)), should_stop=lambda: len(seen) >= 2
+    )
+    assert seen == [(20, 60), (40, 60)] and res.attrs["stopped"]
+    assert res.curves["step"].max() == 40
+    # x + 100 relu(Wx + b) grows about 100x per block: float32 overflows before block 30.
+    wild = rv.DegradationConfig(shallow=1, deep=30, width=8, steps=20, residual="scaled",
+                                alpha=100.0, activation="relu")  # fmt: skip
+    out = rv.train_degradation(wild)
+    flagged = out.curves[out.curves["diverged"]].set_index("variant")
+    assert list(flagged.index) == ["residual, 30 blocks"]
+    assert flagged.loc["residual, 30 blocks", "step"] == 0
+    assert not math.isfinite(flagged.loc["residual, 30 blocks", "loss"])
+    # The other stacks train on; the broken one has no rows after its failure.
+    assert out.curves.groupby("variant")["step"].max().to_dict()["plain, 30 blocks"] == 20
