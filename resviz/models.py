@@ -137,9 +137,15 @@ class StackBlock(nn.Module):
         z = self._branch_preact(h)
         s = self.shortcut_out(self.shortcut(x)) if self.shortcut is not None else None
         if self.join == "before_act":
-            # y = act(l*x + W x + b): the shortcut passes through the non-linearity.
+            # y = act(l*x + W x + b), or act(x + alpha (W x + b)) when scaled: the
+            # shortcut passes through the non-linearity.
             f = self.branch_out(z)
-            y = self.act(f if s is None else self.identity_scale * s + f)
+            if s is None:
+                y = self.act(f)
+            elif self.residual == "scaled":
+                y = self.act(s + self.alpha * f)
+            else:
+                y = self.act(self.identity_scale * s + f)
         else:
             f = self.branch_out(self.act(z) if self.block == "linear" else z)
             if s is None:

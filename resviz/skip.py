@@ -116,6 +116,9 @@ def block_formula(cfg: StackConfig) -> str:
     s = "x" if cfg.identity_scale == 1 else f"{cfg.identity_scale:g}\\,x"
     if cfg.residual == "none":
         y = f
+    elif cfg.join == "before_act" and cfg.residual == "scaled":
+        a = r"\alpha" if cfg.alpha_learnable else f"{cfg.alpha:g}"
+        y = f"{act}(x + {a}\\,({pre}))"
     elif cfg.join == "before_act":
         y = f"{act}({s} + {pre})"
     elif cfg.residual == "add":
@@ -186,7 +189,7 @@ def generate_code(cfg: StackConfig) -> str:
         emit(f"FFN_MULT = {c.ffn_mult}")
     if c.out_dim:
         emit(f"OUT_DIM = {c.out_dim}")
-    if c.identity_scale != 1 and (c.residual == "add" or c.join == "before_act"):
+    if c.identity_scale != 1 and c.residual == "add":
         emit(f"IDENTITY_SCALE = {float(c.identity_scale)!r}")
     if c.residual == "scaled":
         emit(f"ALPHA = {float(c.alpha)!r}")
@@ -242,9 +245,9 @@ def generate_code(cfg: StackConfig) -> str:
         emit("        h = self.norm(x)")
         h = "h"
     z = f"self.fc({h})" if c.block == "linear" else f"self.fc2(self.act(self.fc1({h})))"
-    # The model scales the shortcut by identity_scale when adding, and whenever the
-    # shortcut joins before the activation.
-    scaled_sc = c.identity_scale != 1 and (c.residual == "add" or c.join == "before_act")
+    # The model scales the shortcut by identity_scale when adding (before or after the
+    # activation); a scaled shortcut multiplies the branch by alpha instead.
+    scaled_sc = c.identity_scale != 1 and c.residual == "add"
     scale = "IDENTITY_SCALE * " if scaled_sc else ""
     post = c.norm != "none" and c.norm_position == "post"
     ret = "y = " if post else "return "
@@ -256,7 +259,10 @@ def generate_code(cfg: StackConfig) -> str:
         emit("        if self.shortcut is None:")
         emit(f"            {ret}self.act(z)")
         emit("        else:")
-        emit(f"            {ret}self.act({scale}self.shortcut(x) + z)")
+        if c.residual == "scaled":
+            emit(f"            {ret}self.act(self.shortcut(x) + self.alpha * z)")
+        else:
+            emit(f"            {ret}self.act({scale}self.shortcut(x) + z)")
     else:
         f_expr = f"self.act({z})" if c.block == "linear" else z
         emit(f"        f = {f_expr}")
@@ -386,7 +392,7 @@ def layer_decomposition(model: Stack, x: torch.Tensor) -> pd.DataFrame:
         h = block.norm(x) if block.norm_position == "pre" else x
         z = block._branch_preact(h)
         if block.join == "before_act":
-            u = z
+            u = block.alpha * z if block.residual == "scaled" else z
         else:
             u = block.act(z) if block.block == "linear" else z
             if block.residual == "scaled" and block.shortcut is not None:
@@ -394,7 +400,7 @@ def layer_decomposition(model: Stack, x: torch.Tensor) -> pd.DataFrame:
         s = None
         if block.shortcut is not None:
             s = block.shortcut(x)
-            if block.residual == "add" or block.join == "before_act":
+            if block.residual == "add":
                 s = block.identity_scale * s
         y = block(x)
         un = u.flatten(1).norm(dim=1)

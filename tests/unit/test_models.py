@@ -1,3 +1,5 @@
+import dataclasses
+
 import torch
 
 import resviz as rv
@@ -118,3 +120,14 @@ def test_padding_mask_blocks_attention_to_padding():
     mask = torch.tensor([[False, False, False, False, True, True]])
     acts = rv.capture(model, (tokens, mask))
     assert torch.all(acts["blocks.0.attn_pattern"][..., 4:] == 0)
+
+
+def test_scaled_shortcut_before_the_activation_uses_alpha():
+    """y = act(x + alpha (W x + b)): alpha = 0 gives act(x), not act(x + W x + b)."""
+    cfg = rv.StackConfig(depth=1, width=6, join="before_act", residual="scaled", alpha=0.0)
+    model = rv.build(cfg)
+    x = torch.randn(4, 6)
+    assert torch.equal(model(x), torch.tanh(x))
+    half = rv.build(dataclasses.replace(cfg, alpha=0.5))
+    fc = half.blocks[0].fc
+    assert torch.allclose(half(x), torch.tanh(x + 0.5 * fc(x)), atol=1e-6)

@@ -27,6 +27,9 @@ CODE_CONFIGS = {
     "ffn, post batch norm": rv.StackConfig(
         depth=3, width=8, block="ffn", norm="batch", norm_position="post", identity_scale=2.0
     ),
+    "before_act, ReZero-style alpha": rv.StackConfig(
+        depth=3, width=8, join="before_act", residual="scaled", alpha=0.3, alpha_learnable=True
+    ),
     "before_act, scaled identity": rv.StackConfig(
         depth=3, width=8, join="before_act", identity_scale=0.5, norm="rms"
     ),
