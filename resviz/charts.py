@@ -72,8 +72,11 @@ def line(
     )
     tips = [alt.Tooltip(c) for c in (tooltip_cols or [c for c in (color, x) if c])]
     tips.append(alt.Tooltip(f"{y}:Q", format=".4g"))
+    # Whole-number x (layer, block, step): no fractional ticks like 1.5 blocks.
+    integer_x = pd.api.types.is_integer_dtype(data[x]) and not log_x
+    axis_x = alt.Axis(tickMinStep=1, format="d") if integer_x else alt.Axis()
     base = alt.Chart(data, title=title).encode(
-        x=alt.X(f"{x}:Q", title=x_title or x, scale=scale_x),
+        x=alt.X(f"{x}:Q", title=x_title or x, scale=scale_x, axis=axis_x),
         color=enc_color,
     )
     ln = base.mark_line(strokeWidth=3, point=points).encode(
