@@ -55,10 +55,21 @@ def pick_device(preference: str = "auto") -> torch.device:
 
 
 def default_threads() -> int:
+    """Intra-op threads for the app: ``RESVIZ_TORCH_THREADS``, else 1.
+
+    torch's pool is process-wide, and every thread that calls into torch (one per
+    session's script run, one per background run) leads its own OpenMP team of
+    that size. With more than one thread per team, a few concurrent sessions
+    oversubscribe the cores and OpenMP's spin-waiting made small-model training
+    10x or more slower on a 2-core machine; the models here are small enough
+    that one thread per session loses little when a user is alone
+    (benchmarks/RESULTS.md has the measurements). A single-user machine can
+    set ``RESVIZ_TORCH_THREADS`` higher.
+    """
     env = os.environ.get("RESVIZ_TORCH_THREADS", "").strip()
     if env.isdigit() and int(env) > 0:
         return int(env)
-    return max(1, min(4, os.cpu_count() or 1))
+    return 1
 
 
 def configure_threads(n: int | None = None) -> int:
