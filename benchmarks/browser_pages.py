@@ -4,7 +4,12 @@
 
 Prints: server start to healthy, home page drawn, and for each page opened by
 deep link on a warm server the time until its default view is fully drawn (no
-script running, all charts drawn, download buttons shown). Median of repeats.
+script running, all charts drawn, download buttons shown), both in a fresh
+browser context (Streamlit's front end loaded from scratch) and in a new tab of
+a browser that has loaded it before (HTTP cache warm, as for a returning
+user); then the redraw after a widget change (the page's first slider one step
+right, a new result; then back, a cached result). Median of repeats. Ends with
+the server's resident memory after every page was visited.
 """
 
 from __future__ import annotations
@@ -18,9 +23,39 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from tests.browser.conftest import CHROMIUM_ARGS, Server, chromium_path, wait_ready  # noqa: E402
+from tests.browser.conftest import (  # noqa: E402
+    CHROMIUM_ARGS,
+    Server,
+    chromium_path,
+    rss_mb,
+    wait_ready,
+)
 from tests.browser.test_app_browser import MIN_CHARTS  # noqa: E402
 from ui.registry import PAGES  # noqa: E402
+
+
+def med(values: list[float]) -> str:
+    if not values:
+        return "n/a"
+    return f"{statistics.median(values):.2f} s (min {min(values):.2f}, n={len(values)})"
+
+
+def widget_step(pg, charts: int) -> tuple[float, float]:
+    """Move the first slider one step right, then back; time each redraw (the URL
+    changes when the rerun has finished, then the charts must be drawn)."""
+    handle = pg.locator("[data-testid='stSlider'] [role='slider']").first
+    if not handle.count():
+        return float("nan"), float("nan")
+    times = []
+    for key in ("ArrowRight", "ArrowLeft"):
+        before = pg.evaluate("location.search")
+        start = time.monotonic()
+        handle.focus()
+        pg.keyboard.press(key)
+        pg.wait_for_function("(s) => location.search !== s", arg=before, timeout=60_000)
+        wait_ready(pg, charts=charts, downloads=1)
+        times.append(time.monotonic() - start)
+    return times[0], times[1]
 
 
 def main(repeats: int = 5) -> None:
@@ -39,20 +74,36 @@ def main(repeats: int = 5) -> None:
                 f"({time.monotonic() - t0:.2f} s after launch)"
             )
             for info in PAGES:
-                times = []
+                charts = MIN_CHARTS[info.url_path]
+                url = f"{server.url}/{info.url_path}"
+                cold, warm, changed, cached = [], [], [], []
+                keep = browser.new_context(viewport={"width": 1400, "height": 1000})
                 for i in range(repeats + 1):  # the first visit warms the caches
                     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
                     page = ctx.new_page()
                     start = time.monotonic()
-                    page.goto(f"{server.url}/{info.url_path}")
-                    wait_ready(page, charts=MIN_CHARTS[info.url_path], downloads=1)
+                    page.goto(url)
+                    wait_ready(page, charts=charts, downloads=1)
                     if i:
-                        times.append(time.monotonic() - start)
+                        cold.append(time.monotonic() - start)
                     ctx.close()
+                    tab = keep.new_page()
+                    start = time.monotonic()
+                    tab.goto(url)
+                    wait_ready(tab, charts=charts, downloads=1)
+                    if i:
+                        warm.append(time.monotonic() - start)
+                        a, b = widget_step(tab, charts)
+                        changed.append(a)
+                        cached.append(b)
+                    tab.close()
+                keep.close()
                 print(
-                    f"{info.url_path:22s} warm deep link: median {statistics.median(times):.2f} s "
-                    f"(min {min(times):.2f}, max {max(times):.2f}, n={len(times)})"
+                    f"{info.url_path:22s} deep link: fresh context {med(cold)}, "
+                    f"cached front end {med(warm)}; slider step {med(changed)}, "
+                    f"back (cached) {med(cached)}"
                 )
+            print(f"server RSS after every page: {rss_mb(server.proc.pid):.0f} MB")
             browser.close()
     finally:
         server.stop()
