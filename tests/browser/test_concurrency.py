@@ -21,7 +21,7 @@ import urllib.request
 import pytest
 
 from tests.browser.conftest import Server, rss_mb
-from tests.browser.wsclient import open_page
+from tests.browser.wsclient import open_page, run_sync
 
 SESSIONS = 20
 
@@ -67,13 +67,13 @@ def test_twenty_concurrent_sessions_each_see_their_own_results(busy_server, wave
     """Two waves: the second shows that memory is reused, not accumulated."""
     server = busy_server
     if wave == 1:
-        warm = asyncio.run(open_page(server.url, *sinusoidal(0), timeout=240))
+        warm = run_sync(open_page, server.url, *sinusoidal(0), timeout=240)
         assert not warm.exceptions
         time.sleep(4)
         server.baseline = rss_mb(server.proc.pid)
     baseline = server.baseline
     t0 = time.monotonic()
-    runs = asyncio.run(_all(server, SESSIONS, hold=2.0))
+    runs = run_sync(_all, server, SESSIONS, hold=2.0)
     wall = time.monotonic() - t0
     peak = rss_mb(server.proc.pid)
     for i, run in enumerate(runs):

@@ -86,3 +86,12 @@ async def open_page(
         if hold:
             await asyncio.sleep(hold)
     return run
+
+
+def run_sync(coro_fn, *args, **kwargs):
+    """Run ``coro_fn(*args, **kwargs)`` to completion on a fresh event loop in its own
+    thread (the test process may already have one running, e.g. Playwright's)."""
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(coro_fn(*args, **kwargs))).result()
