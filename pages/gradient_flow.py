@@ -239,7 +239,12 @@ sweep_key = ("gradflow:sweep", sweep_base, ctx.seed, dev)
 def sweep_work(report, should_stop):  # noqa: ANN001, ANN202 - jobs.Work
     out, _ = rv.run_with_fallback(
         lambda d: G.depth_sweep(
-            sweep_base, seed=ctx.seed, device=d, callback=report, should_stop=should_stop
+            sweep_base,
+            G.DEFAULT_DEPTHS,
+            seed=ctx.seed,
+            device=d,
+            callback=report,
+            should_stop=should_stop,
         ),
         ctx.device,
     )
@@ -287,14 +292,24 @@ def sweep_render(job: jobs.Job) -> None:
     views.csv_button(df, "depth_sweep")
 
 
+sweep_blocked = views.check_budget(
+    rv.estimate(dataclasses.replace(sweep_base, depth=max(G.DEFAULT_DEPTHS)), batch=32),
+    "This depth sweep",
+)
+n_stacks = len(G.DEFAULT_DEPTHS) * 8
+st.caption(
+    f"**Sweep** builds {n_stacks} stacks of {min(G.DEFAULT_DEPTHS)} to {max(G.DEFAULT_DEPTHS)} "
+    f"blocks at width {width} (a few seconds at width 64, longer when wider) and backpropagates "
+    "once through each. Results are kept, so a second visit with the same settings is instant."
+)
 jobs.panel(
     "gradflow_sweep",
     sweep_key,
     sweep_work,
-    len(G.DEFAULT_DEPTHS) * 8,
+    n_stacks,
     sweep_render,
     start_label="Sweep",
-    autostart=True,
+    blocked=sweep_blocked,
     unit="stack",
 )
 

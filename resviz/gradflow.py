@@ -191,7 +191,7 @@ def block_jacobian(
     return out
 
 
-DEFAULT_DEPTHS: tuple[int, ...] = (1, 2, 3, 5, 8, 12, 16, 24, 32, 48, 64, 80, 100, 128)
+DEFAULT_DEPTHS: tuple[int, ...] = (1, 2, 3, 5, 8, 12, 16, 24, 32, 48, 64, 80, 100)
 
 
 def depth_sweep(
