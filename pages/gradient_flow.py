@@ -445,12 +445,13 @@ for col, d in zip(gcols, SH_DEPTHS, strict=True):
     with col:
         st.altair_chart(
             charts.line(
-                sh_grads[sh_grads["depth"] == d],
-                "x",
+                sh_grads[sh_grads["depth"] == d].rename(columns={"x": "input"}),
+                "input",
                 "grad_scaled",
                 "variant",
                 points=False,
                 title=f"depth {d}",
+                x_title="input x",
                 y_title="df/dx (÷ its std)",
                 height=220,
             ),
