@@ -262,6 +262,7 @@ def sweep_render(job: jobs.Job) -> None:
         if not len(part):
             continue
         with col:
+            st.markdown(f"**{activation}**")
             st.altair_chart(
                 charts.line(
                     part,
@@ -269,10 +270,9 @@ def sweep_render(job: jobs.Job) -> None:
                     ycol,
                     "variant",
                     log_y=True,
-                    title=activation,
                     x_title="depth (blocks)",
                     y_title=f"{measure} (log)",
-                    height=220,
+                    height=280,
                 ),
                 width="stretch",
             )
@@ -443,6 +443,7 @@ sh_acf = sh_acf.assign(variant=np.where(sh_acf["residual"] == "none", "plain", "
 gcols = st.columns(len(SH_DEPTHS))
 for col, d in zip(gcols, SH_DEPTHS, strict=True):
     with col:
+        st.markdown(f"**depth {d}**")
         st.altair_chart(
             charts.line(
                 sh_grads[sh_grads["depth"] == d].rename(columns={"x": "input"}),
@@ -450,10 +451,9 @@ for col, d in zip(gcols, SH_DEPTHS, strict=True):
                 "grad_scaled",
                 "variant",
                 points=False,
-                title=f"depth {d}",
                 x_title="input x",
                 y_title="df/dx (÷ its std)",
-                height=220,
+                height=280,
             ),
             width="stretch",
         )
