@@ -233,7 +233,7 @@ measure = p.radio(
 )
 ycol = "gain" if measure.startswith("||dL/dx_0") else "first_weight_grad"
 sweep_base = dataclasses.replace(base, depth=1)
-sweep_key = ("gradflow:sweep", sweep_base, ctx.seed, dev)
+sweep_key = ("gradflow:sweep", sweep_base, G.DEFAULT_DEPTHS, ctx.seed, dev)
 
 
 def sweep_work(report, should_stop):  # noqa: ANN001, ANN202 - jobs.Work
@@ -408,7 +408,7 @@ def train_render(job: jobs.Job) -> None:
     )
     st.caption(
         "Rows are blocks (input side at the top), columns are steps; colour is log10 of the "
-        "block's gradient norm, on one scale for all panels. Grey is not run yet. A plain "
+        "block's gradient norm, on one scale for all panels. Grey is not run yet (or, after a divergence, not finite). A plain "
         "stack's top rows stay cold: its first blocks barely learn." + zero_note
     )
     views.csv_button(trace.layers, "layer_gradients_per_step", "Download per-layer CSV")
