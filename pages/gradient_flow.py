@@ -409,7 +409,9 @@ def train_render(job: jobs.Job) -> None:
     st.caption(
         "Rows are blocks (input side at the top), columns are steps; colour is log10 of the "
         "block's gradient norm, on one scale for all panels. Grey is not run yet (or, after a divergence, not finite). A plain "
-        "stack's top rows stay cold: its first blocks barely learn." + zero_note
+        "tanh or sigmoid stack of ten or more blocks starts with its top rows (the first "
+        "blocks) decades colder than the bottom ones: they barely learn. With shortcuts the "
+        "rows start within a small factor of each other." + zero_note
     )
     views.csv_button(trace.layers, "layer_gradients_per_step", "Download per-layer CSV")
 
