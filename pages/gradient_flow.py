@@ -1,13 +1,17 @@
-"""Gradient flow: per-layer gradient norms at init, plain versus residual."""
+"""Gradient flow: watch gradients vanish, explode, or flow through the shortcut."""
 
 import dataclasses
+import math
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 import resviz as rv
 from resviz import charts
-from ui import cache, views
+from resviz import gradflow as G
+from ui import gradflow_cache as cache
+from ui import jobs, views
 from ui.params import PageParams
 from ui.shell import page_setup
 
@@ -15,13 +19,14 @@ ctx = page_setup(
     "Gradient flow",
     "Backpropagation through a block with a shortcut multiplies the gradient by "
     "`I + J` instead of `J`, so the identity term carries it past layers whose "
-    "Jacobian `J` is small.",
-)
-st.latex(
-    r"\frac{\partial L}{\partial x_l} = \frac{\partial L}{\partial x_{l+1}}"
-    r"\left(I + \frac{\partial f(x_l)}{\partial x_l}\right)"
+    "Jacobian `J` is small. Every number below is measured on a freshly built stack.",
 )
 p = PageParams("gradient_flow")
+dev = str(ctx.device)
+PLAIN, RESID = "plain: f(x)", "residual: x + f(x)"
+
+# --------------------------------------------------------------- 1. per layer at init
+st.header("1. Gradient norms per layer, at init")
 c1, c2, c3 = st.columns(3)
 with c1:
     depth = p.slider("Depth (blocks)", "depth", 1, 100, 10)
@@ -31,40 +36,464 @@ with c2:
     init = p.select("Init", "init", ["default", "kaiming", "xavier", "small"], "default")
 with c3:
     norm = p.select("Norm (pre)", "norm", ["none", "layer", "rms", "batch"], "none")
-p.sync()
 
 base = rv.StackConfig(depth=depth, width=width, activation=act, init=init, norm=norm)
-frames = []
-for label, residual in (("plain: f(x)", "none"), ("residual: x + f(x)", "add")):
-    df, note = cache.gradient_norms(
-        dataclasses.replace(base, residual=residual), ctx.seed, str(ctx.device)
-    )
+variants = {PLAIN: dataclasses.replace(base, residual="none"), RESID: base}
+per_layer = {}
+for label, cfg in variants.items():
+    df, note = cache.layer_gradients(cfg, ctx.seed, dev)
     views.notice(note)
-    w = df[df["param"].str.endswith("fc.weight")].assign(variant=label)
-    frames.append(w)
-data = pd.concat(frames, ignore_index=True)[["variant", "layer", "param", "grad_norm"]]
-data["layer"] = data["layer"] + 1
+    per_layer[label] = df
 
-st.subheader("Weight-gradient norm per layer, at init")
+weights = pd.concat(
+    [
+        df[df["layer"] < depth].assign(
+            variant=label,
+            param=lambda d: "blocks." + d["layer"].astype(str) + ".fc.weight",
+            layer=lambda d: d["layer"] + 1,
+        )
+        for label, df in per_layer.items()
+    ],
+    ignore_index=True,
+).rename(columns={"weight_grad": "grad_norm"})[["variant", "layer", "param", "grad_norm"]]
+acts = pd.concat([df.assign(variant=label) for label, df in per_layer.items()], ignore_index=True)[
+    ["variant", "layer", "act_grad", "gain", "stream_norm"]
+]
+
+left, right = st.columns(2)
+with left:
+    views.chart(
+        charts.line(
+            weights,
+            "layer",
+            "grad_norm",
+            "variant",
+            log_y=True,
+            x_title="block (input side = 1)",
+            y_title="||dL/dW|| (log)",
+            height=280,
+        ),
+        weights,
+        "gradient_norms",
+        caption="Weight gradients after one MSE backward pass on a Gaussian batch of 32. A plain "
+        "tanh or sigmoid stack's gradient shrinks block by block towards the input. Weight "
+        "gradients also scale with each block's input, so a residual stream that grows (sigmoid's "
+        "positive mean adds up) tilts them even when the gradient itself is fine.",
+    )
+with right:
+    views.chart(
+        charts.line(
+            acts,
+            "layer",
+            "act_grad",
+            "variant",
+            log_y=True,
+            x_title="stream position l (0 = input, L = output)",
+            y_title="||dL/dx_l|| (log)",
+            height=280,
+        ),
+        acts,
+        "activation_gradients",
+        caption="The gradient with respect to the stream itself, dL/dx_l: the quantity the "
+        "formula below multiplies block by block. With shortcuts it stays within a small factor "
+        "of the output's; without, it decays geometrically. Triangles at the bottom mark "
+        "gradients that underflowed to exactly 0 (a log axis cannot show 0).",
+    )
+cols = st.columns(2)
+for col, (label, df) in zip(cols, per_layer.items(), strict=True):
+    first, last = float(df["act_grad"].iloc[0]), float(df["act_grad"].iloc[-1])
+    ratio = first / last if last > 0 else math.nan
+    col.metric(f"||dL/dx_0|| / ||dL/dx_L||, {label}", f"{ratio:.3g}")
+
+# ------------------------------------------------------------------ 2. the derivation
+st.header("2. The derivation, checked live")
+st.latex(
+    r"x_{l+1} = x_l + f(x_l)\;\Rightarrow\;"
+    r"\frac{\partial L}{\partial x_l} = \frac{\partial L}{\partial x_{l+1}}"
+    r"\left(I + \frac{\partial f(x_l)}{\partial x_l}\right),\qquad"
+    r"\frac{\partial L}{\partial x_0} = \frac{\partial L}{\partial x_L}\prod_{l=0}^{L-1}(I + J_l)"
+)
+st.markdown(
+    "Expand the product and one term is the identity: the gradient at the output reaches "
+    "the input unchanged, whatever the branches do. A plain stack has only the product of "
+    "the J_l, which shrinks when their norms are below 1."
+)
+layer = p.slider("Block to inspect (1 = input side)", "block", 1, 100, 1)
+layer = min(layer, depth)
+jac_rows = []
+spectra = []
+for label, cfg in variants.items():
+    (sv, block_norm, branch_norm), note = cache.block_jacobian(cfg, layer - 1, ctx.seed, dev)
+    views.notice(note)
+    spectra.append(sv.assign(variant=label))
+    jac_rows.append(
+        {
+            "variant": label,
+            "||J|| (branch)": branch_norm,
+            "||block Jacobian||": block_norm,
+            "||dL/dx_0|| / ||dL/dx_L||": float(per_layer[label]["gain"].iloc[0]),
+        }
+    )
+jc1, jc2 = st.columns([2, 3])
+with jc1:
+    views.table(
+        pd.DataFrame(jac_rows),
+        "block_jacobian_norms",
+        caption=f"Spectral norms (largest singular value) of block {layer}'s Jacobians for one "
+        "sample. With the shortcut the block Jacobian is I + J: its norm stays near 1 + "
+        "something even when ||J|| is small; without, it is J itself.",
+    )
+with jc2:
+    spec = pd.concat(spectra, ignore_index=True)
+    spec = spec[~((spec["variant"] == PLAIN) & (spec["matrix"] == "block"))]
+    spec["curve"] = spec["variant"].str.split(":").str[0] + ", " + spec["matrix"]
+    spec.loc[spec["matrix"] == "block", "curve"] = "residual, I + J"
+    views.chart(
+        charts.line(
+            spec,
+            "index",
+            "sigma",
+            "curve",
+            log_y=True,
+            points=False,
+            x_title="singular value index (largest first)",
+            y_title="singular value (log)",
+            height=260,
+        ),
+        spec[["variant", "matrix", "index", "sigma"]],
+        "block_jacobian_spectrum",
+        caption="All singular values. J's spread over decades (directions the branch all but "
+        "ignores); adding I lifts every one of them to about 1, so no direction of the "
+        "gradient is lost. Exact zeros (dead ReLU directions) are marked at the bottom.",
+    )
+
+st.subheader("Scaled shortcut: l·x + f(x) carries l^L")
+st.markdown(
+    "He et al. 2016 (*Identity Mappings in Deep Residual Networks*, section 3) scale the "
+    "shortcut instead of the branch: the identity term of the product becomes l^L. Below l = 1 "
+    "it vanishes exponentially, above it explodes. The branches are made near zero (their "
+    "last layer times 0.01) so that the identity term is all that is left."
+)
+s1, s2, s3 = st.columns(3)
+with s1:
+    scale = p.float_slider("l (shortcut scale)", "l", 0.0, 1.5, 0.5, 0.05)
+with s2:
+    depth_l = p.slider("L (blocks) for this experiment", "L", 1, 100, 30)
+with s3:
+    small = p.toggle("near-zero branches", "small", True)
+scaled_cfg = dataclasses.replace(
+    base, depth=depth_l, identity_scale=scale, init="small" if small else init
+)
+ratio_df, note = cache.identity_ratio(scaled_cfg, ctx.seed, dev)
+views.notice(note)
+measured = float(ratio_df["measured"].iloc[0])
+theory = float(ratio_df["identity_term"].iloc[0])
+m1, m2, m3 = st.columns(3)
+m1.metric("measured ||dL/dx_0|| / ||dL/dx_L||", f"{measured:.4g}")
+m2.metric(f"l^L = {scale:g}^{depth_l}", f"{theory:.4g}")
+rel = measured / theory - 1 if theory > 0 and math.isfinite(measured) else math.nan
+m3.metric("relative difference", f"{rel:+.2%}" if math.isfinite(rel) else "undefined")
+long = pd.concat(
+    [
+        ratio_df[["blocks_above", "measured"]]
+        .rename(columns={"measured": "ratio"})
+        .assign(curve="measured ||dL/dx_l|| / ||dL/dx_L||"),
+        ratio_df[["blocks_above", "identity_term"]]
+        .rename(columns={"identity_term": "ratio"})
+        .assign(curve="identity term l^(L-l)"),
+    ],
+    ignore_index=True,
+)
 views.chart(
     charts.line(
-        data,
-        "layer",
-        "grad_norm",
-        "variant",
+        long,
+        "blocks_above",
+        "ratio",
+        "curve",
         log_y=True,
-        x_title="layer (input side = 1)",
-        y_title="||dL/dW|| (log)",
+        x_title="blocks between x_l and the output (L - l)",
+        y_title="gradient ratio (log)",
+        height=260,
     ),
-    data,
-    "gradient_norms",
-    caption="One backward pass of an MSE loss on a Gaussian batch of 32. A plain stack's "
-    "gradient shrinks layer by layer towards the input; with shortcuts it stays within a "
-    "small factor.",
+    ratio_df,
+    "scaled_shortcut_ratio",
+    caption="One backward pass gives the whole curve: the gain from the output down to every "
+    "x_l. On a log axis l^(L-l) is a straight line; the measurement sits on it while the "
+    "branches are small. l = 0 is a plain stack: the identity term is exactly 0, marked with "
+    "triangles at the bottom, as are measured gradients that underflow float32.",
 )
-first = data[data["layer"] == 1].set_index("variant")["grad_norm"]
-last = data[data["layer"] == depth].set_index("variant")["grad_norm"]
-cols = st.columns(len(first))
-for col, (name, value) in zip(cols, first.items(), strict=True):
-    ratio = value / last[name] if last[name] > 0 else float("nan")
-    col.metric(f"first / last layer, {name}", f"{ratio:.3g}")
+
+# ------------------------------------------------------------------- 3. depth sweep
+st.header("3. Depth sweep: what reaches the first layer")
+measure = p.radio(
+    "Measure",
+    "measure",
+    ["||dL/dx_0|| / ||dL/dx_L||", "||dL/dW_1||"],
+    "||dL/dx_0|| / ||dL/dx_L||",
+)
+ycol = "gain" if measure.startswith("||dL/dx_0") else "first_weight_grad"
+sweep_base = dataclasses.replace(base, depth=1)
+sweep_key = ("gradflow:sweep", sweep_base, G.DEFAULT_DEPTHS, ctx.seed, dev)
+
+
+def sweep_work(report, should_stop):  # noqa: ANN001, ANN202 - jobs.Work
+    out, _ = rv.run_with_fallback(
+        lambda d: G.depth_sweep(
+            sweep_base,
+            G.DEFAULT_DEPTHS,
+            seed=ctx.seed,
+            device=d,
+            callback=report,
+            should_stop=should_stop,
+        ),
+        ctx.device,
+    )
+    return out
+
+
+def sweep_render(job: jobs.Job) -> None:
+    df = job.result if job.result is not None else job.frame
+    if df is None or not len(df):
+        return
+    df = df.assign(variant=np.where(df["residual"] == "none", "plain", "residual"))
+    grid = st.columns(2) + st.columns(2)
+    for col, activation in zip(grid, ("tanh", "sigmoid", "relu", "gelu"), strict=True):
+        part = df[df["activation"] == activation]
+        if not len(part):
+            continue
+        with col:
+            st.markdown(f"**{activation}**")
+            st.altair_chart(
+                charts.line(
+                    part,
+                    "depth",
+                    ycol,
+                    "variant",
+                    log_y=True,
+                    x_title="depth (blocks)",
+                    y_title=f"{measure} (log)",
+                    height=280,
+                ),
+                width="stretch",
+            )
+    zeros = df[(df[ycol] == 0) | ~np.isfinite(df[ycol])]
+    note = (
+        f" {len(zeros)} point(s) underflowed float32 to exactly 0 (or are not finite): they "
+        "are the triangles at the bottom of their plots, first at depth "
+        f"{int(zeros['depth'].min())}."
+        if len(zeros)
+        else ""
+    )
+    st.caption(
+        "Each point is a fresh stack of that depth (width, init and norm from section 1), one "
+        "backward pass. Plain stacks decay exponentially, a straight line on the log axis; "
+        "residual ones stay within a factor of ten or so over a hundred blocks." + note
+    )
+    views.csv_button(df, "depth_sweep")
+
+
+sweep_blocked = views.check_budget(
+    rv.estimate(dataclasses.replace(sweep_base, depth=max(G.DEFAULT_DEPTHS)), batch=32),
+    "This depth sweep",
+)
+n_stacks = len(G.DEFAULT_DEPTHS) * 8
+st.caption(
+    f"**Sweep** builds {n_stacks} stacks of {min(G.DEFAULT_DEPTHS)} to {max(G.DEFAULT_DEPTHS)} "
+    f"blocks at width {width} (a few seconds at width 64, longer when wider) and backpropagates "
+    "once through each. Results are kept, so a second visit with the same settings is instant."
+)
+jobs.panel(
+    "gradflow_sweep",
+    sweep_key,
+    sweep_work,
+    n_stacks,
+    sweep_render,
+    start_label="Sweep",
+    blocked=sweep_blocked,
+    unit="stack",
+)
+
+# ----------------------------------------------------------------- 4. live training
+st.header("4. Training side by side")
+st.markdown(
+    "The same stacks as section 1 train with Adam from the same seed and init on the same "
+    "batches (Gaussian inputs, targets from a fixed random tanh teacher). The heatmaps show "
+    "every block's gradient norm at every step, filling in while the run goes on."
+)
+t1, t2, t3 = st.columns(3)
+with t1:
+    steps = p.slider("Steps", "steps", 20, 1000, 200, step=10)
+with t2:
+    lr_text = p.select("Learning rate", "lr", ["1e-4", "3e-4", "1e-3", "3e-3", "1e-2"], "1e-3")
+with t3:
+    with_scaled = p.toggle("also train l·x + f(x) (l from section 2)", "train_scaled", False)
+p.sync()
+lr = float(lr_text)
+train_variants = dict(variants)
+if with_scaled:
+    train_variants[f"scaled: {scale:g}·x + f(x)"] = dataclasses.replace(base, identity_scale=scale)
+BATCH = 64
+blocked = None
+for cfg in train_variants.values():
+    blocked = blocked or views.check_budget(
+        rv.estimate(cfg, batch=BATCH, steps=steps), "This training run"
+    )
+train_key = ("gradflow:train", tuple(train_variants.items()), steps, lr, ctx.seed, dev)
+
+
+def train_work(report, should_stop):  # noqa: ANN001, ANN202 - jobs.Work
+    out, _ = rv.run_with_fallback(
+        lambda d: G.train_layer_grads(
+            train_variants,
+            steps=steps,
+            seed=ctx.seed,
+            lr=lr,
+            batch_size=BATCH,
+            device=d,
+            callback=report,
+            should_stop=should_stop,
+        ),
+        ctx.device,
+    )
+    return out
+
+
+def train_render(job: jobs.Job) -> None:
+    trace: G.GradTrace = job.result if job.result is not None else job.frame
+    if trace is None or not len(trace.loss):
+        return
+    views.chart(
+        charts.line(
+            trace.loss,
+            "step",
+            "loss",
+            "variant",
+            log_y=True,
+            points=False,
+            y_title="training loss (log)",
+            height=260,
+        ),
+        trace.loss,
+        "training_loss",
+    )
+    for name, step in trace.attrs.get("diverged", {}).items():
+        st.warning(f"{name} diverged at step {step}: its loss or gradient became NaN or Inf.")
+    mats = {v: trace.heatmap(v) for v in train_variants if v in set(trace.loss["variant"])}
+    finite = np.concatenate([m[np.isfinite(m)] for m in mats.values()])
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 0.0)
+    hi = hi if hi > lo else lo + 1.0
+    cols = st.columns(len(mats))
+    n_zero = 0
+    for col, (name, m) in zip(cols, mats.items(), strict=True):
+        n_zero += int(np.isneginf(m).sum())
+        shown = np.where(np.isneginf(m), lo, m)
+        with col:
+            st.altair_chart(
+                charts.image_heatmap(
+                    shown,
+                    title=name,
+                    x_title="step",
+                    y_title="block (0 = input side)",
+                    vmin=lo,
+                    vmax=hi,
+                    height=240,
+                    legend_title="log10 ||grad||",
+                ),
+                width="stretch",
+            )
+    zero_note = (
+        f" {n_zero} cell(s) were exactly 0 (log10 = -inf); they are drawn in the lowest colour."
+        if n_zero
+        else ""
+    )
+    st.caption(
+        "Rows are blocks (input side at the top), columns are steps; colour is log10 of the "
+        "block's gradient norm, on one scale for all panels. Grey is not run yet (or, after a divergence, not finite). A plain "
+        "tanh or sigmoid stack of ten or more blocks starts with its top rows (the first "
+        "blocks) decades colder than the bottom ones: they barely learn. With shortcuts the "
+        "rows start within a small factor of each other." + zero_note
+    )
+    views.csv_button(trace.layers, "layer_gradients_per_step", "Download per-layer CSV")
+
+
+jobs.panel(
+    "gradflow_train",
+    train_key,
+    train_work,
+    steps,
+    train_render,
+    start_label="Train",
+    blocked=blocked,
+)
+
+# ---------------------------------------------------------------- 5. shattered
+st.header("5. Shattered gradients")
+st.markdown(
+    "Balduzzi et al. 2017 (*The Shattered Gradients Problem*): feed a line of 256 inputs "
+    "x in [-2, 2] through a deep ReLU network with one output and look at df/dx along the "
+    "line. In a deep plain network the gradient becomes white noise, uncorrelated between "
+    "neighbouring inputs, so it says nothing about a step in x; with shortcuts it stays "
+    "smooth. **Batch normalization is needed to see it:** without it a deep plain ReLU net's "
+    "signal dies or explodes before it can shatter."
+)
+bn = p.toggle("batch normalization (recommended)", "bn", True)
+SH_DEPTHS = (2, 10, 50)
+(sh_grads, sh_acf), note = cache.shattered(SH_DEPTHS, 64, "batch" if bn else "none", ctx.seed, dev)
+views.notice(note)
+sh_grads = sh_grads.assign(variant=np.where(sh_grads["residual"] == "none", "plain", "residual"))
+sh_acf = sh_acf.assign(variant=np.where(sh_acf["residual"] == "none", "plain", "residual"))
+gcols = st.columns(len(SH_DEPTHS))
+for col, d in zip(gcols, SH_DEPTHS, strict=True):
+    with col:
+        st.markdown(f"**depth {d}**")
+        st.altair_chart(
+            charts.line(
+                sh_grads[sh_grads["depth"] == d].rename(columns={"x": "input"}),
+                "input",
+                "grad_scaled",
+                "variant",
+                points=False,
+                x_title="input x",
+                y_title="df/dx (÷ its std)",
+                height=280,
+            ),
+            width="stretch",
+        )
+views.csv_button(sh_grads, "shattered_gradients", "Download gradients CSV")
+lag1 = (
+    sh_acf[sh_acf["lag"] == 1]
+    .pivot(index="depth", columns="variant", values="corr")
+    .reset_index()
+    .rename(
+        columns={
+            "plain": "plain lag-1 autocorrelation",
+            "residual": "residual lag-1 autocorrelation",
+        }
+    )
+)
+a1, a2 = st.columns([2, 3])
+with a1:
+    views.table(
+        lag1,
+        "shattered_lag1",
+        caption="Correlation of df/dx at neighbouring inputs: near 1 is smooth, near 0 is "
+        "white noise. A NaN means the gradient was constant (or not finite) along the line.",
+    )
+with a2:
+    sh_acf["curve"] = sh_acf["variant"] + ", depth " + sh_acf["depth"].astype(str)
+    views.chart(
+        charts.line(
+            sh_acf,
+            "lag",
+            "corr",
+            "curve",
+            points=False,
+            x_title="lag (grid steps of 4/255)",
+            y_title="autocorrelation",
+            height=260,
+        ),
+        sh_acf[["residual", "depth", "lag", "corr"]],
+        "shattered_autocorrelation",
+        caption="The autocorrelation function of each gradient. Plain depth 50 drops to about "
+        "0 at lag 1; residual nets decay slowly with the lag at every depth.",
+    )

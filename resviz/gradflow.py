@@ -1,0 +1,560 @@
+"""Gradient flow through deep stacks: where gradients vanish and why shortcuts stop it.
+
+Backpropagating through ``x_{l+1} = x_l + f(x_l)`` multiplies the gradient by
+``I + J_l`` (``J_l = df/dx_l``) instead of ``J_l``, so
+
+    dL/dx_0 = dL/dx_L  prod_l (I + J_l)
+
+keeps an identity term however small the ``J_l`` are (the seed derivation
+dL/dx1 = dL/dx2 (1 + d layer(x1)/dx1)). With He et al. 2016's (Identity
+Mappings in Deep Residual Networks, section 3) scaled shortcut
+``x_{l+1} = s x_l + f(x_l)`` that term becomes ``s^L``: it vanishes for ``s < 1``
+and explodes for ``s > 1``. Balduzzi et al. 2017 (The Shattered Gradients
+Problem) add a second failure: in deep plain nets with batch normalization the
+gradient with respect to the input looks like white noise, while residual nets
+keep it correlated between neighbouring inputs.
+
+Every function here is pure: configs and seeds in, tidy DataFrames out. Data come
+from seeded ``torch.Generator``s, models from :func:`resviz.build`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .config import StackConfig
+from .experiments import make_batch
+from .models import Stack, build
+
+Progress = Callable[[object, int, int], None]
+
+
+def _device(device: torch.device | str | None) -> torch.device:
+    return torch.device(device or "cpu")
+
+
+def _first_weight(block: nn.Module) -> torch.Tensor:
+    return block.fc.weight if block.block == "linear" else block.fc1.weight
+
+
+def _backward_with_streams(
+    model: Stack, x: torch.Tensor, y: torch.Tensor
+) -> tuple[list[torch.Tensor], torch.Tensor]:
+    """One MSE backward pass; returns the gradients ``dL/dx_l`` for ``l = 0..L``."""
+    x = x.clone().requires_grad_(True)
+    streams = [x]
+    h = x
+    for block in model.blocks:
+        h = block(h)
+        h.retain_grad()
+        streams.append(h)
+    loss = F.mse_loss(model.head(h), y)
+    loss.backward()
+    return [s.grad for s in streams], loss.detach()
+
+
+def layer_gradients(
+    cfg: StackConfig,
+    seed: int = 0,
+    batch_size: int = 32,
+    device: torch.device | str | None = None,
+) -> pd.DataFrame:
+    """Per-layer gradient norms of a stack after one backward pass at init.
+
+    The loss is the MSE to Gaussian targets of one Gaussian batch (as
+    :func:`resviz.gradient_norms`). One row per stream position ``l = 0..L``
+    (``x_0`` is the input, ``x_L`` the output): ``layer``, ``act_grad``
+    (``||dL/dx_l||`` over the batch), ``gain`` (``act_grad / act_grad[L]``),
+    ``stream_norm`` (mean per-sample ``||x_l||``) and, for ``l < L``, block
+    ``l``'s first weight gradient ``weight_grad`` (``||dL/dW||``; NaN at ``l = L``,
+    which has no block). Layers are counted from the input, so block ``l`` reads
+    ``x_l`` and writes ``x_{l+1}``.
+    """
+    dev = _device(device)
+    model = build(cfg, dev)
+    model.train()
+    gen = torch.Generator().manual_seed(seed)
+    x, y = make_batch(cfg, batch_size, 1, gen)
+    grads, _ = _backward_with_streams(model, x.to(dev), y.to(dev))
+    with torch.no_grad():
+        h = x.to(dev)
+        norms = [float(h.norm(dim=-1).mean())]
+        for block in model.blocks:
+            h = block(h)
+            norms.append(float(h.norm(dim=-1).mean()))
+    act = [float(g.norm()) for g in grads]
+    weight = [float(_first_weight(b).grad.norm()) for b in model.blocks] + [math.nan]
+    last = act[-1]
+    return pd.DataFrame(
+        {
+            "layer": range(len(act)),
+            "act_grad": act,
+            "gain": [a / last if last > 0 else math.nan for a in act],
+            "weight_grad": weight,
+            "stream_norm": norms,
+        }
+    )
+
+
+def identity_ratio(
+    cfg: StackConfig, seed: int = 0, batch_size: int = 32, device: torch.device | str | None = None
+) -> pd.DataFrame:
+    """The measured gain ``||dL/dx_l|| / ||dL/dx_L||`` beside the identity term's ``s^(L-l)``.
+
+    ``s`` is ``cfg.identity_scale`` for ``residual="add"`` (``s x + f(x)``), 1 for
+    ``"scaled"`` and 0 for plain stacks. With near-zero branches (``init="small"``)
+    the product ``prod (s I + J)`` is ``s^(L-l)`` up to the branches' size, which is
+    what the tests pin. Columns: ``layer``, ``blocks_above`` (``L - l``),
+    ``measured``, ``identity_term``, ``rel_error`` (``measured / identity_term - 1``).
+    """
+    df = layer_gradients(cfg, seed, batch_size, device)
+    s = {"add": cfg.identity_scale, "scaled": 1.0}.get(cfg.residual, 0.0)
+    L = cfg.n_blocks
+    out = pd.DataFrame({"layer": df["layer"], "blocks_above": L - df["layer"]})
+    out["measured"] = df["gain"]
+    # s ** k in float64: 0.5 ** 30 is 9.3e-10, far inside float64's range.
+    out["identity_term"] = [float(s) ** int(k) for k in out["blocks_above"]]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["rel_error"] = out["measured"] / out["identity_term"] - 1.0
+    return out
+
+
+def block_jacobian(
+    cfg: StackConfig,
+    layer: int = 0,
+    seed: int = 0,
+    batch_size: int = 32,
+    sample: int = 0,
+    device: torch.device | str | None = None,
+) -> pd.DataFrame:
+    """Singular values of one block's Jacobians at init: the block ``dx_{l+1}/dx_l``
+    and its branch ``J = df/dx_l``.
+
+    The block's input ``x_l`` comes from running a Gaussian batch through blocks
+    ``0..l-1``; the Jacobian is taken for one ``sample`` of that batch with the
+    others held fixed (batch norm couples the samples through the batch
+    statistics). For ``y = s x + f(x)`` the block Jacobian is ``s I + J``.
+
+    One row per singular value: ``matrix`` (``"block"`` or ``"branch J"``),
+    ``index`` (0 = largest) and ``sigma``. ``attrs`` holds the spectral norms
+    ``block_norm`` and ``branch_norm``.
+    """
+    if not 0 <= layer < cfg.n_blocks:
+        raise ValueError(f"layer={layer} is out of range: choose 0 to {cfg.n_blocks - 1}.")
+    if not 0 <= sample < batch_size:
+        raise ValueError(f"sample={sample} is out of range: choose 0 to {batch_size - 1}.")
+    dev = _device(device)
+    model = build(cfg, dev)
+    model.train()
+    gen = torch.Generator().manual_seed(seed)
+    x, _ = make_batch(cfg, batch_size, 1, gen)
+    with torch.no_grad():
+        h = x.to(dev)
+        for block in model.blocks[:layer]:
+            h = block(h)
+    block = model.blocks[layer]
+    captured: dict[str, torch.Tensor] = {}
+    handle = block.branch_out.register_forward_hook(
+        lambda _m, _a, out: captured.__setitem__("f", out)
+    )
+
+    def run(v: torch.Tensor, which: str) -> torch.Tensor:
+        batch = torch.cat([h[:sample], v[None], h[sample + 1 :]])
+        out = block(batch)
+        return (out if which == "block" else captured["f"])[sample]
+
+    # vmap pays ~1 s of one-off set-up and wins only for wide blocks (one backward per row).
+    wide = h.shape[-1] > 128
+    try:
+        jac = {
+            "block": torch.autograd.functional.jacobian(
+                lambda v: run(v, "block"), h[sample], vectorize=wide
+            ),
+            "branch J": torch.autograd.functional.jacobian(
+                lambda v: run(v, "branch"), h[sample], vectorize=wide
+            ),
+        }
+    finally:
+        handle.remove()
+    rows = []
+    norms = {}
+    for name, m in jac.items():
+        sv = torch.linalg.svdvals(m.detach().double().cpu()).numpy()
+        norms[name] = float(sv[0])
+        rows += [{"matrix": name, "index": i, "sigma": float(v)} for i, v in enumerate(sv)]
+    out = pd.DataFrame(rows)
+    out.attrs["block_norm"] = norms["block"]
+    out.attrs["branch_norm"] = norms["branch J"]
+    return out
+
+
+DEFAULT_DEPTHS: tuple[int, ...] = (1, 2, 3, 5, 8, 12, 16, 24, 32, 48, 64, 80, 100)
+
+
+def depth_sweep(
+    base: StackConfig,
+    depths: Sequence[int] = DEFAULT_DEPTHS,
+    activations: Sequence[str] = ("tanh", "sigmoid", "relu", "gelu"),
+    residuals: Sequence[str] = ("none", "add"),
+    seed: int = 0,
+    batch_size: int = 32,
+    device: torch.device | str | None = None,
+    callback: Progress | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> pd.DataFrame:
+    """Gradient reaching the first layer versus depth, per activation, plain versus residual.
+
+    For every (activation, residual, depth) the stack ``base`` with those fields
+    replaced runs :func:`layer_gradients`. Columns: ``activation``, ``residual``,
+    ``depth``, ``first_weight_grad`` (``||dL/dW_1||``), ``input_grad``
+    (``||dL/dx_0||``), ``output_grad`` (``||dL/dx_L||``) and ``gain``
+    (``input_grad / output_grad``). Float32 gradients that underflow are exactly 0
+    (plain sigmoid stacks reach that within 100 layers); they are kept as 0.
+
+    ``callback(frame_so_far, done, total)`` is called after each run and
+    ``should_stop()`` checked; a stopped sweep returns what it has with
+    ``attrs["stopped"] = True``.
+    """
+    combos = [(a, r, d) for a in activations for r in residuals for d in depths]
+    rows: list[dict[str, object]] = []
+    stopped = False
+    for i, (act, res, depth) in enumerate(combos):
+        cfg = dataclasses.replace(base, activation=act, residual=res, depth=depth, widths=None)
+        df = layer_gradients(cfg, seed, batch_size, device)
+        rows.append(
+            {
+                "activation": act,
+                "residual": res,
+                "depth": depth,
+                "first_weight_grad": float(df["weight_grad"].iloc[0]),
+                "input_grad": float(df["act_grad"].iloc[0]),
+                "output_grad": float(df["act_grad"].iloc[-1]),
+                "gain": float(df["gain"].iloc[0]),
+            }
+        )
+        if callback is not None:
+            callback(pd.DataFrame(rows), i + 1, len(combos))
+        if should_stop is not None and i < len(combos) - 1 and should_stop():
+            stopped = True
+            break
+    out = pd.DataFrame(rows)
+    out.attrs["stopped"] = stopped
+    return out
+
+
+# ----------------------------------------------------------------------- training
+
+
+@dataclass
+class GradTrace:
+    """What :func:`train_layer_grads` records.
+
+    ``loss``: one row per (``variant``, ``step``) with ``loss``, ``grad_norm`` (all
+    parameters) and ``diverged``. ``layers``: one row per (``variant``, ``step``,
+    ``layer``) with ``grad_norm`` of that block's parameters before the update.
+    ``attrs``: ``stopped`` and ``diverged`` (variant -> first non-finite step).
+    """
+
+    loss: pd.DataFrame
+    layers: pd.DataFrame
+    steps: int
+    attrs: dict[str, object] = field(default_factory=dict)
+
+    def heatmap(self, variant: str) -> np.ndarray:
+        """``[n_layers, steps]`` matrix of ``log10`` gradient norms (NaN where not run;
+        ``-inf`` where a norm is exactly 0)."""
+        d = self.layers[self.layers["variant"] == variant]
+        n_layers = int(d["layer"].max()) + 1 if len(d) else 0
+        m = np.full((n_layers, self.steps), np.nan)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            m[d["layer"].to_numpy(), d["step"].to_numpy()] = np.log10(d["grad_norm"].to_numpy())
+        return m
+
+
+def teacher_batch(
+    in_dim: int, out_dim: int, batch_size: int, gen: torch.Generator, teacher: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gaussian inputs and the targets of a fixed random teacher ``tanh(x A) B``:
+    a task a deep stack can learn, so loss curves go somewhere."""
+    x = torch.randn(batch_size, in_dim, generator=gen)
+    a, b = teacher[:, :in_dim].T, teacher[:, in_dim : in_dim + out_dim]
+    return x, torch.tanh(x @ a) @ b
+
+
+def train_layer_grads(
+    variants: Mapping[str, StackConfig],
+    steps: int = 200,
+    seed: int = 0,
+    lr: float = 1e-3,
+    batch_size: int = 64,
+    device: torch.device | str | None = None,
+    callback: Callable[[GradTrace, int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    sync_every: int = 10,
+) -> GradTrace:
+    """Train stacks with Adam from the same seed on the same batches, recording every
+    block's gradient norm at every step (the layer x step heatmap).
+
+    All variants must share input and output widths. Each is built with its seed
+    replaced by ``seed``; batch ``t`` is identical for every variant: Gaussian
+    inputs and the outputs of a fixed random teacher (:func:`teacher_batch`). A
+    variant whose loss or gradients turn NaN or Inf stops at that step, which is
+    marked ``diverged``. Every ``sync_every`` steps ``callback(trace_so_far, step,
+    steps)`` runs and ``should_stop()`` is checked.
+    """
+    if not variants:
+        raise ValueError("train_layer_grads needs at least one variant.")
+    if not 1 <= steps <= 100_000:
+        raise ValueError(f"steps={steps} is out of range: choose 1 to 100000.")
+    names = list(variants)
+    in_dims = {variants[n].in_dim for n in names}
+    out_dims = {variants[n].out_dim or variants[n].out_width for n in names}
+    if len(in_dims) > 1 or len(out_dims) > 1:
+        raise ValueError("every variant needs the same input and output width.")
+    in_dim, out_dim = in_dims.pop(), out_dims.pop()
+    dev = _device(device)
+    models = {n: build(dataclasses.replace(variants[n], seed=seed), dev).train() for n in names}
+    opts = {n: torch.optim.Adam(models[n].parameters(), lr=lr) for n in names}
+    blocks = {n: [list(b.parameters()) for b in models[n].blocks] for n in names}
+    teacher_gen = torch.Generator().manual_seed(seed + 1)
+    teacher = torch.randn(in_dim, in_dim + out_dim, generator=teacher_gen) / math.sqrt(in_dim)
+    gen = torch.Generator().manual_seed(seed)
+    losses = {n: torch.full((steps,), math.nan, device=dev) for n in names}
+    totals = {n: torch.full((steps,), math.nan, device=dev) for n in names}
+    per_layer = {n: torch.full((steps, len(blocks[n])), math.nan, device=dev) for n in names}
+    active = dict.fromkeys(names, True)
+    last = dict.fromkeys(names, -1)
+    diverged: dict[str, int] = {}
+    stopped = False
+
+    def trace(upto: int) -> GradTrace:
+        loss_parts, layer_parts = [], []
+        for n in names:
+            k = min(upto, last[n]) + 1
+            if k <= 0:
+                continue
+            lf = pd.DataFrame(
+                {
+                    "variant": n,
+                    "step": range(k),
+                    "loss": losses[n][:k].cpu().numpy(),
+                    "grad_norm": totals[n][:k].cpu().numpy(),
+                }
+            )
+            lf["diverged"] = lf["step"] == diverged.get(n, -1)
+            loss_parts.append(lf)
+            g = per_layer[n][:k].cpu().numpy()  # (k, n_layers)
+            steps_idx, layer_idx = np.meshgrid(range(k), range(g.shape[1]), indexing="ij")
+            layer_parts.append(
+                pd.DataFrame(
+                    {
+                        "variant": n,
+                        "step": steps_idx.ravel(),
+                        "layer": layer_idx.ravel(),
+                        "grad_norm": g.ravel(),
+                    }
+                )
+            )
+        cols_l = ["variant", "step", "loss", "grad_norm", "diverged"]
+        cols_g = ["variant", "step", "layer", "grad_norm"]
+        loss_df = (
+            pd.concat(loss_parts, ignore_index=True) if loss_parts else pd.DataFrame(columns=cols_l)
+        )
+        layer_df = (
+            pd.concat(layer_parts, ignore_index=True)
+            if layer_parts
+            else pd.DataFrame(columns=cols_g)
+        )
+        return GradTrace(loss_df, layer_df, steps, {"stopped": stopped, "diverged": dict(diverged)})
+
+    def check() -> None:
+        for n in names:
+            if not active[n]:
+                continue
+            k = last[n] + 1
+            ok = torch.isfinite(losses[n][:k]) & torch.isfinite(totals[n][:k])
+            if not bool(ok.all()):
+                first = int((~ok).nonzero()[0, 0])
+                diverged[n] = last[n] = first
+                active[n] = False
+
+    for t in range(steps):
+        x, y = teacher_batch(in_dim, out_dim, batch_size, gen, teacher)
+        x, y = x.to(dev), y.to(dev)
+        for n in names:
+            if not active[n]:
+                continue
+            model, opt = models[n], opts[n]
+            opt.zero_grad(set_to_none=True)
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            norms = []
+            for params in blocks[n]:
+                grads = [p.grad for p in params if p.grad is not None]
+                norms.append(
+                    torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+                    if grads
+                    else loss.detach() * 0
+                )
+            layer_norms = torch.stack(norms)
+            per_layer[n][t] = layer_norms.detach()
+            head = [p.grad for p in model.head.parameters() if p.grad is not None]
+            sq = (layer_norms**2).sum()
+            if head:
+                sq = sq + (torch.stack(torch._foreach_norm(head)) ** 2).sum()
+            totals[n][t] = sq.sqrt().detach()
+            losses[n][t] = loss.detach()
+            opt.step()
+            last[n] = t
+        if (t + 1) % sync_every == 0 or t == steps - 1:
+            check()
+            if callback is not None:
+                callback(trace(t), t + 1, steps)
+            if should_stop is not None and t < steps - 1 and should_stop():
+                stopped = True
+                break
+            if not any(active.values()):
+                break
+    return trace(steps)
+
+
+# ------------------------------------------------------------- shattered gradients
+
+
+def shattered_gradients(
+    residual: str = "none",
+    depth: int = 24,
+    width: int = 128,
+    activation: str = "relu",
+    norm: str = "batch",
+    n_points: int = 256,
+    lo: float = -2.0,
+    hi: float = 2.0,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+) -> pd.DataFrame:
+    """``df/dx`` of a scalar network on a 1-D grid of inputs (Balduzzi et al. 2017).
+
+    The network maps ``x`` (width 1) through a first block to ``width``, then
+    ``depth`` blocks of width ``width`` (plain or with identity shortcuts, norm
+    before the branch), then a linear head to one output. ``n_points`` inputs
+    evenly spaced on ``[lo, hi]`` form one batch; batch norm's statistics are taken
+    from that batch once and then frozen, so the network is a fixed function of
+    ``x`` and ``df/dx`` is each point's own derivative. Columns: ``x``, ``grad``,
+    ``output``.
+    """
+    if not 8 <= n_points <= 4096:
+        raise ValueError(f"n_points={n_points} is out of range: choose 8 to 4096.")
+    if not lo < hi:
+        raise ValueError("the interval needs lo < hi.")
+    cfg = StackConfig(
+        widths=(1,) + (width,) * (depth + 1),
+        activation=activation,  # type: ignore[arg-type]
+        residual=residual,  # type: ignore[arg-type]
+        norm=norm,  # type: ignore[arg-type]
+        init="kaiming" if activation == "relu" else "default",
+        out_dim=1,
+        seed=seed,
+    )
+    dev = _device(device)
+    model = build(cfg, dev)
+    x = torch.linspace(lo, hi, n_points, device=dev)[:, None]
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm1d):
+            m.momentum = None  # cumulative average: one pass sets the batch statistics
+    model.train()
+    with torch.no_grad():
+        model(x)
+    model.eval()
+    xg = x.clone().requires_grad_(True)
+    out = model(xg)
+    (grad,) = torch.autograd.grad(out.sum(), xg)
+    return pd.DataFrame(
+        {
+            "x": x[:, 0].cpu().numpy(),
+            "grad": grad[:, 0].detach().cpu().numpy(),
+            "output": out[:, 0].detach().cpu().numpy(),
+        }
+    )
+
+
+def autocorrelation(values: Iterable[float], max_lag: int = 1) -> pd.DataFrame:
+    """Pearson correlation between ``g[i]`` and ``g[i + k]`` for ``k = 0..max_lag``.
+
+    A constant sequence has no defined correlation (NaN). Columns: ``lag``, ``corr``.
+    """
+    g = np.asarray(list(values), dtype=float)
+    rows = []
+    for k in range(max_lag + 1):
+        a, b = (g, g) if k == 0 else (g[:-k], g[k:])
+        if len(a) < 2 or not np.isfinite(a).all() or not np.isfinite(b).all():
+            corr = math.nan
+        else:
+            sa, sb = a.std(), b.std()
+            corr = (
+                float(((a - a.mean()) * (b - b.mean())).mean() / (sa * sb))
+                if sa * sb > 0
+                else math.nan
+            )
+        rows.append({"lag": k, "corr": corr})
+    return pd.DataFrame(rows)
+
+
+def shattered_summary(
+    depths: Sequence[int] = (2, 10, 50),
+    residuals: Sequence[str] = ("none", "add"),
+    width: int = 128,
+    activation: str = "relu",
+    norm: str = "batch",
+    n_points: int = 256,
+    seed: int = 0,
+    max_lag: int = 16,
+    device: torch.device | str | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`shattered_gradients` for every (residual, depth), and the autocorrelation
+    of each gradient sequence.
+
+    Returns ``(gradients, acf)``: ``gradients`` has ``residual, depth, x, grad,
+    grad_scaled`` (``grad`` divided by its standard deviation, so depths share an
+    axis); ``acf`` has ``residual, depth, lag, corr``.
+    """
+    grads, acfs = [], []
+    for res in residuals:
+        for d in depths:
+            g = shattered_gradients(
+                res, d, width, activation, norm, n_points, seed=seed, device=device
+            )
+            sd = float(g["grad"].std())
+            g["grad_scaled"] = g["grad"] / sd if sd > 0 and math.isfinite(sd) else math.nan
+            grads.append(g.assign(residual=res, depth=d))
+            acfs.append(autocorrelation(g["grad"], max_lag).assign(residual=res, depth=d))
+    gcols = ["residual", "depth", "x", "grad", "grad_scaled"]
+    acols = ["residual", "depth", "lag", "corr"]
+    return (
+        pd.concat(grads, ignore_index=True)[gcols],
+        pd.concat(acfs, ignore_index=True)[acols],
+    )
+
+
+__all__ = [
+    "DEFAULT_DEPTHS",
+    "GradTrace",
+    "autocorrelation",
+    "block_jacobian",
+    "depth_sweep",
+    "identity_ratio",
+    "layer_gradients",
+    "shattered_gradients",
+    "shattered_summary",
+    "teacher_batch",
+    "train_layer_grads",
+]

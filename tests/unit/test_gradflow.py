@@ -1,0 +1,236 @@
+"""resviz.gradflow against closed forms and the papers' results."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+import resviz as rv
+from resviz import gradflow as G
+
+
+def _act_ratio(cfg, seed=0):
+    df = G.layer_gradients(cfg, seed=seed)
+    return float(df["act_grad"].iloc[0] / df["act_grad"].iloc[-1])
+
+
+# ---------------------------------------------------------------- per-layer gradients
+
+
+def test_layer_gradients_matches_gradient_norms_and_autograd():
+    cfg = rv.StackConfig(depth=4, width=16, activation="tanh")
+    df = G.layer_gradients(cfg, seed=3)
+    assert list(df["layer"]) == [0, 1, 2, 3, 4] and math.isnan(df["weight_grad"].iloc[-1])
+    # Same batch and loss as rv.gradient_norms: the weight gradients agree exactly.
+    ref = rv.gradient_norms(cfg, seed=3)
+    ref = ref[ref["param"].str.endswith("fc.weight")].sort_values("layer")["grad_norm"]
+    np.testing.assert_allclose(df["weight_grad"].iloc[:-1], ref.to_numpy(), rtol=1e-6)
+    # dL/dx_L of an MSE loss is 2 (y_hat - y) / numel.
+    model = rv.build(cfg)
+    x, y = rv.make_batch(cfg, 32, 1, torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        expected = (2 * (model(x) - y) / y.numel()).norm()
+    assert df["act_grad"].iloc[-1] == pytest.approx(float(expected), rel=1e-5)
+    assert df["gain"].iloc[-1] == 1.0
+
+
+@pytest.mark.parametrize("activation", ["tanh", "sigmoid"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_plain_saturating_stacks_vanish_in_the_stream_too(activation, seed):
+    # test_experiments pins the weight gradients; the stream gradient dL/dx_l vanishes too.
+    cfg = rv.StackConfig(activation=activation, residual="none", seed=seed)
+    assert _act_ratio(cfg, seed) < 0.1
+
+
+@pytest.mark.parametrize("activation", ["tanh", "sigmoid", "relu", "gelu"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_residual_stacks_do_not_vanish(activation, seed):
+    # Pinned on dL/dx_l: sigmoid's positive mean makes x_l grow, which tilts the
+    # *weight* gradients (they scale with the input) without any vanishing.
+    cfg = rv.StackConfig(activation=activation, residual="add", seed=seed)
+    assert _act_ratio(cfg, seed) > 0.9
+
+
+# ------------------------------------------------------------------ identity term
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_identity_shortcut_ratio_is_one_with_near_zero_branches(seed):
+    df = G.identity_ratio(rv.StackConfig(init="small", seed=seed), seed=seed)
+    assert df["identity_term"].iloc[0] == 1.0
+    assert abs(df["measured"].iloc[0] - 1.0) < 1e-3
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_scaled_shortcut_gives_l_to_the_L(seed):
+    cfg = rv.StackConfig(depth=30, init="small", identity_scale=0.5, seed=seed)
+    df = G.identity_ratio(cfg, seed=seed)
+    assert df["identity_term"].iloc[0] == pytest.approx(9.313225746e-10, rel=1e-9)
+    assert df["measured"].iloc[0] == pytest.approx(0.5**30, rel=0.01)
+    # Every intermediate gain follows l^(L-l) as well.
+    assert (df["rel_error"].abs() < 0.01).all()
+
+
+def test_plain_stack_identity_term_is_zero():
+    df = G.identity_ratio(rv.StackConfig(residual="none"))
+    assert (df["identity_term"].iloc[:-1] == 0).all() and df["identity_term"].iloc[-1] == 1
+
+
+def test_block_jacobian_is_identity_plus_branch():
+    cfg = rv.StackConfig(depth=3, width=16, activation="tanh")
+    sv = G.block_jacobian(cfg, layer=1, seed=0)
+    block = sv[sv["matrix"] == "block"]["sigma"].to_numpy()
+    branch = sv[sv["matrix"] == "branch J"]["sigma"].to_numpy()
+    assert len(block) == len(branch) == 16
+    # For y = x + tanh(Wx + b): block Jacobian = I + diag(tanh') W, so the two
+    # spectral norms differ by at most 1 (triangle inequality) ...
+    assert abs(sv.attrs["block_norm"] - sv.attrs["branch_norm"]) <= 1 + 1e-9
+    # ... and J is exactly diag(1 - tanh(z)^2) W at that sample.
+    model = rv.build(cfg)
+    x, _ = rv.make_batch(cfg, 32, 1, torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        h = model.blocks[0](x)[0]
+        blk = model.blocks[1]
+        j = torch.diag(1 - torch.tanh(blk.fc(h)) ** 2) @ blk.fc.weight
+    np.testing.assert_allclose(branch, torch.linalg.svdvals(j.double()).numpy(), rtol=1e-5)
+    np.testing.assert_allclose(
+        block,
+        torch.linalg.svdvals(torch.eye(16, dtype=torch.float64) + j.double()).numpy(),
+        rtol=1e-5,
+    )
+    plain = G.block_jacobian(rv.StackConfig(depth=3, width=16, residual="none"), layer=1)
+    assert plain.attrs["block_norm"] == pytest.approx(plain.attrs["branch_norm"])
+
+
+def test_block_jacobian_rejects_bad_layer():
+    with pytest.raises(ValueError, match="layer=5"):
+        G.block_jacobian(rv.StackConfig(depth=3), layer=5)
+
+
+# --------------------------------------------------------------------- depth sweep
+
+
+def test_depth_sweep_plain_decays_residual_stays():
+    seen = []
+    df = G.depth_sweep(
+        rv.StackConfig(width=32),
+        depths=(2, 10, 40),
+        activations=("tanh",),
+        callback=lambda frame, done, total: seen.append((done, total)),
+    )
+    assert seen[-1] == (6, 6) and len(df) == 6
+    plain = df[df["residual"] == "none"].set_index("depth")["gain"]
+    res = df[df["residual"] == "add"].set_index("depth")["gain"]
+    assert plain[40] < 1e-6 * plain[2]  # exponential decay
+    assert (res > 0.5).all() and res[40] < 100  # roughly flat on a log axis
+
+
+def test_depth_sweep_stops_and_keeps_exact_zero():
+    df = G.depth_sweep(
+        rv.StackConfig(width=16),
+        depths=(128,),
+        activations=("sigmoid",),
+        residuals=("none",),
+    )
+    # 128 sigmoid layers (derivative <= 1/4) underflow float32 to exactly 0.
+    assert df["input_grad"].iloc[0] == 0.0 and df["gain"].iloc[0] == 0.0
+    stopped = G.depth_sweep(rv.StackConfig(width=8), depths=(1, 2, 3), should_stop=lambda: True)
+    assert len(stopped) == 1 and stopped.attrs["stopped"] is True
+
+
+# ------------------------------------------------------------------------ training
+
+SMALL = dict(depth=3, width=16, activation="tanh")
+
+
+def test_train_layer_grads_records_every_block_every_step():
+    variants = {
+        "plain": rv.StackConfig(**SMALL, residual="none"),
+        "res": rv.StackConfig(**SMALL),
+    }
+    seen = []
+    tr = G.train_layer_grads(
+        variants, steps=30, batch_size=8, callback=lambda t, s, n: seen.append(s)
+    )
+    assert seen == [10, 20, 30]
+    assert len(tr.loss) == 60 and len(tr.layers) == 2 * 30 * 3
+    assert tr.heatmap("res").shape == (3, 30) and np.isfinite(tr.heatmap("res")).all()
+    # The per-block norms add up (in squares) to no more than the total gradient norm.
+    step0 = tr.layers[(tr.layers["variant"] == "res") & (tr.layers["step"] == 0)]
+    total0 = tr.loss[(tr.loss["variant"] == "res") & (tr.loss["step"] == 0)]["grad_norm"].iloc[0]
+    assert math.sqrt((step0["grad_norm"] ** 2).sum()) <= total0 * (1 + 1e-6)
+    # The teacher task is learnable.
+    res = tr.loss[tr.loss["variant"] == "res"]["loss"].to_numpy()
+    assert res[-5:].mean() < 0.7 * res[:5].mean()
+    again = G.train_layer_grads({"res": rv.StackConfig(**SMALL)}, steps=30, batch_size=8)
+    np.testing.assert_array_equal(again.loss["loss"].to_numpy(), res)
+
+
+def test_train_layer_grads_stops_and_marks_divergence():
+    tr = G.train_layer_grads(
+        {"a": rv.StackConfig(**SMALL)},
+        steps=50,
+        batch_size=4,
+        sync_every=5,
+        should_stop=lambda: True,
+    )
+    assert len(tr.loss) == 5 and tr.attrs["stopped"] is True
+    assert np.isnan(tr.heatmap("a")[:, 5:]).all()
+    boom = G.train_layer_grads(
+        {"boom": rv.StackConfig(depth=2, width=8, activation="relu", residual="none")},
+        steps=40,
+        lr=1e30,
+        batch_size=4,
+    )
+    step = boom.attrs["diverged"]["boom"]
+    assert boom.loss["diverged"].sum() == 1 and boom.loss["step"].max() == step
+
+
+def test_train_layer_grads_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="at least one variant"):
+        G.train_layer_grads({}, steps=3)
+    with pytest.raises(ValueError, match="same input and output width"):
+        G.train_layer_grads({"a": rv.StackConfig(width=8), "b": rv.StackConfig(width=16)})
+
+
+# ------------------------------------------------------------- shattered gradients
+
+
+def test_autocorrelation_closed_forms():
+    t = np.arange(200)
+    acf = G.autocorrelation(np.sin(2 * np.pi * t / 50), max_lag=25)
+    assert acf["corr"].iloc[0] == pytest.approx(1.0)
+    assert acf["corr"].iloc[1] == pytest.approx(math.cos(2 * np.pi / 50), abs=1e-3)
+    assert acf["corr"].iloc[25] == pytest.approx(-1.0, abs=1e-3)
+    noise = np.random.default_rng(0).standard_normal(4096)
+    assert abs(G.autocorrelation(noise)["corr"].iloc[1]) < 0.05
+    assert math.isnan(G.autocorrelation([1.0] * 10)["corr"].iloc[1])
+
+
+def test_shattered_gradient_is_the_derivative():
+    g = G.shattered_gradients("add", depth=3, width=16, n_points=512, seed=0)
+    # Central differences of the (frozen-statistics) output match df/dx.
+    fd = np.gradient(g["output"].to_numpy(), g["x"].to_numpy())
+    inner = slice(5, -5)
+    corr = np.corrcoef(fd[inner], g["grad"].to_numpy()[inner])[0, 1]
+    assert corr > 0.95
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_shattered_gradients_plain_white_residual_correlated(seed):
+    # Balduzzi et al. 2017: deep plain nets with batch norm give white-noise gradients;
+    # residual nets keep them correlated. The page's defaults: width 64, depths 2, 10, 50.
+    _, acf = G.shattered_summary(depths=(2, 50), width=64, seed=seed, max_lag=1)
+    lag1 = acf[acf["lag"] == 1].set_index(["residual", "depth"])["corr"]
+    assert abs(lag1[("none", 50)]) < 0.3
+    assert lag1[("add", 50)] > 0.8
+    assert lag1[("none", 2)] > 0.8  # shallow plain nets are still smooth
+
+
+def test_shattered_summary_columns():
+    grads, acf = G.shattered_summary(depths=(2,), width=8, n_points=32, max_lag=3)
+    assert list(grads.columns) == ["residual", "depth", "x", "grad", "grad_scaled"]
+    assert len(grads) == 64 and len(acf) == 8
+    assert isinstance(acf, pd.DataFrame)

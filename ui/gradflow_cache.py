@@ -1,0 +1,52 @@
+"""Cached experiments behind the gradient-flow page (same policy as ``ui/cache.py``).
+
+Keys are frozen configs and plain values; results are pure functions of them,
+so they are shared by every session on the server.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+import torch
+
+import resviz as rv
+from resviz import gradflow as G
+
+_CACHE = {"max_entries": 64, "ttl": 3600}
+
+
+def _on(device: str, fn):  # noqa: ANN001, ANN202 - a thin adapter
+    return rv.run_with_fallback(fn, torch.device(device))
+
+
+@st.cache_data(show_spinner="Backpropagating...", **_CACHE)
+def layer_gradients(cfg: rv.StackConfig, seed: int, device: str) -> tuple[pd.DataFrame, str | None]:
+    return _on(device, lambda d: G.layer_gradients(cfg, seed=seed, device=d))
+
+
+@st.cache_data(show_spinner="Backpropagating...", **_CACHE)
+def identity_ratio(cfg: rv.StackConfig, seed: int, device: str) -> tuple[pd.DataFrame, str | None]:
+    return _on(device, lambda d: G.identity_ratio(cfg, seed=seed, device=d))
+
+
+@st.cache_data(show_spinner="Measuring the Jacobian...", **_CACHE)
+def block_jacobian(
+    cfg: rv.StackConfig, layer: int, seed: int, device: str
+) -> tuple[tuple[pd.DataFrame, float, float], str | None]:
+    def run(d: torch.device) -> tuple[pd.DataFrame, float, float]:
+        df = G.block_jacobian(cfg, layer, seed=seed, device=d)
+        # attrs do not survive the cache's pickling reliably: return them beside the frame.
+        return df, df.attrs["block_norm"], df.attrs["branch_norm"]
+
+    return _on(device, run)
+
+
+@st.cache_data(show_spinner="Differentiating along the input line...", **_CACHE)
+def shattered(
+    depths: tuple[int, ...], width: int, norm: str, seed: int, device: str
+) -> tuple[tuple[pd.DataFrame, pd.DataFrame], str | None]:
+    return _on(
+        device,
+        lambda d: G.shattered_summary(depths, width=width, norm=norm, seed=seed, device=d),
+    )
