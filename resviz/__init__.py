@@ -7,6 +7,7 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
     rv.gradient_norms(cfg)          # tidy DataFrame, same numbers the page shows
 """
 
+from . import norms
 from .budget import Budget, Estimate, estimate
 from .config import ENCODER_PRESETS, EncoderConfig, StackConfig, config_fields
 from .device import (
@@ -27,6 +28,16 @@ from .experiments import (
 )
 from .hooks import capture, hook_names
 from .models import Encoder, HookPoint, Stack, build
+from .norms import (
+    invariance_table,
+    last_layer_grad,
+    layernorm_gap,
+    norm_timing,
+    prepost_stream,
+    scaled_batch,
+    textbook_layernorm,
+    train_warmup,
+)
 from .positional import sinusoidal_encoding
 from .text import char_tokenize
 
@@ -52,6 +63,15 @@ __all__ = [
     "forward_signal",
     "gradient_norms",
     "hook_names",
+    "invariance_table",
+    "last_layer_grad",
+    "layernorm_gap",
+    "norm_timing",
+    "norms",
+    "prepost_stream",
+    "scaled_batch",
+    "textbook_layernorm",
+    "train_warmup",
     "make_batch",
     "param_location",
     "parameter_count",
