@@ -55,9 +55,17 @@ def timing(size: str, device: str, nonce: int) -> pd.DataFrame:
     return N.norm_timing(b, t, d, repeats=7, device=device)
 
 
+SHORT_AXES = {
+    "raw": "as drawn",
+    "LayerNorm": "each token over features",
+    "BatchNorm": "each feature over batch",
+    "RMSNorm": "each token, no centring",
+}
+
+
 def heat(df: pd.DataFrame, view: str, height: int = 220) -> alt.Chart:
     sub = df[df["view"] == view]
-    title = f"{view}: {N.AXES[view]}"
+    title = f"{view} ({SHORT_AXES[view]})"
     if len(sub) > 2000:
         m = sub.pivot(index="token", columns="feature", values="value").to_numpy()
         return charts.image_heatmap(
@@ -132,8 +140,8 @@ hist_chart = (
         color=alt.value(charts.PALETTE[0]),
         tooltip=["view", "bin_start", "bin_end", "count"],
     )
-    .properties(width=260, height=160)
-    .facet(facet=alt.Facet("view:N", sort=list(N.VIEWS), title=None), columns=4)
+    .properties(width=380, height=150)
+    .facet(facet=alt.Facet("view:N", sort=list(N.VIEWS), title=None), columns=2)
     .resolve_scale(x="independent", y="independent")
     .configure_axis(labelFontSize=12, titleFontSize=13)
     .configure_header(labelFontSize=14)
@@ -208,13 +216,13 @@ shown = vals[vals["feature"] < 16]
 c1, c2 = st.columns(2)
 for col, mode in ((c1, "train"), (c2, "eval")):
     with col:
+        st.markdown(f"**{mode} mode**: sample 0, token 0")
         st.altair_chart(
             charts.line(
                 shown[shown["mode"] == mode],
                 "feature",
                 "value",
                 "scenario",
-                title=f"{mode} mode: sample 0, token 0",
                 x_title="feature (first 16)",
                 y_title="BatchNorm output",
                 height=260,
@@ -280,9 +288,8 @@ views.chart(
         "n_layers",
         "ratio_to_L1",
         "variant",
-        log_y=True,
         log_x=True,
-        x_title="number of layers L",
+        x_title="number of layers L (log)",
         y_title="||dL/dW2 last layer|| (relative to the shallowest)",
     ),
     xi["grads"],
