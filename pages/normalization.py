@@ -440,7 +440,7 @@ st.header("7. Cost: LayerNorm versus RMSNorm")
 size = p.select(
     "input size (batch x tokens x d)",
     "t_size",
-    ["16x128x256", "16x128x512", "32x256x1024"],
+    ["16x128x256", "16x128x512", "16x256x1024"],
     "16x128x512",
 )
 p.sync()

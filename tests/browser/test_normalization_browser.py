@@ -21,6 +21,7 @@ def server():
     s.stop()
     mp.undo()
 
+
 # 4 heatmaps, histograms, LayerNorm gap, 2 BatchNorm panels, stream, gradient, timing.
 DEFAULT_CHARTS = 11
 
@@ -59,3 +60,5 @@ def test_normalization_deep_link_download_and_training(server, page):
     text = page.locator("[data-testid='stMainBlockContainer']").inner_text()
     assert "neither at step" in text  # lr 0.1: the plain stack blows up, with its step
     screenshot(page, "normalization_trained")
+    page.get_by_text("7. Cost").scroll_into_view_if_needed()
+    screenshot(page, "normalization_bottom")
