@@ -242,7 +242,7 @@ views.csv_button(vals, "batchnorm_token_values")
 st.header("5. Post-LN versus Pre-LN")
 c1, c2, c3 = st.columns(3)
 with c1:
-    layers = p.slider("layers", "layers", 1, 24, 12)
+    layers = p.slider("layers", "layers", 1, 24, 8)
 with c2:
     d_model = int(p.select("d_model", "d_model", ["32", "64", "128"], "64"))
 with c3:
@@ -441,7 +441,7 @@ size = p.select(
     "input size (batch x tokens x d)",
     "t_size",
     ["16x128x256", "16x128x512", "16x256x1024"],
-    "16x128x512",
+    "16x128x256",
 )
 p.sync()
 nonce = st.session_state.setdefault("_norm_timing_nonce", 0)
