@@ -1,53 +1,461 @@
-"""Normalization: where the norm sits around the residual sum (Pre-LN versus Post-LN)."""
+"""Normalization: what LayerNorm, BatchNorm and RMSNorm do, and where the norm sits."""
 
-import dataclasses
-
+import altair as alt
 import pandas as pd
 import streamlit as st
+import torch
 
 import resviz as rv
 from resviz import charts
-from ui import cache, views
+from resviz import norms as N
+from ui import jobs, views
 from ui.params import PageParams
 from ui.shell import page_setup
 
+_CACHE = {"max_entries": 64, "ttl": 3600}
+
+
+# ------------------------------------------------------------------ cached experiments
+@st.cache_data(**_CACHE)
+def four_views(batch: int, tokens: int, d: int, big: float, small: float, seed: int) -> dict:
+    x = N.scaled_batch(batch, tokens, d, big, small, seed)
+    v = N.apply_norms(x)
+    return {
+        "views": N.norm_views(v, 0),
+        "stats": N.norm_stats(v),
+        "hist": N.norm_histograms(v),
+        "gap": N.layernorm_gap(x),
+    }
+
+
+@st.cache_data(**_CACHE)
+def invariances(shift: float, scale: float, seed: int) -> pd.DataFrame:
+    return N.invariance_table(shift=shift, scale=scale, seed=seed)
+
+
+@st.cache_data(**_CACHE)
+def batch_dep(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    return N.batch_dependence(seed=seed)
+
+
+@st.cache_data(show_spinner="Running Post-LN and Pre-LN encoders...", **_CACHE)
+def xiong(n_layers: int, d: int, init: str, seed: int) -> dict:
+    depths = tuple(sorted({1, 2, 4, 8, 16, n_layers} & set(range(1, n_layers + 1))))
+    grads = N.last_layer_grad(depths, (seed, seed + 1, seed + 2), d, init, batch_size=4)
+    return {
+        "stream": N.prepost_stream(n_layers, d, seed, init),
+        "grads": grads,
+        "summary": N.grad_summary(grads),
+    }
+
+
+@st.cache_data(show_spinner="Timing on this device...", **_CACHE)
+def timing(size: str, device: str, nonce: int) -> pd.DataFrame:
+    b, t, d = (int(v) for v in size.split("x"))
+    return N.norm_timing(b, t, d, repeats=7, device=device)
+
+
+SHORT_AXES = {
+    "raw": "as drawn",
+    "LayerNorm": "each token over features",
+    "BatchNorm": "each feature over batch",
+    "RMSNorm": "each token, no centring",
+}
+
+
+def heat(df: pd.DataFrame, view: str, height: int = 220) -> alt.Chart:
+    sub = df[df["view"] == view]
+    title = f"{view} ({SHORT_AXES[view]})"
+    if len(sub) > 2000:
+        m = sub.pivot(index="token", columns="feature", values="value").to_numpy()
+        return charts.image_heatmap(
+            m, title=title, x_title="feature", y_title="token", height=height
+        )
+    return charts.heatmap(sub, "feature", "token", "value", title=title, height=height)
+
+
+def log_lines(df: pd.DataFrame, y: str, title: str) -> alt.Chart:
+    return charts.line(
+        df, "step", y, "variant", log_y=True, points=False, x_title="step", y_title=title
+    )
+
+
+def diverged_note(df: pd.DataFrame) -> str:
+    bad = df[df["diverged"]]
+    if not len(bad):
+        return "No run produced NaN or Inf."
+    return "Diverged (first NaN/Inf, marked by a triangle on the axis): " + ", ".join(
+        f"{r.variant} at step {r.step}" for r in bad.itertuples()
+    )
+
+
 ctx = page_setup(
     "Normalization",
-    "Post-LN (the original Transformer) normalizes after each residual sum, "
-    "`x = LN(x + f(x))`; Pre-LN normalizes only the branch input, `x = x + f(LN(x))`, "
-    "and leaves the stream itself alone (Xiong et al. 2020).",
+    "LayerNorm, BatchNorm and RMSNorm on real activations, and why the norm's place around "
+    "the residual sum decides whether a deep transformer trains. Post-LN (the original "
+    "Transformer) normalizes after each sum, `x = LN(x + f(x))`; Pre-LN normalizes only the "
+    "branch input, `x = x + f(LN(x))` (Xiong et al. 2020). Every number below is measured.",
 )
 p = PageParams("normalization")
-c1, c2 = st.columns(2)
-with c1:
-    layers = p.slider("Layers", "layers", 1, 24, 12)
-    d_model = p.select("d_model", "d_model", ["64", "128", "256"], "128")
-with c2:
-    norm = p.select("Norm", "norm", ["layer", "rms"], "layer")
-p.sync()
 
-base = rv.EncoderConfig(
-    n_layers=layers, d_model=int(d_model), n_heads=4, d_ff=4 * int(d_model), norm=norm
+# ------------------------------------------------------------------- 1. four views
+st.header("1. Same input, four views")
+c1, c2, c3, c4 = st.columns(4)
+with c1:
+    batch = p.slider("batch size", "batch", 2, 16, 8)
+with c2:
+    n_tok = p.slider("tokens per sample", "tokens", 2, 32, 16)
+with c3:
+    d_in = int(p.select("features d", "d", ["16", "32", "64", "128"], "64"))
+with c4:
+    big = float(p.select("first half x", "big", ["1", "10", "100"], "10"))
+    small = float(p.select("second half x", "small", ["1", "0.1", "0.01"], "0.1"))
+
+# ------------------------------------------------------------------ widgets, sections 3-7
+# (drawn where they belong below; declared through the same PageParams)
+data = four_views(batch, n_tok, d_in, big, small, ctx.seed)
+st.markdown(
+    f"Gaussian input of {batch} samples x {n_tok} tokens x {d_in} features; features 0 to "
+    f"{d_in // 2 - 1} multiplied by {big:g}, the rest by {small:g}. The heatmaps show sample 0 "
+    "(rows: tokens, columns: features), each with its own colour scale."
 )
-frames = []
-for placement in ("post", "pre"):
-    cfg = dataclasses.replace(base, norm_position=placement)
-    df, note = cache.stream_norms(cfg, ctx.seed, str(ctx.device))
-    views.notice(note)
-    frames.append(df.assign(variant=f"{placement.capitalize()}-LN"))
-data = pd.concat(frames, ignore_index=True)
-st.subheader("Hidden-state norm along the residual stream, at init")
+cols = st.columns(2) + st.columns(2)
+for col, view in zip(cols, N.VIEWS, strict=True):
+    with col:
+        st.altair_chart(heat(data["views"], view), width="stretch")
+views.csv_button(data["views"], "norm_views")
+st.caption(
+    "Raw: the left half dominates. LayerNorm and RMSNorm rescale each row (token) to unit size, "
+    "so the small features stay near zero inside a row. BatchNorm rescales each column "
+    "(feature) over the batch, so the small features are blown up to the same size as the big."
+)
+hist = data["hist"]
+hist_chart = (
+    alt.Chart(hist)
+    .mark_bar()
+    .encode(
+        x=alt.X("bin_start:Q", title="value"),
+        x2="bin_end:Q",
+        y=alt.Y("count:Q", title="count"),
+        color=alt.value(charts.PALETTE[0]),
+        tooltip=["view", "bin_start", "bin_end", "count"],
+    )
+    .properties(width=380, height=150)
+    .facet(facet=alt.Facet("view:N", sort=list(N.VIEWS), title=None), columns=2)
+    .resolve_scale(x="independent", y="independent")
+    .configure_axis(labelFontSize=12, titleFontSize=13)
+    .configure_header(labelFontSize=14)
+)
+views.chart(
+    hist_chart,
+    hist,
+    "norm_histograms",
+    caption="All values of the batch. Raw values mix two scales (a wide and a needle-thin "
+    "component); after LayerNorm or BatchNorm the values are of order 1.",
+)
+views.table(
+    data["stats"].round(4),
+    "norm_stats",
+    caption="Per token: mean and std over its features; per feature: over the batch and tokens "
+    "(population std). LayerNorm sets every token's mean to 0 and std to 1, BatchNorm every "
+    "feature's, RMSNorm every token's root mean square to 1 (its mean stays non-zero).",
+)
+
+# ------------------------------------------------------- 2. textbook versus torch
+st.header("2. Textbook versus library LayerNorm")
+st.latex(
+    r"\text{textbook: } \frac{x-\mu}{s_{n-1}+10^{-6}} \qquad "
+    r"\text{torch: } \frac{x-\mu}{\sqrt{\sigma^2+10^{-5}}},\quad s_{n-1}=\sigma\sqrt{\tfrac{n}{n-1}}"
+)
+gap = data["gap"]
+m1, m2, m3 = st.columns(3)
+m1.metric("measured max |textbook - torch|", f"{gap['measured'].max():.4g}")
+m2.metric("predicted by the formulas", f"{gap['predicted'].max():.4g}")
+m3.metric("first order: max|y| (1 - sqrt((n-1)/n))", f"{gap['approx'].max():.4g}")
+long_gap = gap.melt(
+    id_vars=["token"], value_vars=["measured", "predicted"], var_name="what", value_name="gap"
+)
 views.chart(
     charts.line(
-        data,
-        "sublayer_index",
-        "norm",
-        "variant",
-        x_title="sublayers from the input",
-        y_title="mean token norm ||x||",
+        long_gap, "token", "gap", "what", x_title="token (flat index)", y_title="max |diff|"
     ),
-    data,
-    "stream_norms",
-    caption="Random tokens, batch 8 x 32. Post-LN resets the norm to about sqrt(d) after every "
-    "sublayer; in Pre-LN each sublayer adds its output to the stream, so the norm grows with depth.",
+    gap,
+    "layernorm_gap",
+    caption=f"The hand-written version divides by the unbiased std (n - 1 = {d_in - 1}), so its "
+    f"outputs are smaller by the factor sqrt((n-1)/n) = {((d_in - 1) / d_in) ** 0.5:.5f}; the "
+    "eps placement matters only when a token's std is near 1e-3. The two curves lie on top of "
+    "each other: the gap is the formula, not noise.",
 )
+
+# --------------------------------------------------------------- 3. invariances
+st.header("3. Invariances, measured")
+c1, c2 = st.columns(2)
+with c1:
+    shift = p.float_slider("shift constant", "shift", 0.5, 20.0, 5.0, 0.5)
+with c2:
+    scale = p.float_slider("scale constant", "scale", 0.5, 10.0, 3.0, 0.5)
+inv = invariances(shift, scale, ctx.seed)
+wide = inv.pivot_table(
+    index=["transformation", "measured_on"], columns="norm", values="max_abs_change", sort=False
+).reset_index()
+views.table(
+    wide,
+    "invariances",
+    caption="max |output change| of each norm, on h = x W^T (x the batch above, W a random "
+    "d x d matrix). Below 1e-4 counts as invariant. LayerNorm ignores a shift or scale of a "
+    "token and a re-scaled or re-centred W; RMSNorm ignores scaling only; BatchNorm in training "
+    "mode changes sample 0 when the other samples change, in eval mode it does not (but it is "
+    "then a fixed affine map, invariant to nothing).",
+    column_config={n: st.column_config.NumberColumn(n, format="%.2e") for n in N.INVARIANCE_NORMS},
+)
+
+# ----------------------------------------------------------- 4. batch dependence
+st.header("4. BatchNorm's batch dependence")
+vals, summ = batch_dep(ctx.seed)
+shown = vals[vals["feature"] < 16]
+c1, c2 = st.columns(2)
+for col, mode in ((c1, "train"), (c2, "eval")):
+    with col:
+        st.markdown(f"**{mode} mode**: sample 0, token 0")
+        st.altair_chart(
+            charts.line(
+                shown[shown["mode"] == mode],
+                "feature",
+                "value",
+                "scenario",
+                x_title="feature (first 16)",
+                y_title="BatchNorm output",
+                height=260,
+            ),
+            width="stretch",
+        )
+views.table(
+    summ,
+    "batchnorm_batch_dependence",
+    caption="The same token, normalized with different batch-mates (batch 8 x 16 tokens, features "
+    "x10 / x0.1). In training mode its output moves when the others are redrawn or scaled, and a "
+    "single token cannot be normalized at all; in eval mode (running statistics) nothing moves.",
+)
+views.csv_button(vals, "batchnorm_token_values")
+
+# --------------------------------------------------------------- 5. Post vs Pre
+st.header("5. Post-LN versus Pre-LN")
+c1, c2, c3 = st.columns(3)
+with c1:
+    layers = p.slider("layers", "layers", 1, 24, 8)
+with c2:
+    d_model = int(p.select("d_model", "d_model", ["32", "64", "128"], "64"))
+with c3:
+    init = p.select(
+        "weight init",
+        "init",
+        ["xavier", "default"],
+        "xavier",
+        help="xavier: Xiong et al.'s setting. default: PyTorch's Linear init, whose sublayer "
+        "outputs are about 10x smaller, so Pre-LN's growth is much slower.",
+    )
+st.markdown(
+    "An encoder with real attention and ReLU FFN sublayers (4 heads, FFN 4d) at init. **Input "
+    "scale, on purpose:** token embeddings plus sinusoidal positions of random tokens, "
+    "standardized to mean 0 and variance 1 per feature, so E||x₀||² = d as in Xiong et al.'s "
+    "analysis. (With the raw N(0, 1) embedding plus positions the input is 1.5 d and, under "
+    "PyTorch's default init, the Pre-LN stream grows only from 9.7 to 10.9 over 8 layers.)"
+)
+xi = xiong(layers, d_model, init, ctx.seed)
+views.chart(
+    charts.line(
+        xi["stream"],
+        "layer",
+        "sq_norm_per_dim",
+        "variant",
+        x_title="layer (0 = input)",
+        y_title="||x_l||² / d",
+    ),
+    xi["stream"],
+    "prepost_stream",
+    caption="Post-LN ends every layer with a LayerNorm, so ||x_l||²/d is 1 at every depth. In "
+    "Pre-LN each sublayer adds its output to an un-normalized stream, so ||x_l||² grows about "
+    "linearly with l (Xiong et al., Lemma 1).",
+)
+gs = xi["summary"]
+ref = gs[gs["variant"] == "Pre-LN"][["n_layers", "inv_sqrt_L"]].rename(
+    columns={"inv_sqrt_L": "ratio_to_L1"}
+)
+plot = pd.concat([gs[["variant", "n_layers", "ratio_to_L1"]], ref.assign(variant="1/sqrt(L)")])
+views.chart(
+    charts.line(
+        plot,
+        "n_layers",
+        "ratio_to_L1",
+        "variant",
+        log_x=True,
+        x_title="number of layers L (log)",
+        y_title="||dL/dW2 last layer|| (relative to the shallowest)",
+    ),
+    xi["grads"],
+    "last_layer_grad",
+    caption="Gradient norm of the last layer's second FFN weight, mean of 3 seeds, divided by its "
+    "value at the shallowest depth. Post-LN's stays about constant; Pre-LN's falls because the "
+    "final LayerNorm divides by ||x_L||, which grows like sqrt(L): roughly 1/sqrt(L) once the "
+    "growth dominates the input. That is why Pre-LN tolerates a large learning rate from step 0.",
+)
+views.table(gs.round(4), "last_layer_grad_summary")
+
+# --------------------------------------------------------------- 5b. warm-up
+st.subheader("Training with and without learning-rate warm-up")
+c1, c2, c3, c4 = st.columns(4)
+with c1:
+    w_layers = p.slider("layers", "w_layers", 2, 12, 8)
+with c2:
+    w_lr = float(
+        p.select("peak learning rate", "w_lr", ["0.001", "0.005", "0.015", "0.03"], "0.015")
+    )
+with c3:
+    w_steps = p.slider("steps", "w_steps", 20, 300, 150, step=10)
+with c4:
+    w_warm = p.slider("warm-up steps", "w_warm", 5, 150, 50, step=5)
+w_variants = N.warmup_variants(w_layers, 64)
+w_block = views.check_budget(
+    rv.estimate(w_variants["Post-LN"], batch=16, seq_len=16, steps=w_steps), "This training run"
+)
+st.markdown(
+    f"Post-LN and Pre-LN encoders ({w_layers} layers, d = 64, 4 heads) learn to copy their "
+    f"input tokens (vocabulary 64, batch 16 x 16) with Adam at a peak rate of {w_lr:g}, once "
+    f"at full rate from step 0 and once warmed up linearly over {w_warm} steps."
+)
+
+
+def render_warmup(job: jobs.Job) -> None:
+    df = job.result if job.result is not None else job.frame
+    if df is None or not len(df):
+        return
+    views.chart(
+        log_lines(df, "loss", "cross-entropy (log)"),
+        df,
+        "warmup_training",
+        caption="At this learning rate Post-LN without warm-up stays at the loss of guessing "
+        "(log 64 = 4.16): its early updates are too large for the gradients it gets near the "
+        "output. With warm-up it learns; Pre-LN learns either way. " + diverged_note(df),
+    )
+    views.table(N.run_summary(df), "warmup_summary")
+
+
+def warm_work(report, should_stop):
+    return N.train_warmup(
+        w_variants,
+        w_warm,
+        steps=w_steps,
+        lr=w_lr,
+        seed=ctx.seed,
+        device=ctx.device,
+        callback=report,
+        should_stop=should_stop,
+    )
+
+
+jobs.panel(
+    "warmup",
+    ("warmup", tuple(w_variants.values()), w_warm, w_steps, w_lr, ctx.seed, str(ctx.device)),
+    warm_work,
+    2 * w_steps,
+    render_warmup,
+    start_label="Train",
+    blocked=w_block,
+)
+
+# ------------------------------------------------------------ 6. stability 2x2
+st.header("6. Training stability: residual x norm")
+c1, c2, c3, c4 = st.columns(4)
+with c1:
+    s_norm = p.select("norm type", "s_norm", ["layer", "rms", "batch"], "layer")
+with c2:
+    s_pos = p.radio("placement", "s_pos", ["pre", "post"], "pre")
+with c3:
+    s_lr = float(p.select("learning rate", "s_lr", ["0.0001", "0.001", "0.01", "0.1"], "0.001"))
+with c4:
+    s_steps = p.slider("Adam steps", "s_steps", 20, 300, 100, step=10)
+c1, c2 = st.columns(2)
+with c1:
+    s_more_norms = p.toggle("add residual + the other norm types", "s_norms", False)
+with c2:
+    s_more_pos = p.toggle("add residual + the other placement", "s_place", False)
+extra = tuple(n for n in ("layer", "rms", "batch") if s_more_norms and n != s_norm)
+extra += ("other placement",) if s_more_pos else ()
+s_variants = N.stability_variants(s_norm, s_pos, extra=extra)
+st.markdown(
+    "The seed notebook's experiment: 4 FFN blocks `W2 gelu(W1 x)` of width 128, regression of "
+    "random targets from random inputs (batch 16 x 32), Adam, every variant from the same seed "
+    "on the same batches."
+)
+
+
+def render_stability(job: jobs.Job) -> None:
+    df = job.result if job.result is not None else job.frame
+    if df is None or not len(df):
+        return
+    c1, c2 = st.columns(2)
+    with c1:
+        st.altair_chart(log_lines(df, "loss", "MSE loss (log)"), width="stretch")
+    with c2:
+        st.altair_chart(log_lines(df, "grad_norm", "total gradient norm (log)"), width="stretch")
+    st.caption(
+        "The targets are fresh random numbers each step, so nothing can be learned and the best "
+        "loss is 1 (predict 0): the runs differ in how they get there and how large their "
+        "gradients grow. Without residual or norm the gradient is tiny (it shrinks through the "
+        "blocks); residual variants start at 2 (the output still holds x) and must learn to "
+        "cancel it; Post-norm outputs have unit size per token, so they cannot reach 0 until the "
+        "norm's gain shrinks. At learning rate 0.1 the unnormalized stacks blow up: "
+        + diverged_note(df)
+    )
+    views.csv_button(df, "stability_training")
+    views.table(N.run_summary(df), "stability_summary")
+
+
+def stab_work(report, should_stop):
+    return rv.train_compare(
+        s_variants,
+        steps=s_steps,
+        seed=ctx.seed,
+        lr=s_lr,
+        batch_size=16,
+        seq_len=32,
+        task="regression",
+        device=ctx.device,
+        callback=report,
+        should_stop=should_stop,
+    )
+
+
+jobs.panel(
+    "stability",
+    ("stability", tuple(s_variants.items()), s_steps, s_lr, ctx.seed, str(ctx.device)),
+    stab_work,
+    s_steps,
+    render_stability,
+    start_label="Train",
+)
+
+# -------------------------------------------------------------------- 7. cost
+st.header("7. Cost: LayerNorm versus RMSNorm")
+size = p.select(
+    "input size (batch x tokens x d)",
+    "t_size",
+    ["16x128x256", "16x128x512", "16x256x1024"],
+    "16x128x256",
+)
+p.sync()
+nonce = st.session_state.setdefault("_norm_timing_nonce", 0)
+if st.button("Measure again", key="normalization:remeasure", icon=":material/timer:"):
+    st.session_state["_norm_timing_nonce"] = nonce = nonce + 1
+tm = timing(size, str(ctx.device), nonce)
+views.chart(
+    charts.bars(tm, "pass", "median_ms", "norm", y_title="median time (ms)", height=260),
+    tm,
+    "norm_timing",
+    caption=f"Measured on {ctx.device} just now: 7 timed calls after one warm-up, median (min "
+    "and max in the CSV). RMSNorm skips the mean, so it does less arithmetic; whether that is "
+    "faster depends on the kernel: on CUDA both are fused, on the CPU PyTorch's RMSNorm is "
+    "built from several element-wise ops and can be the slower one.",
+)
+if torch.cuda.is_available() and ctx.device.type != "cuda":
+    st.caption("A GPU is available: pick it in the sidebar to time it there.")

@@ -7,6 +7,7 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
     rv.gradient_norms(cfg)          # tidy DataFrame, same numbers the page shows
 """
 
+from . import norms
 from .budget import Budget, Estimate, estimate
 from .config import ENCODER_PRESETS, EncoderConfig, StackConfig, config_fields
 from .device import (
@@ -38,6 +39,16 @@ from .gradflow import (
 )
 from .hooks import capture, hook_names
 from .models import Encoder, HookPoint, Stack, build
+from .norms import (
+    invariance_table,
+    last_layer_grad,
+    layernorm_gap,
+    norm_timing,
+    prepost_stream,
+    scaled_batch,
+    textbook_layernorm,
+    train_warmup,
+)
 from .positional import sinusoidal_encoding
 from .skip import (
     DegradationConfig,
@@ -86,22 +97,31 @@ __all__ = [
     "gradient_norms",
     "hook_names",
     "identity_ratio",
+    "invariance_table",
+    "last_layer_grad",
     "layer_decomposition",
     "layer_gradients",
+    "layernorm_gap",
     "lesion",
     "make_batch",
+    "norm_timing",
+    "norms",
     "param_location",
     "parameter_count",
     "path_lengths",
     "pick_device",
+    "prepost_stream",
     "run_with_fallback",
+    "scaled_batch",
     "shattered_gradients",
     "shattered_summary",
     "shortcut_table",
     "sinusoidal_encoding",
     "spirals",
     "stream_norms",
+    "textbook_layernorm",
     "train_compare",
     "train_degradation",
     "train_layer_grads",
+    "train_warmup",
 ]

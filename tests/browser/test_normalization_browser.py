@@ -1,0 +1,64 @@
+"""The normalization page in Chromium: heatmaps drawn, a CSV download, live training."""
+
+import csv
+import io
+
+import pytest
+
+from tests.browser.conftest import Server, screenshot, wait_ready
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def server():
+    """This module's own server, with one torch thread: the page's models are tiny, and on a
+    busy 2-core machine two intra-op threads run them about 20 times slower."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RESVIZ_TORCH_THREADS", "1")
+    s = Server()
+    yield s
+    s.stop()
+    mp.undo()
+
+
+# 4 heatmaps, histograms, LayerNorm gap, 2 BatchNorm panels, stream, gradient, timing.
+DEFAULT_CHARTS = 11
+
+
+def test_normalization_deep_link_download_and_training(server, page):
+    page.goto(f"{server.url}/normalization?s_steps=30&s_lr=0.1&layers=8")
+    wait_ready(page, charts=DEFAULT_CHARTS, downloads=8, timeout=120_000)
+    assert page.locator("h1").first.inner_text() == "Normalization"
+    assert page.locator("[data-testid='stException']").count() == 0
+    # Every Vega chart has drawn marks (no empty frames).
+    assert page.locator("[data-testid='stVegaLiteChart']").count() >= DEFAULT_CHARTS
+    screenshot(page, "normalization_default")
+
+    # The statistics table's CSV holds one row per view with the measured numbers.
+    button = page.locator("[data-testid='stDownloadButton']").filter(has_text="Download CSV")
+    with page.expect_download() as dl:
+        page.locator("[class*='norm_stats'] button").click()
+    download = dl.value
+    assert download.suggested_filename == "norm_stats.csv"
+    rows = {r["view"]: r for r in csv.DictReader(io.StringIO(open(download.path()).read()))}
+    assert set(rows) == {"raw", "LayerNorm", "BatchNorm", "RMSNorm"}
+    assert abs(float(rows["LayerNorm"]["token_std_max"]) - 1) < 1e-3
+    assert button.count() >= 8
+
+    # Start the stability run: the live panel fills in with loss and gradient curves.
+    before = page.locator("[data-testid='stVegaLiteChart']").count()
+    page.locator("[class*='stability'][class*='start'] button").click()
+    page.wait_for_function(
+        "n => document.querySelectorAll(\"[data-testid='stVegaLiteChart']\").length >= n + 2",
+        arg=before,
+        timeout=120_000,
+    )
+    page.get_by_text("Finished 30 steps").wait_for(timeout=120_000)
+    wait_ready(page, charts=before + 2)
+    assert page.locator("[data-testid='stException']").count() == 0
+    text = page.locator("[data-testid='stMainBlockContainer']").inner_text()
+    assert "neither at step" in text  # lr 0.1: the plain stack blows up, with its step
+    screenshot(page, "normalization_trained")
+    page.get_by_text("7. Cost").scroll_into_view_if_needed()
+    screenshot(page, "normalization_bottom")
