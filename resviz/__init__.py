@@ -7,6 +7,7 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
     rv.gradient_norms(cfg)          # tidy DataFrame, same numbers the page shows
 """
 
+from . import playground
 from .budget import Budget, Estimate, estimate
 from .config import ENCODER_PRESETS, EncoderConfig, StackConfig, config_fields
 from .device import (
@@ -27,6 +28,15 @@ from .experiments import (
 )
 from .hooks import capture, hook_names
 from .models import Encoder, HookPoint, Stack, build
+from .playground import (
+    generate_code,
+    predict_masked,
+    rank_collapse,
+    rank_collapse_compare,
+    residual_stream,
+    tokenize,
+    train_masked,
+)
 from .positional import sinusoidal_encoding
 from .text import char_tokenize
 
@@ -50,14 +60,22 @@ __all__ = [
     "device_info",
     "estimate",
     "forward_signal",
+    "generate_code",
     "gradient_norms",
     "hook_names",
     "make_batch",
     "param_location",
     "parameter_count",
     "pick_device",
+    "playground",
+    "predict_masked",
+    "rank_collapse",
+    "rank_collapse_compare",
+    "residual_stream",
     "run_with_fallback",
     "sinusoidal_encoding",
     "stream_norms",
+    "tokenize",
     "train_compare",
+    "train_masked",
 ]
