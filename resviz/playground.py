@@ -45,6 +45,13 @@ SPECIALS = ("[PAD]", "[UNK]", "[MASK]")
 PAD, UNK, MASK = 0, 1, 2
 # Training reads at most this many tokens of the text (the views read max_len).
 TRAIN_MAX_TOKENS = 4096
+# The page's default paragraph, written for this project.
+DEFAULT_TEXT = (
+    "A residual connection lets each layer add to a running sum instead of replacing it. "
+    "The input travels along the stream unchanged, every sublayer writes a small update, "
+    "and the gradient finds a short path back to the first layer. Take the stream away "
+    "and attention alone blurs the tokens together until every position looks the same."
+)
 _WORD = re.compile(r"\w+|[^\w\s]")
 _SPACES = re.compile(r"\s+")
 
@@ -143,7 +150,7 @@ def tokenize(
 
 def _visible(token: str) -> str:
     table = {" ": "␣", "\n": "⏎", "\t": "⇥"}
-    return "".join(table.get(c, c) for c in token if unicodedata.category(c) != "Cc")
+    return "".join(table.get(c, c if unicodedata.category(c) != "Cc" else "") for c in token)
 
 
 def axis_labels(tokens: Sequence[str], width: int = 10) -> list[str]:
@@ -769,6 +776,7 @@ def predict_masked(
 
 
 __all__ = [
+    "DEFAULT_TEXT",
     "MASK",
     "PAD",
     "SPECIALS",
