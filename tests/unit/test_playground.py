@@ -11,7 +11,7 @@ import torch
 import resviz as rv
 from resviz import playground as pg
 
-PAGE_DEFAULT = rv.ENCODER_PRESETS["Classic Post-LN"]
+PAGE_DEFAULT = rv.ENCODER_PRESETS["Pre-LN"]
 
 
 def _cfg(**kw) -> rv.EncoderConfig:
