@@ -11,7 +11,7 @@ from resviz import charts
 from resviz import playground as PG
 from resviz.budget import human_bytes, human_count, human_flops
 from ui import cache, jobs, views
-from ui.params import PageParams, md_escape
+from ui.params import PageParams
 from ui.shell import budget, page_setup
 
 PAGE = "encoder_playground"
@@ -24,6 +24,7 @@ ctx = page_setup(
 p = PageParams(PAGE)
 PRESETS = rv.ENCODER_PRESETS
 DEFAULT_PRESET = "Pre-LN"
+HEAD_CHOICES = ["1", "2", "3", "4", "8", "16"]
 
 # Widget name -> (config field, how the widget stores it).
 MODEL_WIDGETS = {
@@ -76,7 +77,7 @@ with c1:
         p.select(
             "Heads",
             "heads",
-            ["1", "2", "3", "4", "8", "16"],
+            HEAD_CHOICES,
             str(base.n_heads),
             help="must divide d_model",
         )
@@ -151,6 +152,15 @@ with tok_box:
 
 # ---------------------------------------------------------------------- model
 with card_box:
+    if d_model % n_heads:
+        fits = [h for h in HEAD_CHOICES if d_model % int(h) == 0]
+        st.warning(
+            f"The number of heads must divide d_model (each head gets d_model / heads "
+            f"features): {n_heads} heads do not divide d_model = {d_model}. Pick "
+            f"{', '.join(fits[:-1])} or {fits[-1]} heads, or change d_model.",
+            icon=":material/warning:",
+        )
+        st.stop()
     try:
         cfg = rv.EncoderConfig(
             n_layers=n_layers,
@@ -169,7 +179,8 @@ with card_box:
             seed=ctx.seed,
         )
     except ValueError as exc:
-        st.warning(f"This configuration cannot be built: {md_escape(str(exc), 300)}")
+        # The message names widget values only (no user text).
+        st.warning(f"This configuration cannot be built: {exc}")
         st.stop()
     T = len(toks)
     est = rv.estimate(cfg, batch=1, seq_len=T)
