@@ -178,7 +178,7 @@ def token_table(tokens: Tokens) -> pd.DataFrame:
 
 # ------------------------------------------------------------------ model card
 def forward_latency(
-    model: nn.Module, ids: Sequence[int], budget_s: float = 0.25, max_runs: int = 50
+    model: nn.Module, ids: Sequence[int], budget_s: float = 0.1, max_runs: int = 30
 ) -> dict[str, float]:
     """Median wall time of ``model(ids)`` in milliseconds (after one warm-up run).
 
