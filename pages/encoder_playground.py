@@ -237,7 +237,12 @@ with card_box:
 res, note = cache.playground_views(cfg, toks.ids, str(ctx.device))
 views.notice(note)
 labels = toks.labels
-cell = max(300, min(16 * T, 900))
+cell = max(220, 22 * T)  # room for every token label on the y axis
+
+
+def int_line(*args, **kw) -> alt.Chart:
+    """Every x axis on this page counts something whole: layers, sublayers, steps."""
+    return charts.line(*args, x_int=True, **kw)
 
 
 def attention_chart(maps, layer_i: int, head_i: int, name: str, title: str) -> None:
@@ -292,7 +297,7 @@ with att_box:
 stream = res["stream"]
 with stream_box:
     views.chart(
-        charts.line(
+        int_line(
             stream,
             "index",
             "stream_norm",
@@ -308,7 +313,7 @@ with stream_box:
         "without residuals it is whatever the last sublayer outputs.",
     )
     views.chart(
-        charts.line(
+        int_line(
             stream,
             "layer",
             "update_ratio",
@@ -345,7 +350,7 @@ with rank_box:
         st.info("Rank collapse needs at least 2 tokens.")
     else:
         views.chart(
-            charts.line(
+            int_line(
                 collapse,
                 "layer",
                 "residual",
@@ -362,7 +367,7 @@ with rank_box:
             "every token keeps its own direction.",
         )
         views.chart(
-            charts.line(
+            int_line(
                 collapse,
                 "layer",
                 "cosine",
@@ -433,9 +438,7 @@ with train_box:
         for n, g in curves[curves["diverged"]].groupby("variant"):
             st.warning(f"{n} diverged (loss NaN/Inf) at step {int(g['step'].iloc[0])}.")
         views.chart(
-            charts.line(
-                curves, "step", "loss", "variant", points=False, y_title="masked-token loss"
-            ),
+            int_line(curves, "step", "loss", "variant", points=False, y_title="masked-token loss"),
             curves,
             "training_loss",
             caption="Chance level is about ln(vocabulary size). The model that keeps its "
@@ -482,7 +485,7 @@ with train_box:
         )
         ratio["series"] = ratio["model"] + " · " + ratio["sublayer"]
         views.chart(
-            charts.line(
+            int_line(
                 ratio,
                 "layer",
                 "update_ratio",
@@ -501,7 +504,7 @@ with train_box:
         )
         rc["series"] = rc["variant"] + " · " + rc["weights"]
         views.chart(
-            charts.line(
+            int_line(
                 rc,
                 "layer",
                 "residual",

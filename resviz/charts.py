@@ -59,9 +59,11 @@ def line(
     points: bool = True,
     height: int = HEIGHT,
     tooltip_cols: list[str] | None = None,
+    x_int: bool = False,
 ) -> alt.Chart:
     """A line per ``color`` group; on a log axis, zero/Inf/NaN points are left out
-    of the line and listed in the tooltip-bearing ``status`` markers along the bottom."""
+    of the line and listed in the tooltip-bearing ``status`` markers along the bottom.
+    ``x_int=True`` puts ticks on whole numbers only (layers, steps)."""
     data = mark_nonfinite(df, y, log=log_y)
     scale_y = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
     scale_x = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
@@ -73,7 +75,12 @@ def line(
     tips = [alt.Tooltip(c) for c in (tooltip_cols or [c for c in (color, x) if c])]
     tips.append(alt.Tooltip(f"{y}:Q", format=".4g"))
     base = alt.Chart(data, title=title).encode(
-        x=alt.X(f"{x}:Q", title=x_title or x, scale=scale_x),
+        x=alt.X(
+            f"{x}:Q",
+            title=x_title or x,
+            scale=scale_x,
+            axis=alt.Axis(tickMinStep=1, format="d") if x_int else alt.Axis(),
+        ),
         color=enc_color,
     )
     ln = base.mark_line(strokeWidth=3, point=points).encode(
