@@ -237,7 +237,7 @@ with card_box:
 res, note = cache.playground_views(cfg, toks.ids, str(ctx.device))
 views.notice(note)
 labels = toks.labels
-cell = max(220, 22 * T)  # room for every token label on the y axis
+cell = 100 + 24 * T  # the plot, every token label on the y axis, and the rotated x labels
 
 
 def int_line(*args, **kw) -> alt.Chart:
