@@ -258,6 +258,11 @@ def attention_chart(maps, layer_i: int, head_i: int, name: str, title: str) -> N
         title=title,
         height=cell,
     )
+    # Every token gets its label: never thin them out; smaller type for long inputs.
+    size = 14 if T <= 20 else 12
+    chart = chart.configure_axisX(labelOverlap=False, labelFontSize=size).configure_axisY(
+        labelOverlap=False, labelFontSize=size
+    )
     views.chart(chart, df, name)
 
 
