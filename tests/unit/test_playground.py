@@ -14,6 +14,16 @@ from resviz import playground as pg
 PAGE_DEFAULT = rv.ENCODER_PRESETS["Pre-LN"]
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    """These matrices are tiny: on a shared 2-core machine one thread is several
+    times faster than two (the numbers do not depend on it)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def _cfg(**kw) -> rv.EncoderConfig:
     base = {"n_layers": 3, "d_model": 32, "n_heads": 4, "d_ff": 64, "vocab_size": 50}
     return rv.EncoderConfig(**{**base, **kw})
@@ -225,19 +235,14 @@ def test_masked_batch_is_seeded_and_masks_something():
 def test_training_drives_masked_loss_down_with_residuals():
     vocab, ids, cfg = _setup()
     seen = []
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # tiny matrices: one thread is fastest on a shared machine
-    try:
-        run = pg.train_masked(
-            {"residual": cfg, "plain": dataclasses.replace(cfg, residual=False)},
-            ids,
-            steps=200,
-            seq_len=16,
-            batch_size=16,
-            callback=lambda f, s, t: seen.append(s),
-        )
-    finally:
-        torch.set_num_threads(threads)
+    run = pg.train_masked(
+        {"residual": cfg, "plain": dataclasses.replace(cfg, residual=False)},
+        ids,
+        steps=200,
+        seq_len=16,
+        batch_size=16,
+        callback=lambda f, s, t: seen.append(s),
+    )
     assert seen[-1] == 200 and not run.stopped
     c = run.curves
     res = c[c["variant"] == "residual"]["loss"]
