@@ -245,6 +245,13 @@ def int_line(*args, **kw) -> alt.Chart:
     return charts.line(*args, x_int=True, **kw)
 
 
+def two_column_legend(chart: alt.Chart) -> alt.Chart:
+    """Long series names (model, weights, sublayer) in two legend columns, not one long row."""
+    return chart.configure_legend(
+        labelFontSize=charts.FONT_SIZE, titleFontSize=charts.FONT_SIZE, labelLimit=400, columns=2
+    )
+
+
 def attention_chart(maps, layer_i: int, head_i: int, name: str, title: str) -> None:
     df = PG.attention_frame(maps, labels, layer_i, head_i)
     chart = charts.heatmap(
@@ -490,13 +497,15 @@ with train_box:
         )
         ratio["series"] = ratio["model"] + " · " + ratio["sublayer"]
         views.chart(
-            int_line(
-                ratio,
-                "layer",
-                "update_ratio",
-                "series",
-                log_y=True,
-                y_title="||f(x)|| / ||x|| (log)",
+            two_column_legend(
+                int_line(
+                    ratio,
+                    "layer",
+                    "update_ratio",
+                    "series",
+                    log_y=True,
+                    y_title="||f(x)|| / ||x|| (log)",
+                )
             ),
             ratio[["model", "layer", "sublayer", "stream_norm", "update_ratio"]],
             "update_ratio_trained",
@@ -509,14 +518,16 @@ with train_box:
         )
         rc["series"] = rc["variant"] + " · " + rc["weights"]
         views.chart(
-            int_line(
-                rc,
-                "layer",
-                "residual",
-                "series",
-                log_y=True,
-                y_title="||X - 1 x^T|| / ||X|| (log)",
-                x_title="layer (0 = input)",
+            two_column_legend(
+                int_line(
+                    rc,
+                    "layer",
+                    "residual",
+                    "series",
+                    log_y=True,
+                    y_title="||X - 1 x^T|| / ||X|| (log)",
+                    x_title="layer (0 = input)",
+                )
             ),
             rc[["variant", "weights", "layer", "residual", "cosine"]],
             "rank_collapse_trained",

@@ -64,3 +64,6 @@ def test_playground_attention_csv_and_live_training(server, page):
     assert page.get_by_text("Predictions at masked positions").count() == 1
     assert page.locator("[data-testid='stException']").count() == 0
     screenshot(page, "playground_trained")
+    # The page is taller than the window: scroll to the trained views and look there too.
+    page.get_by_text("Predictions at masked positions").scroll_into_view_if_needed()
+    screenshot(page, "playground_trained_views")
