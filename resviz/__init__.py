@@ -7,8 +7,9 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
     rv.gradient_norms(cfg)          # tidy DataFrame, same numbers the page shows
 """
 
-from . import norms
+from . import norms, playground
 from .budget import Budget, Estimate, estimate
+from .codegen import generate_code
 from .config import ENCODER_PRESETS, EncoderConfig, StackConfig, config_fields
 from .device import (
     available_devices,
@@ -49,13 +50,20 @@ from .norms import (
     textbook_layernorm,
     train_warmup,
 )
+from .playground import (
+    predict_masked,
+    rank_collapse,
+    rank_collapse_compare,
+    residual_stream,
+    tokenize,
+    train_masked,
+)
 from .positional import sinusoidal_encoding
 from .skip import (
     DegradationConfig,
     DegradationResult,
     block_formula,
     forward_decomposition,
-    generate_code,
     layer_decomposition,
     lesion,
     path_lengths,
@@ -110,7 +118,12 @@ __all__ = [
     "parameter_count",
     "path_lengths",
     "pick_device",
+    "playground",
+    "predict_masked",
     "prepost_stream",
+    "rank_collapse",
+    "rank_collapse_compare",
+    "residual_stream",
     "run_with_fallback",
     "scaled_batch",
     "shattered_gradients",
@@ -120,8 +133,10 @@ __all__ = [
     "spirals",
     "stream_norms",
     "textbook_layernorm",
+    "tokenize",
     "train_compare",
     "train_degradation",
     "train_layer_grads",
+    "train_masked",
     "train_warmup",
 ]

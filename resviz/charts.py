@@ -59,9 +59,12 @@ def line(
     points: bool = True,
     height: int = HEIGHT,
     tooltip_cols: list[str] | None = None,
+    x_int: bool = False,
 ) -> alt.Chart:
     """A line per ``color`` group; on a log axis, zero/Inf/NaN points are left out
-    of the line and listed in the tooltip-bearing ``status`` markers along the bottom."""
+    of the line and listed in the tooltip-bearing ``status`` markers along the bottom.
+    Whole-number x columns (layers, steps) get whole-number ticks; ``x_int=True``
+    forces that for a float column holding whole numbers."""
     data = mark_nonfinite(df, y, log=log_y)
     scale_y = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
     scale_x = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
@@ -73,7 +76,7 @@ def line(
     tips = [alt.Tooltip(c) for c in (tooltip_cols or [c for c in (color, x) if c])]
     tips.append(alt.Tooltip(f"{y}:Q", format=".4g"))
     # Whole-number x (layer, block, step): no fractional ticks like 1.5 blocks.
-    integer_x = pd.api.types.is_integer_dtype(data[x]) and not log_x
+    integer_x = (x_int or pd.api.types.is_integer_dtype(data[x])) and not log_x
     axis_x = alt.Axis(tickMinStep=1, format="d") if integer_x else alt.Axis()
     base = alt.Chart(data, title=title).encode(
         x=alt.X(f"{x}:Q", title=x_title or x, scale=scale_x, axis=axis_x),

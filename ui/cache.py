@@ -15,6 +15,7 @@ import torch
 
 import resviz as rv
 from resviz import charts
+from resviz import playground as PG
 from resviz import positional as P
 
 _CACHE = {"max_entries": 64, "ttl": 3600}
@@ -127,3 +128,45 @@ def image_chart(key: tuple, matrix_fn: str, **kw: object) -> alt.LayerChart:
     else:
         m = similarity_matrices(*key)[matrix_fn.split(":", 1)[1]]
     return charts.image_heatmap(m, **kw)
+
+
+# -------------------------------------------------------------- encoder playground
+@st.cache_data(**_CACHE)
+def playground_tokens(
+    text: str, level: str, max_len: int, max_vocab: int
+) -> tuple[PG.Tokens, PG.Vocab, tuple[int, ...]]:
+    """The shown tokens, the vocabulary, and the ids training reads."""
+    toks, vocab = PG.tokenize(text, level, max_len, max_vocab)  # type: ignore[arg-type]
+    return toks, vocab, PG.encode(text, vocab, PG.TRAIN_MAX_TOKENS).ids
+
+
+@st.cache_data(show_spinner="Running the encoder...", **_CACHE)
+def playground_views(
+    cfg: rv.EncoderConfig, ids: tuple[int, ...], device: str
+) -> tuple[dict[str, object], str | None]:
+    return rv.run_with_fallback(
+        lambda d: PG.inspect(rv.build(cfg, d), cfg, ids), torch.device(device)
+    )
+
+
+@st.cache_data(show_spinner="Comparing rank collapse...", **_CACHE)
+def playground_collapse(
+    cfg: rv.EncoderConfig, ids: tuple[int, ...], device: str
+) -> tuple[pd.DataFrame, str | None]:
+    return rv.run_with_fallback(
+        lambda d: PG.rank_collapse_compare(cfg, ids, d), torch.device(device)
+    )
+
+
+@st.cache_data(show_spinner="Timing a forward pass...", **_CACHE)
+def playground_latency(
+    cfg: rv.EncoderConfig, ids: tuple[int, ...], device: str
+) -> tuple[dict[str, float], str | None]:
+    return rv.run_with_fallback(
+        lambda d: PG.forward_latency(rv.build(cfg, d), ids), torch.device(device)
+    )
+
+
+@st.cache_data(**_CACHE)
+def playground_code(cfg: rv.EncoderConfig) -> str:
+    return PG.generate_code(cfg)

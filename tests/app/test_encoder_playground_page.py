@@ -1,0 +1,133 @@
+"""The encoder playground through AppTest: every section, presets, bad settings,
+odd text, the budget refusal and a finished training run."""
+
+import math
+
+import pytest
+import torch
+
+import resviz as rv
+import ui.jobs
+from resviz import playground as PG
+
+PAGE = "pages/encoder_playground.py"
+SMALL = {"layers": "1", "d_model": "32", "heads": "4", "d_ff": "64", "max_len": "12"}
+BUDGET_MARK = "over this server's budget"
+
+
+@pytest.fixture(autouse=True)
+def one_thread(monkeypatch):
+    """The app's thread policy, set for a busy shared server (see README): one torch
+    thread is several times faster than two for these tiny models on 2 shared cores."""
+    threads = torch.get_num_threads()
+    monkeypatch.setenv("RESVIZ_TORCH_THREADS", "1")
+    yield
+    torch.set_num_threads(threads)
+
+
+def _clean(at):
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def _frame(at, first_col, cols):
+    want = [first_col, *cols]
+    return next(d.value for d in at.dataframe if list(d.value.columns)[: len(want)] == want)
+
+
+def test_default_view_draws_every_section(app):
+    at = app(PAGE).run()
+    _clean(at)
+    assert not at.warning
+    assert len(at.get("vega_lite_chart")) == 6  # attention, 3 residual-stream, 2 rank collapse
+    names = {b.proto.label for b in at.get("download_button")}
+    assert "Download encoder.py" in names
+    toks, vocab = PG.tokenize(PG.DEFAULT_TEXT, "word", 32, 256)
+    card = _frame(at, "quantity", ["value", "unit"]).set_index("quantity")["value"]
+    cfg = rv.EncoderConfig(**{
+        **rv.config_fields(rv.ENCODER_PRESETS["Pre-LN"]), "vocab_size": len(vocab), "max_len": 32
+    })  # fmt: skip
+    assert card["parameters"] == rv.estimate(cfg, 1, 32).params
+    assert card["forward latency"] > 0
+    code = at.get("code")[0].proto.code_text
+    assert "class Encoder(nn.Module)" in code and f"VOCAB_SIZE = {len(vocab)}" in code
+    tokens = _frame(at, "position", ["token", "id", "unknown"])
+    assert list(tokens["token"][:3]) == ["a", "residual", "connection"]
+    assert any("training reads" in i.value for i in at.info)  # 62 tokens, 32 shown
+
+
+def test_preset_sets_the_model_widgets(app):
+    at = app(PAGE).run()
+    at.selectbox(key="encoder_playground:preset").set_value("Attention only").run()
+    _clean(at)
+    assert at.toggle(key="encoder_playground:ffn").value is False
+    assert at.selectbox(key="encoder_playground:norm").value == "none"
+    at.selectbox(key="encoder_playground:preset").set_value("Classic Post-LN").run()
+    _clean(at)
+    assert at.selectbox(key="encoder_playground:d_ff").value == "128"
+    assert at.radio(key="encoder_playground:place").value == "post"
+    # Post-LN: the share view explains why it is not defined instead of drawing it.
+    assert any("Post-LN normalizes" in i.value for i in at.info)
+
+
+def test_heads_must_divide_d_model(app):
+    at = app(PAGE, heads="3").run()
+    _clean(at)
+    text = " ".join(w.value for w in at.warning)
+    assert "must divide d_model" in text and "Pick 1, 2, 4, 8 or 16 heads" in text
+
+
+def test_url_sets_the_view_and_char_level(app):
+    at = app(PAGE, layers="2", level="char", max_len="8", text="hello").run()
+    _clean(at)
+    assert at.slider(key="encoder_playground:layers").value == 2
+    tokens = _frame(at, "position", ["token", "id", "unknown"])
+    assert list(tokens["token"]) == list("hello")
+    # layer 1 is the default; head 1 of 8: a 5 x 5 map with labels "0:h" ... "4:o".
+    att = next(c for c in at.get("vega_lite_chart") if "query" in c.proto.spec)
+    assert '"0:h"' in att.proto.spec and '"3:l"' in att.proto.spec
+
+
+def test_odd_text_is_data_not_markup_and_huge_text_is_cut(app):
+    at = app(PAGE, **SMALL).run()
+    for text in ["   ", "\x00\x00", "🙂🚀", "שלום עולם", "<script>alert(1)</script> **x**"]:
+        at.text_input[0].input(text).run()
+        _clean(at)
+    assert all("<script>" not in m.value for m in at.markdown if getattr(m, "allow_html", False))
+    at.text_input[0].input("").run()
+    assert any("no tokens" in i.value for i in at.info)
+    at.text_input[0].input(("token " * 20_000)[:100_000]).run()
+    _clean(at)
+    assert any("16,667 tokens" in i.value and "4,096" in i.value for i in at.info)
+
+
+def test_over_budget_training_is_refused_with_numbers(app):
+    at = app(PAGE, layers="12", d_model="256", d_ff="1024", steps="400").run()
+    assert not at.exception
+    assert len(at.error) == 1 and BUDGET_MARK in at.error[0].value
+    assert "TFLOP" in at.error[0].value
+    assert at.button(key="playground_train:start").disabled
+
+
+def test_train_button_finishes_and_redraws_views(app):
+    ui.jobs.REGISTRY.clear()
+    text = "one two three four five six . " * 10
+    at = app(PAGE, text=text, steps="20", lr="3e-3", **SMALL).run()
+    _clean(at)
+    assert any("Cost of this run" in c.value for c in at.caption)
+    at.button(key="playground_train:start").click().run()
+    assert ui.jobs.REGISTRY.wait(120)
+    at.run()
+    _clean(at)
+    assert any("Finished 20 steps" in c.value for c in at.caption)
+    preds = _frame(at, "variant", ["position", "token", "prediction"])
+    assert set(preds["variant"]) == {"your model", "same, no residuals"}
+    assert preds["p_token"].between(0, 1).all()
+    job = next(iter(ui.jobs.REGISTRY._jobs.values()))
+    curves = job.result.curves
+    assert len(curves) == 40 and curves["loss"].map(math.isfinite).all()
+    specs = [c.proto.spec for c in at.get("vega_lite_chart")]
+    # 6 views at init, the loss curves, then attention, update ratios, rank collapse and
+    # the two shares again on the trained models.
+    assert len(specs) == 12 and sum("Your trained model" in s for s in specs) == 1
+    ui.jobs.REGISTRY.clear()

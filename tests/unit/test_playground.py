@@ -1,0 +1,278 @@
+"""The playground's numbers: tokenizers, generated code, stream identities, rank
+collapse (Dong et al. 2021) and the masked-token task."""
+
+import dataclasses
+import math
+import time
+
+import pytest
+import torch
+
+import resviz as rv
+from resviz import playground as pg
+
+PAGE_DEFAULT = rv.ENCODER_PRESETS["Pre-LN"]
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """These matrices are tiny: on a shared 2-core machine one thread is several
+    times faster than two (the numbers do not depend on it)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def _cfg(**kw) -> rv.EncoderConfig:
+    base = {"n_layers": 3, "d_model": 32, "n_heads": 4, "d_ff": 64, "vocab_size": 50}
+    return rv.EncoderConfig(**{**base, **kw})
+
+
+def _ids(n: int = 12, vocab: int = 50, seed: int = 0) -> list[int]:
+    return torch.randint(0, vocab, (n,), generator=torch.Generator().manual_seed(seed)).tolist()
+
+
+# ------------------------------------------------------------------ tokenizers
+def test_word_and_char_tokens():
+    toks, vocab = pg.tokenize("The cat, the hat.", "word", max_len=10, max_vocab=20)
+    assert toks.tokens == ("the", "cat", ",", "the", "hat", ".")
+    assert vocab.tokens[:3] == pg.SPECIALS
+    assert vocab.tokens[3] == "the"  # most frequent first
+    assert toks.ids[0] == toks.ids[3] == vocab.id("the")
+    assert not toks.truncated and toks.n_unknown == 0
+    chars, _ = pg.tokenize("ab  c", "char", max_len=10)
+    assert chars.tokens == ("a", "b", " ", "c")  # whitespace runs collapse
+
+
+def test_unknown_tokens_and_truncation():
+    text = "a a a b b c d e"
+    toks, vocab = pg.tokenize(text, "word", max_len=6, max_vocab=5)  # specials + a, b
+    assert vocab.tokens == (*pg.SPECIALS, "a", "b")
+    assert toks.ids == (3, 3, 3, 4, 4, pg.UNK)
+    assert toks.n_unknown == 1 and toks.truncated and toks.n_total == 8
+    assert pg.encode("zzz", vocab, 5).ids == (pg.UNK,)
+
+
+@pytest.mark.parametrize(
+    "text, n",
+    [("", 0), ("   \n\t ", 0), ("\x00\x00", 0), ("a\x00b", 1), ("🙂🚀", 2), ("שלום עולם", 2)],
+)
+def test_odd_text(text, n):
+    toks, vocab = pg.tokenize(text, "word", max_len=50)
+    assert len(toks) == n
+    assert all("\x00" not in t for t in toks.tokens + vocab.tokens)
+
+
+def test_markup_is_just_tokens():
+    toks, _ = pg.tokenize("<script>alert(1)</script>", "word", max_len=50)
+    assert toks.tokens[:3] == ("<", "script", ">")
+    assert all("<script>" != t for t in toks.tokens)
+
+
+def test_emoji_and_rtl_chars_and_huge_text():
+    toks, _ = pg.tokenize("🙂 שלום", "char", max_len=50)
+    assert toks.tokens == ("🙂", " ", "ש", "ל", "ו", "ם")
+    t0 = time.perf_counter()
+    big = ("word " * 20_000)[:100_000]
+    toks, vocab = pg.tokenize(big, "word", max_len=64)
+    assert len(toks) == 64 and toks.truncated and toks.n_total == 20_000
+    assert time.perf_counter() - t0 < 2.0
+
+
+def test_axis_labels_unique_and_readable():
+    labels = pg.axis_labels(["the", "the", " ", "\n", "x" * 40])
+    assert labels == ["0:the", "1:the", "2:␣", "3:⏎", "4:xxxxxxxxx…"]
+    assert len(set(labels)) == len(labels)
+
+
+# ----------------------------------------------------------------- code + card
+CODE_CONFIGS = [
+    *rv.ENCODER_PRESETS.values(),
+    _cfg(norm="rms", norm_position="post", dropout=0.1, activation="identity", positional="none"),
+    _cfg(norm="none", residual=False, positional="learned", activation="tanh"),
+    _cfg(norm="batch", use_ffn=False, seed=7),
+]
+
+
+@pytest.mark.parametrize("cfg", CODE_CONFIGS, ids=range(len(CODE_CONFIGS)))
+def test_generated_code_matches_build(cfg):
+    code = pg.generate_code(cfg)
+    imports = [ln for ln in code.splitlines() if ln.startswith(("import ", "from "))]
+    assert imports == ["import math", "import torch", "from torch import nn"]
+    ns: dict = {"__name__": "generated"}
+    exec(compile(code, "<generated>", "exec"), ns)  # noqa: S102 - our own generated code
+    with torch.random.fork_rng(devices=[]):
+        mine = ns["build_model"]().eval()
+    ref = rv.build(cfg).eval()
+    a, b = ref.state_dict(), mine.state_dict()
+    assert a.keys() == b.keys()
+    assert all(torch.equal(a[k], b[k]) for k in a)  # same weights from the seed
+    fresh = ns["Encoder"]()
+    fresh.load_state_dict(a, strict=True)
+    x = torch.randint(0, cfg.vocab_size, (2, min(20, cfg.max_len)))
+    with torch.no_grad():
+        torch.testing.assert_close(mine(x), ref(x), rtol=0, atol=0)
+        torch.testing.assert_close(fresh.eval()(x), ref(x), rtol=0, atol=0)
+
+
+def test_model_card_matches_estimate_and_latency_is_measured():
+    cfg = _cfg()
+    card = pg.model_card(cfg, seq_len=12).set_index("quantity")["value"]
+    est = rv.estimate(cfg, 1, 12)
+    assert card["parameters"] == rv.parameter_count(rv.build(cfg)) == est.params
+    assert card["forward FLOPs"] == est.flops_forward
+    # 2 FLOPs per weight of every linear layer per token, plus QK^T and AV.
+    linear = sum(
+        m.weight.numel() for m in rv.build(cfg).modules() if isinstance(m, torch.nn.Linear)
+    )
+    assert est.flops_forward == 2 * linear * 12 + 3 * 4 * 12 * 12 * 32
+    lat = pg.forward_latency(rv.build(cfg), _ids(), budget_s=0.05)
+    assert lat["latency_ms"] > 0 and lat["runs"] >= 3
+
+
+# ----------------------------------------------------------------------- views
+def test_shapes_row_sums_hooks_removed_and_seeded():
+    cfg = _cfg()
+    model = rv.build(cfg)
+    ids = _ids()
+    views = pg.inspect(model, cfg, ids)
+    att = views["attention"]
+    assert att.shape == (3, 4, 12, 12)
+    assert abs(att.sum(-1) - 1).max() < 1e-5
+    assert all(not m._forward_hooks for m in model.modules())
+    again = pg.inspect(rv.build(cfg), cfg, ids)
+    assert (again["attention"] == att).all()
+    assert again["stream"].equals(views["stream"])
+    frame = pg.attention_frame(att, pg.axis_labels(["a"] * 12), 1, 2)
+    assert len(frame) == 144 and frame.groupby("query")["weight"].sum().sub(1).abs().max() < 1e-5
+    with pytest.raises(ValueError, match="no tokens"):
+        pg.run_encoder(model, [])
+
+
+def test_stream_identities_pre_ln():
+    cfg = _cfg(norm_position="pre")
+    acts = pg.run_encoder(rv.build(cfg), _ids())
+    for i in range(cfg.n_layers):
+        b = f"blocks.{i}."
+        assert torch.equal(acts[b + "resid_mid"], acts[b + "resid_pre"] + acts[b + "attn_out"])
+        assert torch.equal(acts[b + "resid_post"], acts[b + "resid_mid"] + acts[b + "ffn_out"])
+        if i + 1 < cfg.n_layers:
+            assert torch.equal(acts[b + "resid_post"], acts[f"blocks.{i + 1}.resid_pre"])
+    stream = pg.residual_stream(acts, cfg)
+    assert list(stream["sublayer"]) == ["attn", "ffn"] * 3 and list(stream["index"]) == [
+        *range(1, 7)
+    ]
+    row = stream.iloc[3]  # layer 2 ffn
+    x, f = acts["blocks.1.resid_mid"][0].double(), acts["blocks.1.ffn_out"][0].double()
+    assert math.isclose(row["update_ratio"], float((f.norm(dim=-1) / x.norm(dim=-1)).mean()))
+    share = pg.final_share(acts, cfg)
+    assert len(share) == 1 + 2 * cfg.n_layers
+    assert math.isclose(share["share"].sum(), 1.0, abs_tol=1e-6)
+
+
+def test_final_share_without_residuals_and_post_ln():
+    cfg = _cfg(residual=False)
+    share = pg.final_share(pg.run_encoder(rv.build(cfg), _ids()), cfg)
+    assert share["share"].tolist() == [0.0] * 6 + [1.0]
+    post = _cfg(norm_position="post")
+    empty = pg.final_share(pg.run_encoder(rv.build(post), _ids()), post)
+    assert empty.empty and "Post-LN" in empty.attrs["reason"]
+    free = _cfg(norm="none", norm_position="post")
+    share = pg.final_share(pg.run_encoder(rv.build(free), _ids()), free)
+    assert math.isclose(share["share"].sum(), 1.0, abs_tol=1e-6)
+
+
+def test_rank_collapse_closed_form():
+    acts = {"blocks.0.resid_pre": torch.eye(2)[None], "blocks.0.resid_post": torch.ones(1, 2, 2)}
+    df = pg.rank_collapse(acts, _cfg(n_layers=1))
+    assert math.isclose(df["residual"][0], 1 / math.sqrt(2))  # ||X - 1 mean|| / ||X||
+    assert df["cosine"][0] == 0.0
+    assert df["residual"][1] == 0.0 and math.isclose(df["cosine"][1], 1.0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_rank_collapse_attention_only(seed):
+    """Dong et al. 2021 at init: pure attention (no FFN, no norm) without shortcuts
+    collapses to rank one within a few layers; shortcuts keep the rank at 12 layers."""
+    toks, vocab = pg.tokenize(pg.DEFAULT_TEXT, "word", max_len=32)
+    cfg = dataclasses.replace(PAGE_DEFAULT, vocab_size=len(vocab), max_len=32, seed=seed)
+    df = pg.rank_collapse_compare(cfg, toks.ids).set_index(["variant", "layer"])
+    assert df.loc[("attention only, no shortcuts", 3), "residual"] < 1e-4
+    assert df.loc[("attention only, no shortcuts", 3), "cosine"] > 1 - 1e-6
+    assert df.loc[("attention only, shortcuts", 3), "residual"] > 0.3
+    deep = dataclasses.replace(cfg, n_layers=12)
+    deep_df = pg.rank_collapse_compare(deep, toks.ids).set_index(["variant", "layer"])
+    assert deep_df.loc[("attention only, shortcuts", 12), "residual"] > 0.3
+    assert deep_df.loc[("attention only, no shortcuts", 12), "residual"] < 1e-4
+
+
+# -------------------------------------------------------------------- training
+REPEATED = "the cat sat on the mat . " * 20
+
+
+def _setup(text=REPEATED):
+    vocab = pg.build_vocab(text, "word", 64)
+    ids = pg.encode(text, vocab, 10_000).ids
+    cfg = rv.EncoderConfig(
+        n_layers=2, d_model=64, n_heads=4, d_ff=128, vocab_size=len(vocab), max_len=32
+    )
+    return vocab, ids, cfg
+
+
+def test_masked_batch_is_seeded_and_masks_something():
+    _, ids, _ = _setup()
+    stream = torch.tensor(ids)
+    a = pg.masked_batch(stream, 8, 16, torch.Generator().manual_seed(3))
+    b = pg.masked_batch(stream, 8, 16, torch.Generator().manual_seed(3))
+    assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
+    x, y = a
+    masked = y != -100
+    assert masked.any(dim=1).all()
+    assert (x[masked] == pg.MASK).all() and (x[~masked] != pg.MASK).all()
+
+
+def test_training_drives_masked_loss_down_with_residuals():
+    vocab, ids, cfg = _setup()
+    seen = []
+    run = pg.train_masked(
+        {"residual": cfg, "plain": dataclasses.replace(cfg, residual=False)},
+        ids,
+        steps=200,
+        seq_len=16,
+        batch_size=16,
+        callback=lambda f, s, t: seen.append(s),
+    )
+    assert seen[-1] == 200 and not run.stopped
+    c = run.curves
+    res = c[c["variant"] == "residual"]["loss"]
+    start = res.iloc[:5].mean()
+    assert math.isclose(start, math.log(len(vocab)), rel_tol=0.25)  # chance level at init
+    assert res.iloc[-10:].mean() < 0.3 * start
+    model = run.model("residual")
+    toks = pg.encode(REPEATED, vocab, 32)
+    pred = pg.predict_masked(model, toks.ids, vocab, pg.mask_positions(len(toks), seed=1))
+    assert len(pred) == round(0.15 * 32) and pred["p_token"].between(0, 1).all()
+    assert pred["correct"].mean() >= 0.5
+    views = pg.inspect(model, run.configs["residual"], toks.ids)
+    assert abs(views["attention"].sum(-1) - 1).max() < 1e-5
+
+
+def test_training_same_seed_same_curves_and_stop():
+    _, ids, cfg = _setup()
+    a = pg.train_masked({"m": cfg}, ids, steps=6, seq_len=8, sync_every=3)
+    b = pg.train_masked({"m": cfg}, ids, steps=6, seq_len=8, sync_every=3)
+    assert a.curves["loss"].tolist() == b.curves["loss"].tolist()
+    stopped = pg.train_masked({"m": cfg}, ids, steps=6, seq_len=8, sync_every=3,
+                              should_stop=lambda: True)  # fmt: skip
+    assert stopped.stopped and len(stopped.curves) == 3
+    with pytest.raises(ValueError, match="at least 2 tokens"):
+        pg.train_masked({"m": cfg}, ids[:1])
+
+
+def test_divergence_is_reported_with_the_step():
+    _, ids, cfg = _setup()
+    run = pg.train_masked({"m": cfg}, ids, steps=5, seq_len=8, lr=1e30, sync_every=5)
+    div = run.curves.attrs["diverged"]
+    assert "m" in div and run.curves["diverged"].sum() == 1
+    assert not math.isfinite(run.curves.loc[run.curves["diverged"], "loss"].iloc[0])
