@@ -41,9 +41,14 @@ browser: setup-dev
 test: lint
 	$(BIN)/python -m pytest -q
 
+# Every benchmark; figures are printed (copy them into benchmarks/RESULTS.md).
 bench: setup-dev
 	$(BIN)/python -m pytest benchmarks/bench_experiments.py --benchmark-only -q -p no:cacheprovider \
 		--benchmark-columns=min,median,max,rounds
+	$(BIN)/python benchmarks/bench_training.py --repeats 5
+	$(BIN)/python benchmarks/scaling.py
+	$(BIN)/python benchmarks/browser_pages.py 5
+	$(BIN)/python benchmarks/server_load.py --sessions 10 20
 
 clean:
 	rm -rf $(VENV) artifacts .pytest_cache .ruff_cache

@@ -20,13 +20,17 @@ import dataclasses
 import json
 import platform
 import statistics
+import sys
 import time
+from pathlib import Path
 
-import torch
-import torch.nn.functional as F
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import resviz as rv
-from resviz.experiments import make_batch
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+import resviz as rv  # noqa: E402
+from resviz.experiments import make_batch  # noqa: E402
 
 BASE = rv.StackConfig(depth=4, width=128, block="ffn", ffn_mult=4, activation="gelu")
 VARIANTS = {

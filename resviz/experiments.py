@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 import pandas as pd
@@ -214,6 +216,18 @@ def _batch_shape(cfg: Config) -> tuple[object, ...]:
     return ("encoder", cfg.vocab_size, cfg.d_model)
 
 
+def _variant_workers(
+    workers: int | None, variants: Mapping[str, Config], device: torch.device
+) -> int:
+    if workers is not None:
+        _check_whole("workers", workers, 1, 64)
+        return min(workers, len(variants))
+    dropout = any(getattr(c, "dropout", 0.0) > 0 for c in variants.values())
+    if device.type != "cpu" or torch.get_num_threads() > 1 or dropout:
+        return 1
+    return max(1, min(len(variants), os.cpu_count() or 1))
+
+
 def _check_whole(name: str, value: object, lo: int, hi: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{name} must be a whole number, got {value!r}.")
@@ -234,6 +248,7 @@ def train_compare(
     callback: Callable[[pd.DataFrame, int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     sync_every: int = 10,
+    workers: int | None = None,
 ) -> pd.DataFrame:
     """Train every variant with Adam from the same seed on the same batches.
 
@@ -248,6 +263,11 @@ def train_compare(
     and the rows so far are returned with ``frame.attrs["stopped"] = True``.
     Losses stay on the device between checks, so there is one host sync per
     ``sync_every`` steps rather than per parameter per step.
+
+    ``workers``: variants step in parallel threads, one each (they share no
+    state, so the numbers equal a run in turn). Default: one worker per CPU core
+    when torch runs one thread per op on the CPU and no variant uses dropout
+    (which draws from the global RNG); otherwise 1.
     """
     if not variants:
         raise ValueError("train_compare needs at least one variant.")
@@ -307,41 +327,54 @@ def train_compare(
                 last_step[n] = first
                 active[n] = False
 
-    for t in range(steps):
-        batches: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
-        for n in names:
-            if not active[n]:
-                continue
-            k = shape_of[n]
-            if k not in batches:
-                x, y = make_batch(variants[n], batch_size, seq_len, gens[k], task)
-                batches[k] = (x.to(device), y.to(device))
-            x, y = batches[k]
-            model, opt = models[n], opts[n]
-            for group in opt.param_groups:
-                group["lr"] = lrs[t]
-            opt.zero_grad(set_to_none=True)
-            loss = compute_loss(model, x, y, task)
-            loss.backward()
-            grads = [p.grad for p in model.parameters() if p.grad is not None]
-            total = (
-                torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
-                if grads
-                else loss * 0
-            )
-            losses[n][t] = loss.detach()
-            gnorms[n][t] = total.detach()
-            opt.step()
-            last_step[n] = t
-        if (t + 1) % sync_every == 0 or t == steps - 1:
-            check(t)
-            if callback is not None:
-                callback(frame(t), t + 1, steps)
-            if should_stop is not None and should_stop():
-                stopped = t < steps - 1
-                break
-            if not any(active.values()):
-                break
+    def train_step(n: str, t: int, x: torch.Tensor, y: torch.Tensor) -> None:
+        model, opt = models[n], opts[n]
+        for group in opt.param_groups:
+            group["lr"] = lrs[t]
+        opt.zero_grad(set_to_none=True)
+        loss = compute_loss(model, x, y, task)
+        loss.backward()
+        grads = [p.grad for p in model.parameters() if p.grad is not None]
+        total = (
+            torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads))) if grads else loss * 0
+        )
+        losses[n][t] = loss.detach()
+        gnorms[n][t] = total.detach()
+        opt.step()
+        last_step[n] = t
+
+    n_workers = _variant_workers(workers, variants, device)
+    pool = ThreadPoolExecutor(n_workers, "resviz-variant") if n_workers > 1 else None
+    try:
+        for t in range(steps):
+            batches: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
+            todo = []
+            for n in names:
+                if not active[n]:
+                    continue
+                k = shape_of[n]
+                if k not in batches:
+                    x, y = make_batch(variants[n], batch_size, seq_len, gens[k], task)
+                    batches[k] = (x.to(device), y.to(device))
+                todo.append((n, *batches[k]))
+            if pool is None:
+                for n, x, y in todo:
+                    train_step(n, t, x, y)
+            else:  # variants are independent: one per worker, same numbers as in turn
+                for f in [pool.submit(train_step, n, t, x, y) for n, x, y in todo]:
+                    f.result()
+            if (t + 1) % sync_every == 0 or t == steps - 1:
+                check(t)
+                if callback is not None:
+                    callback(frame(t), t + 1, steps)
+                if should_stop is not None and should_stop():
+                    stopped = t < steps - 1
+                    break
+                if not any(active.values()):
+                    break
+    finally:
+        if pool is not None:
+            pool.shutdown()
     out = frame(steps)
     out.attrs["stopped"] = stopped
     out.attrs["diverged"] = dict(diverged_at)
