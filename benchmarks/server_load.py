@@ -33,20 +33,28 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, max(0, round(q * (len(values) - 1))))]
 
 
-async def visit_all(url: str, pages: list[str]) -> dict[str, float]:
+SEEDS = iter(range(1, 10**9))
+
+
+async def visit_all(url: str, pages: list[str], distinct: bool = False) -> dict[str, float]:
+    """Open every page in turn; ``distinct``: each visit with a new seed, so nothing
+    is served from the cache (compute-bound, where the thread policy matters)."""
     out = {}
     for p in pages:
-        run = await open_page(url, p, timeout=600)
+        query = f"seed={next(SEEDS)}" if distinct else ""
+        run = await open_page(url, p, query, timeout=600)
         if run.exceptions:
             raise RuntimeError(f"{p}: {run.exceptions}")
         out[p] = run.seconds
     return out
 
 
-async def wave(url: str, pages: list[str], n: int) -> list[dict[str, float]]:
+async def wave(
+    url: str, pages: list[str], n: int, distinct: bool = False
+) -> list[dict[str, float]]:
     async def one(i: int) -> dict[str, float]:
         rotated = pages[i % len(pages) :] + pages[: i % len(pages)]  # spread the load
-        return await visit_all(url, rotated)
+        return await visit_all(url, rotated, distinct)
 
     return await asyncio.gather(*[one(i) for i in range(n)])
 
@@ -55,11 +63,15 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sessions", type=int, nargs="*", default=[10, 20])
     ap.add_argument("--threads", default="1", help="RESVIZ_TORCH_THREADS for the server")
+    ap.add_argument("--pages", nargs="*", help="url paths (default: every page)")
+    ap.add_argument("--distinct", action="store_true", help="a new seed per visit: no cache hits")
     args = ap.parse_args()
-    pages = [p.url_path for p in PAGES]
+    pages = args.pages or [p.url_path for p in PAGES]
     server = Server(env={"MALLOC_ARENA_MAX": "2", "RESVIZ_TORCH_THREADS": args.threads})
     try:
-        print(f"threads={args.threads}; RSS after start: {rss_mb(server.proc.pid):.0f} MB")
+        print(
+            f"threads={args.threads}, distinct={args.distinct}; RSS after start: {rss_mb(server.proc.pid):.0f} MB"
+        )
         t = time.monotonic()
         first = asyncio.run(visit_all(server.url, pages))
         print(
@@ -68,7 +80,7 @@ def main() -> None:
         )
         single: dict[str, list[float]] = {p: [] for p in pages}
         for _ in range(3):
-            for p, s in asyncio.run(visit_all(server.url, pages)).items():
+            for p, s in asyncio.run(visit_all(server.url, pages, args.distinct)).items():
                 single[p].append(s)
         base = {p: statistics.median(v) for p, v in single.items()}
         print("\n| page | cold first visit | 1 session (median of 3) |", end="")
@@ -76,7 +88,7 @@ def main() -> None:
         for n in args.sessions:
             before = rss_mb(server.proc.pid)
             t = time.monotonic()
-            results = asyncio.run(wave(server.url, pages, n))
+            results = asyncio.run(wave(server.url, pages, n, args.distinct))
             wall = time.monotonic() - t
             peak = rss_mb(server.proc.pid)
             time.sleep(6)

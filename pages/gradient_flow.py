@@ -263,7 +263,7 @@ def sweep_render(job: jobs.Job) -> None:
             continue
         with col:
             st.markdown(f"**{activation}**")
-            st.altair_chart(
+            views.altair(
                 charts.line(
                     part,
                     "depth",
@@ -388,7 +388,7 @@ def train_render(job: jobs.Job) -> None:
         n_zero += int(np.isneginf(m).sum())
         shown = np.where(np.isneginf(m), lo, m)
         with col:
-            st.altair_chart(
+            views.altair(
                 charts.image_heatmap(
                     shown,
                     title=name,
@@ -446,7 +446,7 @@ gcols = st.columns(len(SH_DEPTHS))
 for col, d in zip(gcols, SH_DEPTHS, strict=True):
     with col:
         st.markdown(f"**depth {d}**")
-        st.altair_chart(
+        views.altair(
             charts.line(
                 sh_grads[sh_grads["depth"] == d].rename(columns={"x": "input"}),
                 "input",

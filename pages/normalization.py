@@ -122,7 +122,7 @@ st.markdown(
 cols = st.columns(2) + st.columns(2)
 for col, view in zip(cols, N.VIEWS, strict=True):
     with col:
-        st.altair_chart(heat(data["views"], view), width="stretch")
+        views.altair(heat(data["views"], view), width="stretch")
 views.csv_button(data["views"], "norm_views")
 st.caption(
     "Raw: the left half dominates. LayerNorm and RMSNorm rescale each row (token) to unit size, "
@@ -217,7 +217,7 @@ c1, c2 = st.columns(2)
 for col, mode in ((c1, "train"), (c2, "eval")):
     with col:
         st.markdown(f"**{mode} mode**: sample 0, token 0")
-        st.altair_chart(
+        views.altair(
             charts.line(
                 shown[shown["mode"] == mode],
                 "feature",
@@ -395,9 +395,9 @@ def render_stability(job: jobs.Job) -> None:
         return
     c1, c2 = st.columns(2)
     with c1:
-        st.altair_chart(log_lines(df, "loss", "MSE loss (log)"), width="stretch")
+        views.altair(log_lines(df, "loss", "MSE loss (log)"), width="stretch")
     with c2:
-        st.altair_chart(log_lines(df, "grad_norm", "total gradient norm (log)"), width="stretch")
+        views.altair(log_lines(df, "grad_norm", "total gradient norm (log)"), width="stretch")
     st.caption(
         "The targets are fresh random numbers each step, so nothing can be learned and the best "
         "loss is 1 (predict 0): the runs differ in how they get there and how large their "

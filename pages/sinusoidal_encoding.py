@@ -194,7 +194,7 @@ blurbs = {
 }
 for col, name in zip(cols, mats, strict=True):
     with col:
-        st.altair_chart(
+        views.altair(
             cache.image_chart(
                 (alt_n, d_model, base, ctx.seed),
                 f"alt:{name}",

@@ -268,7 +268,7 @@ if dcfg is not None:
             curves,
             "degradation_curves",
         )
-        st.altair_chart(
+        views.altair(
             charts.line(
                 long[long["measure"] == "error"],
                 "step",

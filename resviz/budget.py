@@ -14,6 +14,7 @@ and can be set with environment variables (``RESVIZ_MAX_PARAMS``,
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Mapping
@@ -85,6 +86,7 @@ def _meta_model(cfg: StackConfig | EncoderConfig) -> nn.Module:
         return Stack(cfg) if isinstance(cfg, StackConfig) else Encoder(cfg)
 
 
+@functools.lru_cache(maxsize=512)
 def estimate(
     cfg: StackConfig | EncoderConfig, batch: int = 1, seq_len: int | None = None, steps: int = 0
 ) -> Estimate:
@@ -94,6 +96,7 @@ def estimate(
     default to ``cfg.max_len`` tokens. FLOPs count multiply-adds as 2 and
     include attention's two T x T products; element-wise work is ignored.
     Activation memory counts the tensors autograd keeps for the backward pass.
+    Results are memoised (configs are frozen and hashable).
     """
     if batch < 1:
         raise ValueError("batch must be at least 1.")

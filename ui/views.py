@@ -20,9 +20,23 @@ def csv_button(df: pd.DataFrame | bytes, name: str, label: str = "Download CSV")
     )
 
 
+# Charts are converted here, once, without JSON-schema validation (the specs come
+# from resviz.charts, whose output the tests validate) and without the global
+# lock Streamlit's own Altair path takes: validation was about a third of a warm
+# rerun, and the lock serialised every session's charts. The "none" theme is
+# what Streamlit applies itself; large data belong in image charts, not rows.
+alt.theme.enable("none")
+alt.data_transformers.enable("default", max_rows=None)
+
+
+def altair(c: alt.TopLevelMixin, **kw: object) -> None:
+    """``st.altair_chart`` without per-rerun schema validation."""
+    st.vega_lite_chart(c.to_dict(validate=False), width=kw.pop("width", "stretch"), **kw)
+
+
 def chart(c: alt.Chart, df: pd.DataFrame | bytes, name: str, caption: str | None = None) -> None:
     """Draw an Altair chart with its data downloadable as ``name.csv``."""
-    st.altair_chart(c, width="stretch")
+    altair(c)
     if caption:
         st.caption(caption)
     csv_button(df, name)

@@ -1,6 +1,9 @@
 """Every page through AppTest: defaults, every widget at its ends, odd text, bad URLs."""
 
+import json
+
 import pytest
+from altair.vegalite.v6.schema.core import Root
 
 from tests.app.conftest import PAGE_PATHS, SWEEP_COUNTS
 from ui.registry import PAGES
@@ -43,6 +46,9 @@ def test_page_default_view(app, page):
     assert at.get("vega_lite_chart") or at.dataframe, "page drew no chart or table"
     assert at.get("download_button"), "page has no CSV download"
     assert not at.warning  # a clean URL gives no warning
+    # Charts are sent without per-rerun schema validation; validate them here.
+    for el in at.get("vega_lite_chart"):
+        Root.validate(json.loads(el.proto.spec))
 
 
 @pytest.mark.parametrize("page", PAGE_PATHS)
