@@ -43,7 +43,7 @@ def med(values: list[float]) -> str:
 def widget_step(pg, charts: int) -> tuple[float, float]:
     """Move the first slider one step right, then back; time each redraw (the URL
     changes when the rerun has finished, then the charts must be drawn)."""
-    handle = pg.locator("[data-testid='stSlider'] [role='slider']").first
+    handle = pg.locator("[data-testid='stSlider'] input[type='range']").first
     if not handle.count():
         return float("nan"), float("nan")
     times = []
