@@ -1,4 +1,14 @@
-"""Puts the repository root on sys.path so tests import resviz, ui and the pages."""
+"""Puts the repository root on sys.path so tests import resviz, ui and the pages,
+and gives every test the app's torch thread policy (one intra-op thread)."""
+
+import pytest
+
+
+@pytest.fixture(autouse=True, scope="session")
+def app_thread_policy():
+    import resviz as rv
+
+    rv.configure_threads()
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -3,9 +3,6 @@ odd text, the budget refusal and a finished training run."""
 
 import math
 
-import pytest
-import torch
-
 import resviz as rv
 import ui.jobs
 from resviz import playground as PG
@@ -13,16 +10,6 @@ from resviz import playground as PG
 PAGE = "pages/encoder_playground.py"
 SMALL = {"layers": "1", "d_model": "32", "heads": "4", "d_ff": "64", "max_len": "12"}
 BUDGET_MARK = "over this server's budget"
-
-
-@pytest.fixture(autouse=True)
-def one_thread(monkeypatch):
-    """The app's thread policy, set for a busy shared server (see README): one torch
-    thread is several times faster than two for these tiny models on 2 shared cores."""
-    threads = torch.get_num_threads()
-    monkeypatch.setenv("RESVIZ_TORCH_THREADS", "1")
-    yield
-    torch.set_num_threads(threads)
 
 
 def _clean(at):

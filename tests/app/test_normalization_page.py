@@ -1,16 +1,8 @@
 """The normalization page: measured numbers on the page, widgets, both training panels."""
 
-import pytest
-
 import ui.jobs
 
 PAGE = "pages/normalization.py"
-
-
-@pytest.fixture(autouse=True)
-def one_thread(monkeypatch):
-    """Tiny models: on a busy 2-core machine two intra-op threads run them ~20x slower."""
-    monkeypatch.setenv("RESVIZ_TORCH_THREADS", "1")
 
 
 def _metric(at, prefix):

@@ -13,15 +13,6 @@ from resviz.models import FeatureBatchNorm
 SEEDS = (0, 1, 2, 3)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models: one intra-op thread is fastest on a shared machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _change(table, transformation, on, norm):
     row = table[
         (table["transformation"] == transformation)

@@ -14,16 +14,6 @@ from resviz import playground as pg
 PAGE_DEFAULT = rv.ENCODER_PRESETS["Pre-LN"]
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """These matrices are tiny: on a shared 2-core machine one thread is several
-    times faster than two (the numbers do not depend on it)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def _cfg(**kw) -> rv.EncoderConfig:
     base = {"n_layers": 3, "d_model": 32, "n_heads": 4, "d_ff": 64, "vocab_size": 50}
     return rv.EncoderConfig(**{**base, **kw})

@@ -36,15 +36,6 @@ CODE_CONFIGS = {
 }
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """The machine is shared: one intra-op thread is faster than two fighting."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def _run_generated(cfg):
     # Executes code this library generated (a fixed template), never user input.
     namespace = {"__name__": "generated"}
