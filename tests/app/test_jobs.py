@@ -95,3 +95,17 @@ def test_results_are_bounded_and_forget_drops():
     assert [k for k in range(6) if reg.get(k)] == [3, 4, 5]
     reg.forget(5, "s")
     assert reg.get(5) is None
+
+
+def test_a_run_stops_when_every_session_that_asked_has_closed(monkeypatch):
+    from ui import jobs
+
+    alive = {"s1": True}
+    monkeypatch.setattr(jobs, "_session_alive", lambda sid: alive.get(sid, False))
+    reg = Registry()
+    job = reg.start("k", counter(1000, 0.01), 1000, "s1")
+    time.sleep(0.1)
+    assert job.live
+    alive["s1"] = False  # the tab was closed: the runtime no longer knows the session
+    assert reg.wait(10)
+    assert job.state == "stopped" and "closed" in job.note and job.step < 1000
