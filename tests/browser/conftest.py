@@ -147,3 +147,17 @@ def screenshot(pg, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     pg.screenshot(path=str(path), full_page=True)
     return path
+
+
+def download_named(pg, filename: str):
+    """Click the page's download buttons until one yields ``filename``; return that
+    download. Found by name, not by position: sections may still be drawing."""
+    buttons = pg.locator("[data-testid='stDownloadButton'] button")
+    for i in range(buttons.count()):
+        if not buttons.nth(i).is_visible():  # e.g. inside a collapsed expander
+            continue
+        with pg.expect_download(timeout=60_000) as dl:
+            buttons.nth(i).click()
+        if dl.value.suggested_filename == filename:
+            return dl.value
+    raise AssertionError(f"no download named {filename} among {buttons.count()} buttons")

@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from tests.browser.conftest import Server, screenshot, wait_ready
+from tests.browser.conftest import Server, download_named, screenshot, wait_ready
 from ui.registry import PAGES
 
 pytestmark = pytest.mark.browser
@@ -66,10 +66,7 @@ def test_home_links_navigate(server, page):
 def test_csv_download_holds_the_chart_data(server, page):
     page.goto(f"{server.url}/gradient_flow?depth=7")
     wait_ready(page, charts=1)
-    with page.expect_download() as dl:
-        page.get_by_role("button", name="Download CSV").first.click()
-    download = dl.value
-    assert download.suggested_filename == "gradient_norms.csv"
+    download = download_named(page, "gradient_norms.csv")
     rows = list(csv.DictReader(io.StringIO(open(download.path()).read())))
     assert len(rows) == 2 * 7  # one row per layer per variant
     assert {r["variant"] for r in rows} == {"plain: f(x)", "residual: x + f(x)"}

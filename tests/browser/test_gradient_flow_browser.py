@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.browser.conftest import Server, screenshot, wait_ready
+from tests.browser.conftest import Server, download_named, screenshot, wait_ready
 
 pytestmark = pytest.mark.browser
 
@@ -39,11 +39,8 @@ def test_gradient_flow_deep_link_download_train_and_sweep(server, page):
     assert page.locator(".katex").count() >= 1  # the derivation is typeset
 
     # The stream-gradient CSV holds one row per position x_0..x_6 per variant.
-    button = page.locator("[data-testid='stDownloadButton']").nth(1)
-    with page.expect_download() as dl:
-        button.get_by_role("button").click()
-    assert dl.value.suggested_filename == "activation_gradients.csv"
-    rows = list(csv.DictReader(io.StringIO(open(dl.value.path()).read())))
+    download = download_named(page, "activation_gradients.csv")
+    rows = list(csv.DictReader(io.StringIO(open(download.path()).read())))
     assert len(rows) == 2 * 7
     assert all(float(r["act_grad"]) >= 0 for r in rows)
     screenshot(page, "gradient_flow_default")

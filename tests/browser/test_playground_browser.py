@@ -7,7 +7,7 @@ import urllib.parse
 
 import pytest
 
-from tests.browser.conftest import screenshot, wait_ready
+from tests.browser.conftest import download_named, screenshot, wait_ready
 
 pytestmark = pytest.mark.browser
 
@@ -44,11 +44,7 @@ def test_playground_default_view(server, page):
 def test_playground_attention_csv_and_live_training(server, page):
     page.goto(f"{server.url}/encoder_playground?{urllib.parse.urlencode(SMALL)}")
     wait_ready(page, charts=6, downloads=6, timeout=120_000)
-    # Visible CSV buttons in page order: tokens, model card, attention, ...
-    with page.expect_download() as dl:
-        page.get_by_role("button", name="Download CSV").nth(2).click()
-    download = dl.value
-    assert download.suggested_filename == "attention.csv"
+    download = download_named(page, "attention.csv")
     rows = list(csv.DictReader(io.StringIO(open(download.path(), encoding="utf-8").read())))
     assert len(rows) == 12 * 12
     by_query: dict[str, float] = {}
