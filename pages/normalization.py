@@ -9,14 +9,13 @@ import resviz as rv
 from resviz import charts
 from resviz import norms as N
 from ui import jobs, views
+from ui.cache import POLICY
 from ui.params import PageParams
 from ui.shell import page_setup
 
-_CACHE = {"max_entries": 64, "ttl": 3600}
-
 
 # ------------------------------------------------------------------ cached experiments
-@st.cache_data(**_CACHE)
+@st.cache_data(**POLICY)
 def four_views(batch: int, tokens: int, d: int, big: float, small: float, seed: int) -> dict:
     x = N.scaled_batch(batch, tokens, d, big, small, seed)
     v = N.apply_norms(x)
@@ -28,17 +27,17 @@ def four_views(batch: int, tokens: int, d: int, big: float, small: float, seed: 
     }
 
 
-@st.cache_data(**_CACHE)
+@st.cache_data(**POLICY)
 def invariances(shift: float, scale: float, seed: int) -> pd.DataFrame:
     return N.invariance_table(shift=shift, scale=scale, seed=seed)
 
 
-@st.cache_data(**_CACHE)
+@st.cache_data(**POLICY)
 def batch_dep(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     return N.batch_dependence(seed=seed)
 
 
-@st.cache_data(show_spinner="Running Post-LN and Pre-LN encoders...", **_CACHE)
+@st.cache_data(show_spinner="Running Post-LN and Pre-LN encoders...", **POLICY)
 def xiong(n_layers: int, d: int, init: str, seed: int) -> dict:
     depths = tuple(sorted({1, 2, 4, 8, 16, n_layers} & set(range(1, n_layers + 1))))
     grads = N.last_layer_grad(depths, (seed, seed + 1, seed + 2), d, init, batch_size=4)
@@ -49,7 +48,7 @@ def xiong(n_layers: int, d: int, init: str, seed: int) -> dict:
     }
 
 
-@st.cache_data(show_spinner="Timing on this device...", **_CACHE)
+@st.cache_data(show_spinner="Timing on this device...", **POLICY)
 def timing(size: str, device: str, nonce: int) -> pd.DataFrame:
     b, t, d = (int(v) for v in size.split("x"))
     return N.norm_timing(b, t, d, repeats=7, device=device)

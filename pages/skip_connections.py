@@ -9,6 +9,7 @@ import torch
 import resviz as rv
 from resviz import charts
 from ui import jobs, views
+from ui.cache import POLICY
 from ui.params import PageParams
 from ui.shell import page_setup
 
@@ -25,14 +26,14 @@ ctx = page_setup(
 p = PageParams("skip_connections")
 
 
-@st.cache_data(show_spinner="Running the stack...", max_entries=64, ttl=3600)
+@st.cache_data(show_spinner="Running the stack...", **POLICY)
 def forward_decomposition(cfg: rv.StackConfig, device: str) -> tuple[pd.DataFrame, str | None]:
     return rv.run_with_fallback(
         lambda d: rv.forward_decomposition(cfg, seed=cfg.seed, device=d), torch.device(device)
     )
 
 
-@st.cache_data(max_entries=64, ttl=3600)
+@st.cache_data(**POLICY)
 def block_views(cfg: rv.StackConfig) -> tuple[pd.DataFrame, pd.DataFrame, str, str]:
     return (
         rv.shortcut_table(cfg),

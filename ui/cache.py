@@ -18,56 +18,11 @@ from resviz import charts
 from resviz import playground as PG
 from resviz import positional as P
 
-_CACHE = {"max_entries": 64, "ttl": 3600}
+# The one cache policy every cached wrapper uses (pages and ui modules alike).
+POLICY = {"max_entries": 64, "ttl": 3600}
 
 
-@st.cache_data(show_spinner="Computing gradients...", **_CACHE)
-def gradient_norms(
-    cfg: rv.StackConfig | rv.EncoderConfig, seed: int, device: str
-) -> tuple[pd.DataFrame, str | None]:
-    return rv.run_with_fallback(
-        lambda d: rv.gradient_norms(cfg, seed=seed, device=d), torch.device(device)
-    )
-
-
-@st.cache_data(show_spinner="Running the stack...", **_CACHE)
-def forward_signal(cfg: rv.StackConfig, seed: int, device: str) -> tuple[pd.DataFrame, str | None]:
-    return rv.run_with_fallback(
-        lambda d: rv.forward_signal(cfg, seed=seed, device=d), torch.device(device)
-    )
-
-
-@st.cache_data(show_spinner="Running the encoder...", **_CACHE)
-def stream_norms(
-    cfg: rv.EncoderConfig, seed: int, device: str, tokens: tuple[int, ...] | None = None
-) -> tuple[pd.DataFrame, str | None]:
-    tok = torch.tensor([tokens]) if tokens else None
-    return rv.run_with_fallback(
-        lambda d: rv.stream_norms(cfg, seed=seed, tokens=tok, device=d), torch.device(device)
-    )
-
-
-@st.cache_data(**_CACHE)
-def parameter_count(cfg: rv.EncoderConfig) -> int:
-    return rv.parameter_count(rv.build(cfg))
-
-
-@st.cache_data(show_spinner="Running the encoder...", **_CACHE)
-def attention_patterns(
-    cfg: rv.EncoderConfig, tokens: tuple[int, ...], device: str
-) -> tuple[dict[str, object], str | None]:
-    def run(d: torch.device) -> dict[str, object]:
-        model = rv.build(cfg, d).eval()
-        acts = rv.capture(model, torch.tensor([tokens], device=d))
-        return {
-            f"blocks.{i}": acts[f"blocks.{i}.attn_pattern"][0].numpy() for i in range(cfg.n_layers)
-        }
-
-    return rv.run_with_fallback(run, torch.device(device))
-
-
-# ------------------------------------------------------------ positional encodings
-@st.cache_data(**_CACHE)
+@st.cache_data(**POLICY)
 def matrix_frame(n_pos: int, d_model: int, base: float) -> pd.DataFrame:
     """The encoding matrix as a CSV-ready frame: one row per position."""
     pe = rv.sinusoidal_encoding(n_pos, d_model, base).numpy()
@@ -76,7 +31,7 @@ def matrix_frame(n_pos: int, d_model: int, base: float) -> pd.DataFrame:
     return df
 
 
-@st.cache_data(**_CACHE)
+@st.cache_data(**POLICY)
 def position_similarity(n_pos: int, d_model: int, base: float) -> dict[str, object]:
     pe = rv.sinusoidal_encoding(n_pos, d_model, base, dtype=torch.float64)
     dot, _cos = P.position_similarity(pe)
@@ -87,13 +42,13 @@ def position_similarity(n_pos: int, d_model: int, base: float) -> dict[str, obje
     }
 
 
-@st.cache_data(**_CACHE)
+@st.cache_data(**POLICY)
 def similarity_matrices(n_pos: int, d_model: int, base: float, seed: int) -> dict[str, object]:
     mats = P.similarity_matrices(n_pos, d_model, base, seed)
     return {name: m.numpy() for name, m in mats.items()}
 
 
-@st.cache_data(**_CACHE)
+@st.cache_data(**POLICY)
 def encoding_norms(n_pos: int, d_model: int, seed: int) -> pd.DataFrame:
     return P.encoding_norms(
         {
@@ -104,17 +59,17 @@ def encoding_norms(n_pos: int, d_model: int, seed: int) -> pd.DataFrame:
     )
 
 
-@st.cache_data(**_CACHE)
+@st.cache_data(**POLICY)
 def embedding_vs_position(n_pos: int, d_model: int, base: float, seed: int) -> pd.DataFrame:
     return P.embedding_vs_position(1000, d_model, n_pos, seed=seed, base=base)
 
 
-@st.cache_data(**_CACHE)
+@st.cache_data(**POLICY)
 def matrix_csv(n_pos: int, d_model: int, base: float) -> bytes:
     return matrix_frame(n_pos, d_model, base).to_csv(index=False).encode("utf-8")
 
 
-@st.cache_data(**_CACHE)
+@st.cache_data(**POLICY)
 def image_chart(key: tuple, matrix_fn: str, **kw: object) -> alt.LayerChart:
     """An image heatmap (PNG inside Altair axes), cached by what it draws.
 
@@ -131,7 +86,7 @@ def image_chart(key: tuple, matrix_fn: str, **kw: object) -> alt.LayerChart:
 
 
 # -------------------------------------------------------------- encoder playground
-@st.cache_data(**_CACHE)
+@st.cache_data(**POLICY)
 def playground_tokens(
     text: str, level: str, max_len: int, max_vocab: int
 ) -> tuple[PG.Tokens, PG.Vocab, tuple[int, ...]]:
@@ -140,7 +95,7 @@ def playground_tokens(
     return toks, vocab, PG.encode(text, vocab, PG.TRAIN_MAX_TOKENS).ids
 
 
-@st.cache_data(show_spinner="Running the encoder...", **_CACHE)
+@st.cache_data(show_spinner="Running the encoder...", **POLICY)
 def playground_views(
     cfg: rv.EncoderConfig, ids: tuple[int, ...], device: str
 ) -> tuple[dict[str, object], str | None]:
@@ -149,7 +104,7 @@ def playground_views(
     )
 
 
-@st.cache_data(show_spinner="Comparing rank collapse...", **_CACHE)
+@st.cache_data(show_spinner="Comparing rank collapse...", **POLICY)
 def playground_collapse(
     cfg: rv.EncoderConfig, ids: tuple[int, ...], device: str
 ) -> tuple[pd.DataFrame, str | None]:
@@ -158,7 +113,7 @@ def playground_collapse(
     )
 
 
-@st.cache_data(show_spinner="Timing a forward pass...", **_CACHE)
+@st.cache_data(show_spinner="Timing a forward pass...", **POLICY)
 def playground_latency(
     cfg: rv.EncoderConfig, ids: tuple[int, ...], device: str
 ) -> tuple[dict[str, float], str | None]:
@@ -167,6 +122,6 @@ def playground_latency(
     )
 
 
-@st.cache_data(**_CACHE)
+@st.cache_data(**POLICY)
 def playground_code(cfg: rv.EncoderConfig) -> str:
     return PG.generate_code(cfg)

@@ -13,24 +13,24 @@ import torch
 import resviz as rv
 from resviz import gradflow as G
 
-_CACHE = {"max_entries": 64, "ttl": 3600}
+from .cache import POLICY
 
 
 def _on(device: str, fn):  # noqa: ANN001, ANN202 - a thin adapter
     return rv.run_with_fallback(fn, torch.device(device))
 
 
-@st.cache_data(show_spinner="Backpropagating...", **_CACHE)
+@st.cache_data(show_spinner="Backpropagating...", **POLICY)
 def layer_gradients(cfg: rv.StackConfig, seed: int, device: str) -> tuple[pd.DataFrame, str | None]:
     return _on(device, lambda d: G.layer_gradients(cfg, seed=seed, device=d))
 
 
-@st.cache_data(show_spinner="Backpropagating...", **_CACHE)
+@st.cache_data(show_spinner="Backpropagating...", **POLICY)
 def identity_ratio(cfg: rv.StackConfig, seed: int, device: str) -> tuple[pd.DataFrame, str | None]:
     return _on(device, lambda d: G.identity_ratio(cfg, seed=seed, device=d))
 
 
-@st.cache_data(show_spinner="Measuring the Jacobian...", **_CACHE)
+@st.cache_data(show_spinner="Measuring the Jacobian...", **POLICY)
 def block_jacobian(
     cfg: rv.StackConfig, layer: int, seed: int, device: str
 ) -> tuple[tuple[pd.DataFrame, float, float], str | None]:
@@ -42,7 +42,7 @@ def block_jacobian(
     return _on(device, run)
 
 
-@st.cache_data(show_spinner="Differentiating along the input line...", **_CACHE)
+@st.cache_data(show_spinner="Differentiating along the input line...", **POLICY)
 def shattered(
     depths: tuple[int, ...], width: int, norm: str, seed: int, device: str
 ) -> tuple[tuple[pd.DataFrame, pd.DataFrame], str | None]:

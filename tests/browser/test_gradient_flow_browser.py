@@ -6,24 +6,12 @@ import re
 
 import pytest
 
-from tests.browser.conftest import Server, download_named, screenshot, wait_ready
+from tests.browser.conftest import download_named, screenshot, wait_ready
 
 pytestmark = pytest.mark.browser
 
 CHARTS_AT_LOAD = 8  # sections 1, 2 and 5
 DOWNLOADS_AT_LOAD = 8
-
-
-@pytest.fixture(scope="module")
-def server():
-    # This page trains in the background; on a shared 2-core machine one torch thread
-    # per op is the README's advice for busy servers (two contend with every other process).
-    mp = pytest.MonkeyPatch()
-    mp.setenv("RESVIZ_TORCH_THREADS", "1")
-    s = Server()
-    mp.undo()
-    yield s
-    s.stop()
 
 
 def _charts(pg) -> int:

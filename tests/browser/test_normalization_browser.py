@@ -5,21 +5,9 @@ import io
 
 import pytest
 
-from tests.browser.conftest import Server, screenshot, wait_ready
+from tests.browser.conftest import screenshot, wait_ready
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def server():
-    """This module's own server, with one torch thread: the page's models are tiny, and on a
-    busy 2-core machine two intra-op threads run them about 20 times slower."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("RESVIZ_TORCH_THREADS", "1")
-    s = Server()
-    yield s
-    s.stop()
-    mp.undo()
 
 
 # 4 heatmaps, histograms, LayerNorm gap, 2 BatchNorm panels, stream, gradient, timing.

@@ -12,15 +12,6 @@ from tests.browser.conftest import download_named, screenshot, wait_ready
 pytestmark = pytest.mark.browser
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread_server():
-    """This module's server runs the thread policy the README gives for a busy shared
-    machine: one torch thread, several times faster here than two on 2 shared cores."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("RESVIZ_TORCH_THREADS", "1")
-        yield
-
-
 SMALL = {
     "layers": "2",
     "d_model": "32",

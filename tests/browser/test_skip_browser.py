@@ -2,30 +2,12 @@
 
 import csv
 import io
-import os
 
 import pytest
 
-from tests.browser.conftest import Server, screenshot, wait_ready
+from tests.browser.conftest import screenshot, wait_ready
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def server():
-    """A server with one torch thread: on a busy 2-core machine two threads
-    spin against each other (measured 12x slower for these small stacks)."""
-    old = os.environ.get("RESVIZ_TORCH_THREADS")
-    os.environ["RESVIZ_TORCH_THREADS"] = "1"
-    try:
-        s = Server()
-    finally:
-        if old is None:
-            del os.environ["RESVIZ_TORCH_THREADS"]
-        else:
-            os.environ["RESVIZ_TORCH_THREADS"] = old
-    yield s
-    s.stop()
 
 
 def test_skip_page_trains_live_and_downloads(server, page):
