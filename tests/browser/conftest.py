@@ -126,20 +126,24 @@ def page(browser):
 
 def wait_ready(pg, charts: int = 0, downloads: int = 0, timeout: float = 60_000) -> None:
     """Wait until the script has finished, ``charts`` Vega charts are drawn and
-    ``downloads`` download buttons are shown."""
+    ``downloads`` download buttons are shown, and it still holds half a second later
+    (Streamlit shows its running indicator only after a short delay, so one look
+    can fall in the gap between two elements of a run)."""
     pg.wait_for_selector("[data-testid='stApp']", timeout=timeout)
-    pg.wait_for_function(
-        """([n, d]) => {
-            const running = document.querySelector("[data-testid='stStatusWidget']");
-            const title = document.querySelector("[data-testid='stMainBlockContainer'] h1");
-            const drawn = document.querySelectorAll(
-                "[data-testid='stVegaLiteChart'] canvas, [data-testid='stVegaLiteChart'] svg.marks");
-            const buttons = document.querySelectorAll("[data-testid='stDownloadButton']");
-            return !running && title && drawn.length >= n && buttons.length >= d;
-        }""",
-        arg=[charts, downloads],
-        timeout=timeout,
-    )
+    for _ in range(2):
+        pg.wait_for_function(
+            """([n, d]) => {
+                const running = document.querySelector("[data-testid='stStatusWidget']");
+                const title = document.querySelector("[data-testid='stMainBlockContainer'] h1");
+                const drawn = document.querySelectorAll(
+                    "[data-testid='stVegaLiteChart'] canvas, [data-testid='stVegaLiteChart'] svg.marks");
+                const buttons = document.querySelectorAll("[data-testid='stDownloadButton']");
+                return !running && title && drawn.length >= n && buttons.length >= d;
+            }""",
+            arg=[charts, downloads],
+            timeout=timeout,
+        )
+        pg.wait_for_timeout(500)
 
 
 def screenshot(pg, name: str) -> Path:
@@ -149,15 +153,24 @@ def screenshot(pg, name: str) -> Path:
     return path
 
 
-def download_named(pg, filename: str):
+def download_named(pg, filename: str, timeout: float = 60.0):
     """Click the page's download buttons until one yields ``filename``; return that
-    download. Found by name, not by position: sections may still be drawing."""
+    download. Found by name, not by position, and waited for: sections may still be
+    drawing (or the page rerunning) when this is called."""
     buttons = pg.locator("[data-testid='stDownloadButton'] button")
-    for i in range(buttons.count()):
-        if not buttons.nth(i).is_visible():  # e.g. inside a collapsed expander
-            continue
-        with pg.expect_download(timeout=60_000) as dl:
-            buttons.nth(i).click()
-        if dl.value.suggested_filename == filename:
-            return dl.value
+    tried: set[int] = set()
+    deadline = time.monotonic() + timeout
+    seen = -1
+    while time.monotonic() < deadline:
+        if buttons.count() != seen:  # the page changed: positions may have moved
+            seen, tried = buttons.count(), set()
+        for i in range(seen):
+            if i in tried or not buttons.nth(i).is_visible():  # e.g. a collapsed expander
+                continue
+            with pg.expect_download(timeout=60_000) as dl:
+                buttons.nth(i).click()
+            tried.add(i)
+            if dl.value.suggested_filename == filename:
+                return dl.value
+        pg.wait_for_timeout(250)
     raise AssertionError(f"no download named {filename} among {buttons.count()} buttons")

@@ -65,7 +65,7 @@ def test_home_links_navigate(server, page):
 
 def test_csv_download_holds_the_chart_data(server, page):
     page.goto(f"{server.url}/gradient_flow?depth=7")
-    wait_ready(page, charts=1)
+    wait_ready(page, charts=1, downloads=1)
     download = download_named(page, "gradient_norms.csv")
     rows = list(csv.DictReader(io.StringIO(open(download.path()).read())))
     assert len(rows) == 2 * 7  # one row per layer per variant
