@@ -8,8 +8,10 @@ script running, all charts drawn, download buttons shown), both in a fresh
 browser context (Streamlit's front end loaded from scratch) and in a new tab of
 a browser that has loaded it before (HTTP cache warm, as for a returning
 user); then the redraw after a widget change (the page's first slider one step
-right, a new result; then back, a cached result). Median of repeats. Ends with
-the server's resident memory after every page was visited.
+right, a new result; then back, a cached result). Median of repeats. A bare
+Streamlit page (``baseline_app.py``: a title and three small charts, no torch)
+is timed the same way first, as the floor this browser and machine allow. Ends
+with the server's resident memory after every page was visited.
 """
 
 from __future__ import annotations
@@ -53,9 +55,40 @@ def widget_step(pg, charts: int) -> tuple[float, float]:
         handle.focus()
         pg.keyboard.press(key)
         pg.wait_for_function("(s) => location.search !== s", arg=before, timeout=60_000)
-        wait_ready(pg, charts=charts, downloads=1)
+        wait_ready(pg, charts=charts, downloads=1, settle_ms=0)
         times.append(time.monotonic() - start)
     return times[0], times[1]
+
+
+def deep_links(
+    browser, url: str, charts: int, repeats: int, steps: bool = True
+) -> tuple[list[float], list[float], list[float], list[float]]:
+    """Open ``url`` ``repeats`` times (after one warm-up visit) in a fresh context
+    and in a new tab of a kept context; optionally time a slider step in the tab."""
+    cold, warm, changed, cached = [], [], [], []
+    keep = browser.new_context(viewport={"width": 1400, "height": 1000})
+    for i in range(repeats + 1):  # the first visit warms the caches
+        ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = ctx.new_page()
+        start = time.monotonic()
+        page.goto(url)
+        wait_ready(page, charts=charts, downloads=1, settle_ms=0)
+        if i:
+            cold.append(time.monotonic() - start)
+        ctx.close()
+        tab = keep.new_page()
+        start = time.monotonic()
+        tab.goto(url)
+        wait_ready(tab, charts=charts, downloads=1, settle_ms=0)
+        if i:
+            warm.append(time.monotonic() - start)
+            if steps:
+                a, b = widget_step(tab, charts)
+                changed.append(a)
+                cached.append(b)
+        tab.close()
+    keep.close()
+    return cold, warm, changed, cached
 
 
 def main(repeats: int = 5) -> None:
@@ -68,36 +101,25 @@ def main(repeats: int = 5) -> None:
             pg = browser.new_page(viewport={"width": 1400, "height": 1000})
             start = time.monotonic()
             pg.goto(server.url)
-            wait_ready(pg)
+            wait_ready(pg, settle_ms=0)
             print(
                 f"home drawn {time.monotonic() - start:.2f} s after healthy "
                 f"({time.monotonic() - t0:.2f} s after launch)"
             )
+            base = Server(script="benchmarks/baseline_app.py")
+            try:
+                cold, warm, _, _ = deep_links(browser, base.url, 3, repeats, steps=False)
+            finally:
+                base.stop()
+            print(
+                f"{'baseline (bare page)':22s} deep link: fresh context {med(cold)}, "
+                f"cached front end {med(warm)}"
+            )
             for info in PAGES:
-                charts = MIN_CHARTS[info.url_path]
                 url = f"{server.url}/{info.url_path}"
-                cold, warm, changed, cached = [], [], [], []
-                keep = browser.new_context(viewport={"width": 1400, "height": 1000})
-                for i in range(repeats + 1):  # the first visit warms the caches
-                    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-                    page = ctx.new_page()
-                    start = time.monotonic()
-                    page.goto(url)
-                    wait_ready(page, charts=charts, downloads=1)
-                    if i:
-                        cold.append(time.monotonic() - start)
-                    ctx.close()
-                    tab = keep.new_page()
-                    start = time.monotonic()
-                    tab.goto(url)
-                    wait_ready(tab, charts=charts, downloads=1)
-                    if i:
-                        warm.append(time.monotonic() - start)
-                        a, b = widget_step(tab, charts)
-                        changed.append(a)
-                        cached.append(b)
-                    tab.close()
-                keep.close()
+                cold, warm, changed, cached = deep_links(
+                    browser, url, MIN_CHARTS[info.url_path], repeats
+                )
                 print(
                     f"{info.url_path:22s} deep link: fresh context {med(cold)}, "
                     f"cached front end {med(warm)}; slider step {med(changed)}, "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from dataclasses import dataclass
 
@@ -11,6 +12,14 @@ import torch
 import resviz as rv
 
 from .params import PageParams
+
+# Streamlit runs a full ``gc.collect()`` after every script run, fragment reruns
+# (the training panels' polls) included. With torch imported that walks a quarter
+# of a million long-lived objects, about 75 ms a time on the reference machine and
+# a fifth of the server's CPU under load (benchmarks/RESULTS.md). Freezing what
+# exists once the libraries are imported takes it out of every later collection;
+# what sessions create afterwards is still collected.
+gc.freeze()
 
 
 @dataclass(frozen=True)

@@ -52,13 +52,15 @@ def rss_mb(pid: int) -> float:
 
 
 class Server:
-    def __init__(self, *extra: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, *extra: str, env: dict[str, str] | None = None, script: str = "streamlit_app.py"
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = (ROOT / "artifacts").joinpath(f"server-{self.port}.log")
         self.log.parent.mkdir(parents=True, exist_ok=True)
         cmd = [
-            sys.executable, "-m", "streamlit", "run", "streamlit_app.py",
+            sys.executable, "-m", "streamlit", "run", script,
             "--server.port", str(self.port), "--server.address", "127.0.0.1",
             "--server.headless", "true", "--browser.gatherUsageStats", "false", *extra,
         ]  # fmt: skip
@@ -124,13 +126,16 @@ def page(browser):
     ctx.close()
 
 
-def wait_ready(pg, charts: int = 0, downloads: int = 0, timeout: float = 60_000) -> None:
+def wait_ready(
+    pg, charts: int = 0, downloads: int = 0, timeout: float = 60_000, settle_ms: int = 500
+) -> None:
     """Wait until the script has finished, ``charts`` Vega charts are drawn and
-    ``downloads`` download buttons are shown, and it still holds half a second later
-    (Streamlit shows its running indicator only after a short delay, so one look
-    can fall in the gap between two elements of a run)."""
+    ``downloads`` download buttons are shown, and (with ``settle_ms``) that it still
+    holds that long after: Streamlit shows its running indicator only after a short
+    delay, so one look can fall in the gap between two elements of a run. Timings
+    pass ``settle_ms=0`` and take the first look."""
     pg.wait_for_selector("[data-testid='stApp']", timeout=timeout)
-    for _ in range(2):
+    for _ in range(2 if settle_ms else 1):
         pg.wait_for_function(
             """([n, d]) => {
                 const running = document.querySelector("[data-testid='stStatusWidget']");
@@ -143,7 +148,7 @@ def wait_ready(pg, charts: int = 0, downloads: int = 0, timeout: float = 60_000)
             arg=[charts, downloads],
             timeout=timeout,
         )
-        pg.wait_for_timeout(500)
+        pg.wait_for_timeout(settle_ms)
 
 
 def screenshot(pg, name: str) -> Path:
