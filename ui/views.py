@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
+import threading
+
 import altair as alt
 import pandas as pd
 import streamlit as st
+from altair.vegalite.data import default_data_transformer
+from streamlit.dataframe_util import convert_anything_to_arrow_bytes
 
 
 def csv_button(df: pd.DataFrame | bytes, name: str, label: str = "Download CSV") -> None:
@@ -24,14 +29,48 @@ def csv_button(df: pd.DataFrame | bytes, name: str, label: str = "Download CSV")
 # from resviz.charts, whose output the tests validate) and without the global
 # lock Streamlit's own Altair path takes: validation was about a third of a warm
 # rerun, and the lock serialised every session's charts. The "none" theme is
-# what Streamlit applies itself; large data belong in image charts, not rows.
+# what Streamlit applies itself.
+#
+# Chart data goes to the browser as Arrow, the way ``st.altair_chart`` sends it:
+# a data transformer turns each frame straight into Arrow IPC bytes and leaves a
+# named reference in the spec. Altair's default transformer would instead
+# sanitise every frame into a list of row dicts, which Streamlit then turns back
+# into a frame and then into Arrow; that round trip was about a quarter of the
+# server's CPU per page visit (benchmarks/RESULTS.md).
+_local = threading.local()
+
+
+def _to_arrow_reference(data: object) -> dict[str, object]:
+    datasets = getattr(_local, "datasets", None)
+    if datasets is None or not isinstance(data, pd.DataFrame):
+        return default_data_transformer(data, max_rows=None)
+    payload = convert_anything_to_arrow_bytes(data)
+    name = "data-" + hashlib.blake2b(payload, digest_size=12).hexdigest()
+    datasets[name] = payload
+    return {"name": name}
+
+
 alt.theme.enable("none")
-alt.data_transformers.enable("default", max_rows=None)
+alt.data_transformers.register("resviz_arrow", _to_arrow_reference)
+alt.data_transformers.enable("resviz_arrow")
 
 
 def altair(c: alt.TopLevelMixin, **kw: object) -> None:
-    """``st.altair_chart`` without per-rerun schema validation."""
-    st.vega_lite_chart(c.to_dict(validate=False), width=kw.pop("width", "stretch"), **kw)
+    """``st.altair_chart`` without per-rerun schema validation or a global lock."""
+    st.vega_lite_chart(spec(c), width=kw.pop("width", "stretch"), **kw)
+
+
+def spec(c: alt.TopLevelMixin) -> dict[str, object]:
+    """The chart as a Vega-Lite dict whose ``datasets`` hold Arrow bytes (Streamlit
+    passes bytes through to the browser unchanged)."""
+    _local.datasets = {}
+    try:
+        out = c.to_dict(validate=False)
+        if _local.datasets:
+            out.setdefault("datasets", {}).update(_local.datasets)
+    finally:
+        _local.datasets = None
+    return out
 
 
 def chart(c: alt.Chart, df: pd.DataFrame | bytes, name: str, caption: str | None = None) -> None:
