@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
+import time
 from dataclasses import dataclass
 
 import streamlit as st
@@ -13,13 +15,29 @@ import resviz as rv
 
 from .params import PageParams
 
-# Streamlit runs a full ``gc.collect()`` after every script run, fragment reruns
-# (the training panels' polls) included. With torch imported that walks a quarter
-# of a million long-lived objects, about 75 ms a time on the reference machine and
-# a fifth of the server's CPU under load (benchmarks/RESULTS.md). Freezing what
-# exists once the libraries are imported takes it out of every later collection;
-# what sessions create afterwards is still collected.
-gc.freeze()
+# Garbage collection on a clock, not per run. Streamlit's default is a full
+# ``gc.collect()`` after every script run, fragment polls included: with torch
+# imported that walks a quarter of a million long-lived objects, about 75 ms a
+# time and a fifth of the server's CPU under load (benchmarks/RESULTS.md).
+# .streamlit/config.toml turns that off (runner.postScriptGC); instead one
+# daemon thread collects every GC_PERIOD_S seconds, so what closed sessions
+# leave behind is still freed within seconds (tests/browser/test_concurrency.py
+# watches memory come back). Freezing what exists once the libraries are
+# imported keeps those collections, and Python's automatic ones, short.
+GC_PERIOD_S = 10.0
+
+
+def _collect_forever(period: float) -> None:
+    while True:
+        time.sleep(period)
+        gc.collect()
+
+
+if not any(t.name == "resviz-gc" for t in threading.enumerate()):
+    gc.freeze()
+    threading.Thread(
+        target=_collect_forever, args=(GC_PERIOD_S,), name="resviz-gc", daemon=True
+    ).start()
 
 
 @dataclass(frozen=True)
