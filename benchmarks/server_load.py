@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import statistics
 import sys
 import time
@@ -26,6 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.browser.conftest import Server, rss_mb  # noqa: E402
 from tests.browser.wsclient import open_page  # noqa: E402
 from ui.registry import PAGES  # noqa: E402
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds a process has used (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def pct(values: list[float], q: float) -> float:
@@ -79,20 +86,23 @@ def main() -> None:
             f"RSS after every page: {rss_mb(server.proc.pid):.0f} MB"
         )
         single: dict[str, list[float]] = {p: [] for p in pages}
+        c0 = cpu_s(server.proc.pid)
         for _ in range(3):
             for p, s in asyncio.run(visit_all(server.url, pages, args.distinct)).items():
                 single[p].append(s)
         base = {p: statistics.median(v) for p, v in single.items()}
+        cpu_single = (cpu_s(server.proc.pid) - c0) / (3 * len(pages))
         print("\n| page | cold first visit | 1 session (median of 3) |", end="")
         waves = {}
         for n in args.sessions:
             before = rss_mb(server.proc.pid)
-            t = time.monotonic()
+            t, c0 = time.monotonic(), cpu_s(server.proc.pid)
             results = asyncio.run(wave(server.url, pages, n, args.distinct))
             wall = time.monotonic() - t
+            cpu = (cpu_s(server.proc.pid) - c0) / (n * len(pages))
             peak = rss_mb(server.proc.pid)
             time.sleep(6)
-            waves[n] = (results, wall, before, peak, rss_mb(server.proc.pid))
+            waves[n] = (results, wall, before, peak, rss_mb(server.proc.pid), cpu)
         for n in args.sessions:
             print(f" {n} sessions p50 / p95 | ratio p95 / 1 session |", end="")
         print("\n|---|---|---|" + "---|---|" * len(args.sessions))
@@ -103,10 +113,12 @@ def main() -> None:
                 row += f" {pct(lat, 0.5):.2f} / {pct(lat, 0.95):.2f} s | {pct(lat, 0.95) / base[p]:.1f}x |"
             print(row)
         print()
-        for n, (_, wall, before, peak, after) in waves.items():
+        print(f"server CPU per page visit, 1 session: {cpu_single * 1000:.0f} ms")
+        for n, (_, wall, before, peak, after, cpu) in waves.items():
             print(
-                f"{n} sessions x {len(pages)} pages: wall {wall:.1f} s; RSS before {before:.0f} MB, "
-                f"peak {peak:.0f} MB, 6 s after {after:.0f} MB"
+                f"{n} sessions x {len(pages)} pages: wall {wall:.1f} s "
+                f"({n * len(pages) / wall:.1f} visits/s), server CPU per visit {cpu * 1000:.0f} ms; "
+                f"RSS before {before:.0f} MB, peak {peak:.0f} MB, 6 s after {after:.0f} MB"
             )
     finally:
         server.stop()

@@ -15,6 +15,7 @@ Departures from the seed snippets, on purpose:
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 
@@ -286,12 +287,17 @@ class Encoder(nn.Module):
 
         self.cfg = cfg
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        # On the meta device (budget estimates: sizes only) nothing random or
+        # computed is drawn: meta randn and arange run torch's Python reference
+        # ops, whose first use imports torch._dynamo (over a second and 70 MB).
+        meta = torch.get_default_device().type == "meta"
         if cfg.positional == "learned":
-            self.pos = nn.Parameter(torch.randn(cfg.max_len, cfg.d_model) * 0.02)
+            size = (cfg.max_len, cfg.d_model)
+            self.pos = nn.Parameter(torch.empty(size) if meta else torch.randn(size) * 0.02)
         elif cfg.positional == "sinusoidal":
-            self.register_buffer(
-                "pos", sinusoidal_encoding(cfg.max_len, cfg.d_model), persistent=False
-            )
+            with torch.device("cpu") if meta else contextlib.nullcontext():
+                table = sinusoidal_encoding(cfg.max_len, cfg.d_model)
+            self.register_buffer("pos", table, persistent=False)
         else:
             self.pos = None
         self.hook_embed = HookPoint()

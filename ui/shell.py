@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import gc
 import os
-import threading
-import time
 from dataclasses import dataclass
 
 import streamlit as st
@@ -15,29 +13,36 @@ import resviz as rv
 
 from .params import PageParams
 
-# Garbage collection on a clock, not per run. Streamlit's default is a full
-# ``gc.collect()`` after every script run, fragment polls included: with torch
-# imported that walks a quarter of a million long-lived objects, about 75 ms a
-# time and a fifth of the server's CPU under load (benchmarks/RESULTS.md).
-# .streamlit/config.toml turns that off (runner.postScriptGC); instead one
-# daemon thread collects every GC_PERIOD_S seconds, so what closed sessions
-# leave behind is still freed within seconds (tests/browser/test_concurrency.py
-# watches memory come back). Freezing what exists once the libraries are
-# imported keeps those collections, and Python's automatic ones, short.
-GC_PERIOD_S = 10.0
 
+# Streamlit runs a full ``gc.collect()`` after every script run, fragment reruns
+# (the training panels' polls) included. With torch imported that walks a quarter
+# of a million long-lived objects, about 75-100 ms a time on the reference
+# machine and a fifth of the server's CPU under load (benchmarks/RESULTS.md).
+# So, once per process, when the first page imports this module: load what the
+# libraries load lazily on first use (Altair's Vega-Lite schema, the Arrow
+# conversion, pandas' CSV writer, and autograd's backward, which imports sympy),
+# collect, and freeze every live object out of later collections. Only objects created afterwards (sessions' state, results)
+# are walked after each run, and they are still collected.
+def _warm_up_and_freeze() -> None:
+    import altair as alt
+    import pandas as pd
 
-def _collect_forever(period: float) -> None:
-    while True:
-        time.sleep(period)
-        gc.collect()
+    from .views import spec
 
-
-if not any(t.name == "resviz-gc" for t in threading.enumerate()):
+    df = pd.DataFrame({"name": ["a", "b"], "value": [1.0, 2.0], "step": [1, 2]})
+    spec(alt.Chart(df).mark_line(point=True).encode(x="step:Q", y="value:Q", color="name:N"))
+    spec(alt.Chart(df).mark_rect().encode(x="name:N", y="step:O", color="value:Q"))
+    df.to_csv(index=False)
+    x = torch.ones(2, requires_grad=True)
+    (2 * x).backward(torch.ones(2))
+    gc.collect()
     gc.freeze()
-    threading.Thread(
-        target=_collect_forever, args=(GC_PERIOD_S,), name="resviz-gc", daemon=True
-    ).start()
+
+
+_warm_up_and_freeze()
+
+
+gc.freeze()
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,14 @@ Each session is its own websocket connection speaking Streamlit's protocol
 (``wsclient``), so twenty can be held at once from one process without twenty
 browsers. Each opens a page with its own settings and downloads that page's
 CSV. Every session must get its own rows, no session may see an exception or
-error, the server must stay healthy, and after everybody leaves its resident
-memory must come back near the level after a warm-up visit. Disconnected
-sessions are normally kept for 120 s (for reconnects); this server uses 3 s so
-the test can watch the memory come back. Like ``make run`` it sets
-``MALLOC_ARENA_MAX=2``: without it glibc keeps a memory arena per script thread
-and about 100 MB stays resident (not leaked: a second wave reuses it).
+error, and the server must stay healthy. Memory: twenty sessions may cost at
+most ``PER_WAVE_MB`` over the level after a warm-up visit, and a second wave
+must reuse what the first left (at most ``REUSE_MB`` more), so nothing
+accumulates from visitor to visitor. Resident memory does not fall back to the
+warm-up level when sessions leave: glibc keeps freed memory for reuse rather
+than returning it to the system (``MALLOC_ARENA_MAX=2``, set here as in ``make
+run``, limits that to two arenas). Disconnected sessions are normally kept for
+120 s (for reconnects); this server uses 3 s.
 """
 
 import asyncio
@@ -24,6 +26,8 @@ from tests.browser.conftest import Server, rss_mb
 from tests.browser.wsclient import open_page, run_sync
 
 SESSIONS = 20
+PER_WAVE_MB = 150  # 7.5 MB a session, held for 2 s each (measured: 50-90 MB)
+REUSE_MB = 25
 
 
 def sinusoidal(i: int) -> tuple[str, str]:
@@ -84,7 +88,8 @@ def test_twenty_concurrent_sessions_each_see_their_own_results(busy_server, wave
     with urllib.request.urlopen(f"{server.url}/_stcore/health", timeout=10) as r:
         assert r.read().strip() == b"ok"
     time.sleep(4)
-    after = _settle(server, baseline + 75)
+    limit = baseline + PER_WAVE_MB if wave == 1 else server.after_first + REUSE_MB
+    after = _settle(server, limit)
     log = server.log.read_text()
     assert "Traceback" not in log, log[-3000:]
     times = sorted(r.seconds for r in runs)
@@ -93,4 +98,6 @@ def test_twenty_concurrent_sessions_each_see_their_own_results(busy_server, wave
         f"{times[SESSIONS // 2]:.1f} s, p95 {times[int(SESSIONS * 0.95) - 1]:.1f} s; RSS "
         f"baseline {baseline:.0f} MB, peak {peak:.0f} MB, after leaving {after:.0f} MB"
     )
-    assert after <= baseline + 75, (baseline, peak, after)
+    assert after <= limit, (baseline, peak, after, limit)
+    if wave == 1:
+        server.after_first = after

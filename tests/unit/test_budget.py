@@ -50,3 +50,30 @@ def test_budget_refuses_with_the_numbers_and_the_fix():
 )
 def test_budget_limits_come_from_the_environment_or_fall_back(env, field, value):
     assert getattr(rv.Budget.from_mapping(env), field) == value
+
+
+def test_estimates_never_import_torch_dynamo():
+    """Counting on the meta device must not run torch's Python reference ops:
+    their first use imports torch._dynamo (over a second and 70 MB on a server
+    that compiles nothing). A fresh interpreter, every kind of block and encoder."""
+    import subprocess
+    import sys
+
+    code = """
+import itertools, sys
+import resviz as rv
+for norm, pos, act, res in itertools.product(
+    ["layer", "rms", "batch", "none"], ["sinusoidal", "learned", "none"],
+    ["gelu", "relu"], [True, False],
+):
+    rv.estimate(rv.EncoderConfig(norm=norm, positional=pos, activation=act, residual=res))
+for init, residual, block in itertools.product(
+    ["default", "kaiming", "xavier", "small"], ["none", "add", "scaled", "concat"],
+    ["linear", "ffn"],
+):
+    rv.estimate(rv.StackConfig(init=init, residual=residual, block=block, norm="layer"))
+rv.estimate(rv.StackConfig(widths=(25, 25, 43, 43, 54, 54), mismatch="project"))
+print("torch._dynamo" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
