@@ -7,10 +7,9 @@ import pandas as pd
 import streamlit as st
 
 import resviz as rv
-from resviz import charts
 from resviz import playground as PG
 from resviz.budget import human_bytes, human_count, human_flops
-from ui import cache, jobs, views
+from ui import cache, charts, jobs, views
 from ui.params import PageParams
 from ui.shell import budget, page_setup
 

@@ -8,10 +8,9 @@ import pandas as pd
 import streamlit as st
 
 import resviz as rv
-from resviz import charts
 from resviz import gradflow as G
+from ui import charts, jobs, views
 from ui import gradflow_cache as cache
-from ui import jobs, views
 from ui.params import PageParams
 from ui.shell import page_setup
 

@@ -2,9 +2,8 @@
 
 import streamlit as st
 
-from resviz import charts
 from resviz import positional as P
-from ui import cache, views
+from ui import cache, charts, views
 from ui.params import PageParams, md_escape
 from ui.shell import page_setup
 

@@ -7,8 +7,7 @@ import streamlit as st
 import torch
 
 import resviz as rv
-from resviz import charts
-from ui import jobs, views
+from ui import charts, jobs, views
 from ui.cache import POLICY
 from ui.params import PageParams
 from ui.shell import page_setup

@@ -11,6 +11,8 @@ import streamlit as st
 from altair.vegalite.data import default_data_transformer
 from streamlit.dataframe_util import convert_anything_to_arrow_bytes
 
+from .charts import MEMO
+
 
 def csv_button(df: pd.DataFrame | bytes, name: str, label: str = "Download CSV") -> None:
     """A CSV download; pass ready-made bytes for large frames (cache them)."""
@@ -62,7 +64,11 @@ def altair(c: alt.TopLevelMixin, **kw: object) -> None:
 
 def spec(c: alt.TopLevelMixin) -> dict[str, object]:
     """The chart as a Vega-Lite dict whose ``datasets`` hold Arrow bytes (Streamlit
-    passes bytes through to the browser unchanged)."""
+    passes bytes through to the browser unchanged). Charts from ``ui.charts``'s
+    memo are converted once (a fresh copy each call: Streamlit edits the dict)."""
+    cached = MEMO.spec(c)
+    if cached is not None:
+        return cached
     _local.datasets = {}
     try:
         out = c.to_dict(validate=False)
@@ -70,6 +76,7 @@ def spec(c: alt.TopLevelMixin) -> dict[str, object]:
             out.setdefault("datasets", {}).update(_local.datasets)
     finally:
         _local.datasets = None
+    MEMO.remember_spec(c, out)
     return out
 
 
