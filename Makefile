@@ -48,6 +48,7 @@ bench: setup-dev
 	$(BIN)/python benchmarks/bench_training.py --repeats 5
 	$(BIN)/python benchmarks/scaling.py
 	$(BIN)/python benchmarks/browser_pages.py 5
+	$(BIN)/python benchmarks/browser_profile.py
 	$(BIN)/python benchmarks/server_load.py --sessions 10 20
 
 clean:
