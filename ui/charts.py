@@ -44,7 +44,10 @@ __all__ = [
     "style",
 ]
 
-MAX_ENTRIES = 256
+# The five default views draw about 45 charts; a chart and its converted dict
+# hold its data twice (as a frame and as Arrow bytes), about 100 KB for a
+# 1,600-point training curve, so a full memo is a few MB to ~13 MB.
+MAX_ENTRIES = 128
 
 
 class _Unkeyable(TypeError):
