@@ -65,23 +65,25 @@ def deep_links(
 ) -> tuple[list[float], list[float], list[float], list[float]]:
     """Open ``url`` ``repeats`` times (after one warm-up visit) in a fresh context
     and in a new tab of a kept context; optionally time a slider step in the tab."""
+
+    def opened(pg) -> float:
+        start = time.monotonic()
+        pg.goto(url)
+        wait_ready(pg, charts=charts, downloads=1, settle_ms=0)
+        return time.monotonic() - start
+
     cold, warm, changed, cached = [], [], [], []
     keep = browser.new_context(viewport={"width": 1400, "height": 1000})
     for i in range(repeats + 1):  # the first visit warms the caches
         ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-        page = ctx.new_page()
-        start = time.monotonic()
-        page.goto(url)
-        wait_ready(page, charts=charts, downloads=1, settle_ms=0)
+        seconds = opened(ctx.new_page())
         if i:
-            cold.append(time.monotonic() - start)
+            cold.append(seconds)
         ctx.close()
         tab = keep.new_page()
-        start = time.monotonic()
-        tab.goto(url)
-        wait_ready(tab, charts=charts, downloads=1, settle_ms=0)
+        seconds = opened(tab)
         if i:
-            warm.append(time.monotonic() - start)
+            warm.append(seconds)
             if steps:
                 a, b = widget_step(tab, charts)
                 changed.append(a)
