@@ -137,13 +137,16 @@ class _Memo:
 
     def remember_spec(self, chart: object, spec: dict[str, Any]) -> None:
         """Keep ``spec`` for ``chart`` if ``chart`` is one of the memoised charts."""
-        datasets = {k: v for k, v in spec.get("datasets", {}).items() if isinstance(v, bytes)}
-        rest = {k: v for k, v in spec.items() if k != "datasets"}
-        if len(datasets) != len(spec.get("datasets", {})):
-            return  # inline (non-Arrow) data: not worth the bookkeeping
         with self._lock:
-            if self._live.get(id(chart)) is chart:
-                self._specs[id(chart)] = (chart, json.dumps(rest), datasets)
+            if self._live.get(id(chart)) is not chart:
+                return  # composed or built elsewhere: nothing to keep
+        datasets = spec.get("datasets", {})
+        if not all(isinstance(v, bytes) for v in datasets.values()):
+            return  # inline (non-Arrow) data: not worth the bookkeeping
+        text = json.dumps({k: v for k, v in spec.items() if k != "datasets"})
+        with self._lock:
+            if self._live.get(id(chart)) is chart:  # not evicted meanwhile
+                self._specs[id(chart)] = (chart, text, dict(datasets))
 
     def clear(self) -> None:
         with self._lock:
