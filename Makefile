@@ -4,17 +4,18 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 
-.PHONY: run test setup setup-dev lint unit app browser bench clean
+.PHONY: run test setup setup-dev lint unit app browser bench clean lock
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
-$(VENV)/.runtime: requirements.txt | $(BIN)/python
-	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt
+# constraints.txt pins every transitive dependency, so two installs a month apart match.
+$(VENV)/.runtime: requirements.txt constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt -c constraints.txt
 	touch $@
 
-$(VENV)/.dev: requirements-dev.txt requirements.txt | $(BIN)/python
-	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
+$(VENV)/.dev: requirements-dev.txt requirements.txt constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt -c constraints.txt
 	touch $(VENV)/.runtime $@
 
 setup: $(VENV)/.runtime
@@ -52,4 +53,12 @@ bench: setup-dev
 	$(BIN)/python benchmarks/server_load.py --sessions 10 20
 
 clean:
-	rm -rf $(VENV) artifacts .pytest_cache .ruff_cache
+	rm -rf $(VENV) artifacts .pytest_cache .ruff_cache build dist *.egg-info
+
+# Regenerate constraints.txt from a fresh install of requirements-dev.txt (no constraints).
+lock:
+	rm -rf .lock-venv && $(PY) -m venv .lock-venv
+	.lock-venv/bin/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
+	{ sed -n '1,4p' constraints.txt; .lock-venv/bin/python -m pip freeze --exclude-editable \
+		| sed 's/+cpu$$//' | grep -v '^resviz'; } > constraints.new && mv constraints.new constraints.txt
+	rm -rf .lock-venv

@@ -26,6 +26,8 @@ from typing import Any, Literal
 
 import streamlit as st
 
+from . import st_internals
+
 State = Literal["queued", "running", "done", "stopped", "failed"]
 Report = Callable[[Any, int, int], None]
 ShouldStop = Callable[[], bool]
@@ -76,14 +78,7 @@ class Job:
 
 
 def _session_alive(session_id: str) -> bool:
-    try:
-        from streamlit.runtime import Runtime
-
-        if not Runtime.exists():
-            return True
-        return Runtime.instance().is_active_session(session_id)
-    except Exception:  # noqa: BLE001 - outside a server (AppTest, notebooks) count as alive
-        return True
+    return st_internals.session_alive(session_id)
 
 
 class Registry:
@@ -235,10 +230,7 @@ REGISTRY = Registry()
 
 
 def session_id() -> str:
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    return ctx.session_id if ctx is not None else ""
+    return st_internals.session_id()
 
 
 def panel(

@@ -11,6 +11,7 @@ import torch
 
 import resviz as rv
 
+from . import st_internals
 from .params import PageParams
 
 
@@ -61,10 +62,8 @@ def ensure_entry_point() -> None:
     resolves to the same page (page ids are derived from the url path, which
     equals the file stem under both routers). A browser test covers it.
     """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
+    if st_internals.legacy_pages_router_active():
+        st_internals.disable_legacy_pages_router()
         st.rerun()
 
 

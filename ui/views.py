@@ -9,8 +9,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 from altair.vegalite.data import default_data_transformer
-from streamlit.dataframe_util import convert_anything_to_arrow_bytes
 
+from . import st_internals
 from .charts import MEMO
 
 
@@ -46,7 +46,7 @@ def _to_arrow_reference(data: object) -> dict[str, object]:
     datasets = getattr(_local, "datasets", None)
     if datasets is None or not isinstance(data, pd.DataFrame):
         return default_data_transformer(data, max_rows=None)
-    payload = convert_anything_to_arrow_bytes(data)
+    payload = st_internals.arrow_bytes(data)
     name = "data-" + hashlib.blake2b(payload, digest_size=12).hexdigest()
     datasets[name] = payload
     return {"name": name}

@@ -1,0 +1,108 @@
+"""The library installs from the repository as a wheel that holds ``resviz`` only,
+and the README's notebook example runs from that install, outside the repository."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def readme_example() -> str:
+    """The first Python block of the README's "notebook API" section."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## The notebook API", 1)[1]
+    match = re.search(r"```python\n(.*?)```", section, re.S)
+    assert match, "README's notebook API section has no python block"
+    return match.group(1)
+
+
+def build_wheel(dest: Path) -> Path:
+    """Build from a copy of what the wheel needs, so the checkout gets no build/ litter."""
+    src = dest / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    shutil.copytree(ROOT / "resviz", src / "resviz", ignore=shutil.ignore_patterns("__pycache__"))
+    cmd = [sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation"]
+    subprocess.run([*cmd, "-q", "-w", str(dest)], check=True, capture_output=True, text=True)
+    (wheel,) = dest.glob("resviz-*.whl")
+    return wheel
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
+
+
+def test_wheel_holds_the_library_only(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {n.split("/")[0] for n in names}
+    assert top == {"resviz", wheel.name.split("-py3")[0] + ".dist-info"}, top
+    assert "resviz/__init__.py" in names
+    meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()
+    requires = {
+        line.split(":", 1)[1].strip().split(">")[0].split(";")[0].strip()
+        for line in meta.splitlines()
+        if line.startswith("Requires-Dist:")
+    }
+    assert {"torch", "numpy", "pandas", "altair"} <= requires
+
+
+def test_readme_example_runs_from_a_clean_venv(wheel: Path, tmp_path: Path) -> None:
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    py = env_dir / "bin" / "python"
+    pip = [str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    constraints = ["-c", str(ROOT / "constraints.txt")]
+    # torch first, pinned, so pip takes the build this machine offers (see README).
+    subprocess.run([*pip, *constraints, "torch"], check=True, capture_output=True, text=True)
+    subprocess.run([*pip, *constraints, str(wheel)], check=True, capture_output=True, text=True)
+    work = tmp_path / "notebook"
+    work.mkdir()
+    script = work / "example.py"
+    script.write_text(readme_example() + "\nprint('RESVIZ_FROM', rv.__file__)\n")
+    out = subprocess.run(
+        [str(py), str(script)], cwd=work, check=True, capture_output=True, text=True
+    ).stdout
+    origin = Path(out.split("RESVIZ_FROM", 1)[1].strip())
+    assert env_dir in origin.parents, f"resviz imported from {origin}, not the clean venv"
+    assert "blocks.0" in out
+
+
+def test_constraints_pin_every_installed_package() -> None:
+    """constraints.txt lists exactly what the test environment has, each with ==."""
+    lines = [ln.strip() for ln in (ROOT / "constraints.txt").read_text().splitlines()]
+    pins = dict(ln.split("==", 1) for ln in lines if ln and not ln.startswith("#"))
+    frozen = subprocess.run(
+        [sys.executable, "-m", "pip", "freeze", "--exclude-editable"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    installed = {}
+    for ln in frozen:
+        if "==" in ln:
+            name, version = ln.split("==", 1)
+            installed[name.lower()] = version.split("+")[0]
+    installed.pop("resviz", None)
+    assert {k.lower(): v for k, v in pins.items()} == installed
+
+
+def test_direct_requirements_agree_with_the_constraints() -> None:
+    lines = (ROOT / "constraints.txt").read_text().splitlines()
+    pins = {ln.split("==")[0].lower(): ln.split("==")[1] for ln in lines if "==" in ln}
+    for req in ("requirements.txt", "requirements-dev.txt"):
+        for ln in (ROOT / req).read_text().splitlines():
+            ln = ln.split("#")[0].strip()
+            if "==" in ln:
+                name, version = ln.split("==")
+                assert pins.get(name.lower()) == version, f"{req}: {ln} vs constraints"

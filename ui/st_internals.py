@@ -1,0 +1,59 @@
+"""Every use of a Streamlit internal (not public API), in one place.
+
+Streamlit's public API has no session id, no "is this session still connected",
+and no way to turn a frame into the Arrow bytes its charts carry. Each is reached
+here and nowhere else; ``tests/app/test_st_internals.py`` checks every one against
+the installed Streamlit, so an upgrade that moves one fails there with a message
+naming it, instead of breaking a page silently.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+# Each internal this module uses: (module, attribute), for the upgrade test.
+USED: tuple[tuple[str, str], ...] = (
+    ("streamlit.runtime", "Runtime"),
+    ("streamlit.runtime.scriptrunner", "get_script_run_ctx"),
+    ("streamlit.runtime.pages_manager", "PagesManager"),
+    ("streamlit.dataframe_util", "convert_anything_to_arrow_bytes"),
+)
+
+
+def session_id() -> str:
+    """The id of the session whose script is running in this thread ('' outside one)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else ""
+
+
+def session_alive(sid: str) -> bool:
+    """Whether the server still has a connected session ``sid``. Outside a server
+    (AppTest, notebooks) every session counts as alive."""
+    from streamlit.runtime import Runtime
+
+    if not Runtime.exists():
+        return True
+    return bool(Runtime.instance().is_active_session(sid))
+
+
+def legacy_pages_router_active() -> bool:
+    """True while Streamlit routes a ``pages/`` folder with its v1 router, which runs
+    a deep-linked page without the entry point; switching it off is one assignment."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    return bool(PagesManager.uses_pages_directory)
+
+
+def disable_legacy_pages_router() -> None:
+    from streamlit.runtime.pages_manager import PagesManager
+
+    PagesManager.uses_pages_directory = False
+
+
+def arrow_bytes(df: pd.DataFrame) -> bytes:
+    """A frame as Arrow IPC bytes, exactly as ``st.vega_lite_chart`` would send it."""
+    from streamlit.dataframe_util import convert_anything_to_arrow_bytes
+
+    return convert_anything_to_arrow_bytes(df)
