@@ -1,8 +1,14 @@
 """Entry point: routes to the pages. The home page imports no torch, so it draws at once."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from ui.registry import PAGES
+
+# Page files by absolute path, so the app also runs from another entry point
+# (deploy/cloud/streamlit_app.py), whose folder Streamlit resolves paths against.
+ROOT = Path(__file__).resolve().parent
 
 st.set_page_config(
     page_title="resviz: residual connections, measured", page_icon="➕", layout="wide"
@@ -17,7 +23,7 @@ def home() -> None:
         "link in your address bar reproduces the view."
     )
     for page in PAGES:
-        st.page_link(page.path, label=page.title, icon=page.icon)
+        st.page_link(str(ROOT / page.path), label=page.title, icon=page.icon)
         st.caption(page.blurb)
     st.divider()
     st.markdown(
@@ -28,6 +34,6 @@ def home() -> None:
 
 nav = st.navigation(
     [st.Page(home, title="Home", icon=":material/home:", default=True)]
-    + [st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path) for p in PAGES]
+    + [st.Page(str(ROOT / p.path), title=p.title, icon=p.icon, url_path=p.url_path) for p in PAGES]
 )
 nav.run()
