@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 
-.PHONY: run test setup setup-dev lint unit app browser bench clean lock
+.PHONY: run test setup setup-dev lint unit app browser bench clean lock workshop nginx system
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -26,6 +26,30 @@ setup-dev: $(VENV)/.dev
 run: setup
 	MALLOC_ARENA_MAX=2 $(BIN)/streamlit run streamlit_app.py --server.port $(PORT)
 
+# A workshop server: one Streamlit process per core behind nginx (sticky sessions,
+# websockets) on http://<this machine>:$(WORKSHOP_PORT). See README "Workshop server".
+REPLICAS ?= $(shell nproc)
+WORKSHOP_PORT ?= 8500
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+nginx:
+	@command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || { \
+		echo "installing nginx (Debian package)"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nginx >/dev/null; }
+
+# What the browser tests drive: Debian's Chromium and nginx. Where apt-get is missing
+# (not Debian/Ubuntu) this only says so, and those tests skip (fail under CI).
+system:
+	@if command -v apt-get >/dev/null; then \
+		missing=""; [ -x /usr/bin/chromium ] || missing="chromium"; \
+		command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
+		if [ -n "$$missing" ]; then echo "installing$$missing (Debian packages)"; \
+			$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; fi; \
+	else echo "no apt-get: install Chromium and nginx yourself, or the browser tests skip"; fi
+
+workshop: setup nginx
+	$(BIN)/python deploy/workshop/serve.py --port $(WORKSHOP_PORT) --replicas $(REPLICAS)
+
 lint: setup-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -39,7 +63,7 @@ app: setup-dev
 browser: setup-dev
 	$(BIN)/python -m pytest tests/browser -q
 
-test: lint
+test: lint system
 	$(BIN)/python -m pytest -q
 
 # Every benchmark; figures are printed (copy them into benchmarks/RESULTS.md).
