@@ -4,7 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui.registry import PAGES
+from ui.registry import NOTEBOOK_EXAMPLE, PAGES
 
 # Page files by absolute path, so the app also runs from another entry point
 # (deploy/cloud/streamlit_app.py), whose folder Streamlit resolves paths against.
@@ -18,17 +18,20 @@ st.set_page_config(
 def home() -> None:
     st.title("resviz: what residual connections do, measured")
     st.markdown(
-        "Every chart here comes from a real PyTorch model built and run on your device "
-        "when you open the page. Change a setting and the numbers are recomputed; the "
-        "link in your address bar reproduces the view."
+        "Every chart here is computed with PyTorch on this server, on the device chosen in "
+        "each page's sidebar, from the settings on the page; long runs (training, the depth "
+        "sweep) start when you press their button. The sidebar seed sets the weights and the "
+        "data on every page, and the address bar holds the settings, so a link gives the same "
+        "numbers again (within float rounding on another device; timings are measured anew)."
     )
     for page in PAGES:
         st.page_link(str(ROOT / page.path), label=page.title, icon=page.icon)
         st.caption(page.blurb)
     st.divider()
     st.markdown(
-        "In a notebook, the same numbers come from the library: "
-        "`import resviz as rv; rv.gradient_norms(rv.StackConfig(residual='none'))`."
+        f"In a notebook, the library gives the numbers behind the charts: "
+        f"`{NOTEBOOK_EXAMPLE.code}` returns {NOTEBOOK_EXAMPLE.what}, at the page's default "
+        "settings and seed 0."
     )
 
 

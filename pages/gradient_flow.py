@@ -36,7 +36,7 @@ with c2:
 with c3:
     norm = p.select("Norm (pre)", "norm", ["none", "layer", "rms", "batch"], "none")
 
-base = rv.StackConfig(depth=depth, width=width, activation=act, init=init, norm=norm)
+base = rv.StackConfig(depth=depth, width=width, activation=act, init=init, norm=norm, seed=ctx.seed)
 variants = {PLAIN: dataclasses.replace(base, residual="none"), RESID: base}
 per_layer = {}
 for label, cfg in variants.items():

@@ -314,7 +314,9 @@ if dcfg is not None:
             sig["block"] = sig["layer"] + 1
             sig["series"] = sig["variant"] + ", " + sig["stage"]
             views.chart(
-                charts.line(sig, "block", "cosine", "series", y_title="cos(x, f(x))", height=260),
+                charts.line(
+                    sig, "block", "cosine", "series", y_title="cos(shortcut, update)", height=260
+                ),
                 sig.drop(columns=["series"]),
                 "cosine_init_vs_trained",
                 caption="cos(shortcut, update) per block on the spiral points, at init and "

@@ -4,7 +4,7 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
 
     import resviz as rv
     cfg = rv.StackConfig(depth=10, width=64, residual="none")
-    rv.gradient_norms(cfg)          # tidy DataFrame, same numbers the page shows
+    rv.layer_gradients(cfg)  # tidy DataFrame: the gradient-flow page's plain curve at seed 0
 """
 
 from . import norms, playground

@@ -23,6 +23,7 @@ from torch.nn import functional as F
 from .config import EncoderConfig, StackConfig
 from .hooks import capture
 from .models import Encoder, build
+from .skip import forward_decomposition
 
 Config = StackConfig | EncoderConfig
 Task = Literal["regression", "copy"]
@@ -130,41 +131,13 @@ def forward_signal(
 ) -> pd.DataFrame:
     """Per block of a stack at init: how big the signal is and where it comes from.
 
-    Columns: ``layer``, ``norm`` (mean L2 norm of ``x_{l+1}`` per sample), ``std``,
-    ``branch_norm`` (``||f(x)||``), ``shortcut_norm`` (``||x||`` on the shortcut,
-    0 without one), ``identity_share`` (``||s||^2 / (||s||^2 + ||f||^2)``) and
-    ``cosine`` (mean cosine between ``s`` and ``f(x)`` where both exist).
+    The same frame as :func:`resviz.forward_decomposition` (this calls it): one
+    definition of the norms, ``identity_share`` and ``cosine``, from the terms each
+    block actually sums (shortcut after ``identity_scale``, update after
+    ``alpha``); see :func:`resviz.layer_decomposition` for the columns. Weights
+    come from ``cfg.seed``, the Gaussian batch from ``seed``.
     """
-    device = torch.device(device or "cpu")
-    model = build(cfg, device)
-    model.eval()
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(batch_size, cfg.in_dim, generator=gen).to(device)
-    acts = capture(model, x)
-    rows = []
-    for i in range(len(model.blocks)):
-        post = acts[f"blocks.{i}.resid_post"]
-        f = acts[f"blocks.{i}.branch_out"]
-        s = acts.get(f"blocks.{i}.shortcut_out")
-        fn = f.norm(dim=-1)
-        row = {
-            "layer": i,
-            "norm": float(post.norm(dim=-1).mean()),
-            "std": float(post.std()),
-            "branch_norm": float(fn.mean()),
-            "shortcut_norm": 0.0,
-            "identity_share": 0.0,
-            "cosine": float("nan"),
-        }
-        if s is not None and s.shape == f.shape:
-            sn = s.norm(dim=-1)
-            row["shortcut_norm"] = float(sn.mean())
-            row["identity_share"] = float(
-                (sn**2).sum() / ((sn**2).sum() + (fn**2).sum()).clamp_min(1e-30)
-            )
-            row["cosine"] = float(F.cosine_similarity(s, f, dim=-1).mean())
-        rows.append(row)
-    return pd.DataFrame(rows)
+    return forward_decomposition(cfg, seed=seed, batch_size=batch_size, device=device)
 
 
 def stream_norms(

@@ -71,9 +71,10 @@ def layer_gradients(
     """Per-layer gradient norms of a stack after one backward pass at init.
 
     The loss is the MSE to Gaussian targets of one Gaussian batch (as
-    :func:`resviz.gradient_norms`). One row per stream position ``l = 0..L``
-    (``x_0`` is the input, ``x_L`` the output): ``layer``, ``act_grad``
-    (``||dL/dx_l||`` over the batch), ``gain`` (``act_grad / act_grad[L]``),
+    :func:`resviz.gradient_norms`); the weights come from ``cfg.seed``, the
+    batch from ``seed``. One row per stream position ``l = 0..L`` (``x_0`` is
+    the input, ``x_L`` the output): ``layer``, ``act_grad`` (``||dL/dx_l||``
+    over the batch), ``gain`` (``act_grad / act_grad[L]``),
     ``stream_norm`` (mean per-sample ``||x_l||``) and, for ``l < L``, block
     ``l``'s first weight gradient ``weight_grad`` (``||dL/dW||``; NaN at ``l = L``,
     which has no block). Layers are counted from the input, so block ``l`` reads

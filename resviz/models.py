@@ -115,8 +115,12 @@ class StackBlock(nn.Module):
         self.norm = make_norm(cfg.norm, norm_dim)
 
         self.resid_pre = HookPoint()
-        self.branch_out = HookPoint()
-        self.shortcut_out = HookPoint()
+        self.branch_out = HookPoint()  # f(x) (joined before the act: W x + b), before alpha
+        self.shortcut_out = HookPoint()  # the shortcut's output, before identity_scale
+        # The two terms the block joins, scales applied: y = shortcut_term + update_term
+        # (side by side for concat); see resviz.layer_decomposition.
+        self.shortcut_term = HookPoint()
+        self.update_term = HookPoint()
         self.resid_post = HookPoint()
 
     @property
@@ -142,21 +146,21 @@ class StackBlock(nn.Module):
             # shortcut passes through the non-linearity.
             f = self.branch_out(z)
             if s is None:
-                y = self.act(f)
+                y = self.act(self.update_term(f))
             elif self.residual == "scaled":
-                y = self.act(s + self.alpha * f)
+                y = self.act(self.shortcut_term(s) + self.update_term(self.alpha * f))
             else:
-                y = self.act(self.identity_scale * s + f)
+                y = self.act(self.shortcut_term(self.identity_scale * s) + self.update_term(f))
         else:
             f = self.branch_out(self.act(z) if self.block == "linear" else z)
             if s is None:
-                y = f
+                y = self.update_term(f)
             elif self.residual == "add":
-                y = self.identity_scale * s + f
+                y = self.shortcut_term(self.identity_scale * s) + self.update_term(f)
             elif self.residual == "scaled":
-                y = s + self.alpha * f
+                y = self.shortcut_term(s) + self.update_term(self.alpha * f)
             else:  # concat: (B, ..., w_in + w_out)
-                y = torch.cat([s, f], dim=-1)
+                y = torch.cat([self.shortcut_term(s), self.update_term(f)], dim=-1)
                 if self.concat_proj is not None:
                     y = self.concat_proj(y)
         if self.norm_position == "post":

@@ -42,6 +42,7 @@ from .config import (
     _check_float,
     _check_int,
 )
+from .hooks import capture
 from .models import Stack, StackBlock, build
 
 # ------------------------------------------------------------------ the block
@@ -374,54 +375,74 @@ def path_lengths(cfg: StackConfig) -> pd.DataFrame:
 # --------------------------------------------------------- per-layer forward
 
 
+_TERMS = ("branch_out", "shortcut_term", "update_term", "resid_post")
+
+
+def _decompose_block(i: int, acts: dict[str, torch.Tensor], concat: bool) -> dict[str, float | int]:
+    """One row of :func:`layer_decomposition` from block ``i``'s hooked tensors."""
+    y = acts[f"blocks.{i}.resid_post"].double()
+    f = acts[f"blocks.{i}.branch_out"].double()
+    u = acts[f"blocks.{i}.update_term"].double()
+    s = acts.get(f"blocks.{i}.shortcut_term")
+    u_sq = u.pow(2).sum(-1)  # one value per vector: per sample, or per token for (B, T, C)
+    row: dict[str, float | int] = {
+        "layer": i,
+        "norm": float(y.norm(dim=-1).mean()),
+        "std": float(y.std()),
+        "branch_norm": float(f.norm(dim=-1).mean()),
+        "shortcut_norm": 0.0,
+        "update_norm": float(u_sq.sqrt().mean()),
+        "identity_share": 0.0,
+        "cosine": math.nan,
+    }
+    if s is None:  # no shortcut: the output is all update
+        return row
+    s = s.double()
+    s_sq = s.pow(2).sum(-1)
+    row["shortcut_norm"] = float(s_sq.sqrt().mean())
+    total = float(s_sq.sum() + u_sq.sum())
+    row["identity_share"] = float(s_sq.sum()) / total if total > 0 else math.nan
+    if not concat:
+        both = (s_sq > 0) & (u_sq > 0)  # cos is undefined for a zero vector
+        if bool(both.any()):
+            cos = (s * u).sum(-1)[both] / (s_sq[both] * u_sq[both]).sqrt()
+            row["cosine"] = float(cos.mean())
+    return row
+
+
 @torch.no_grad()
 def layer_decomposition(model: Stack, x: torch.Tensor) -> pd.DataFrame:
     """Per block, on the batch ``x``: where the output comes from.
 
-    For ``y = s + u`` (``s`` the shortcut term, ``u`` the update: ``f(x)``,
-    ``alpha f(x)`` or, joined before the activation, the pre-activation
-    ``W x + b``) the columns are ``layer``, ``norm`` (mean L2 norm of the
-    block's output per sample), ``std`` (of the output), ``shortcut_norm``,
-    ``update_norm``, ``identity_share`` (``sum||s||^2 / (sum||s||^2 + sum||u||^2)``:
-    1 for a block that only passes its input on, 0 for a plain block) and
-    ``cosine`` (mean cos(s, u); NaN where there is no shortcut or the shapes
-    differ, as in concat).
+    This is resviz's one definition of these quantities (:func:`forward_decomposition`
+    and :func:`resviz.forward_signal` return this frame). Each block joins two
+    terms, read from its hook points with :func:`resviz.capture`:
+    ``s = blocks.{i}.shortcut_term`` (the shortcut after ``identity_scale``: ``x``,
+    ``l x`` or ``P x``) and ``u = blocks.{i}.update_term`` (the update after
+    ``alpha``: ``f(x)`` or ``alpha f(x)``; joined before the activation, the
+    pre-activation ``W x + b`` or ``alpha (W x + b)``), so that
+    ``y = s + u`` before any activation or norm that follows the sum; ``concat``
+    puts them side by side, ``[s, u]``, before its optional projection. A block
+    without a shortcut has ``u`` only.
+
+    Columns: ``layer``; ``norm`` (mean L2 norm of the block's output ``x_{l+1}``
+    per vector) and ``std`` (of that output); ``branch_norm`` (mean ``||f(x)||``,
+    the branch before ``alpha``: ``blocks.{i}.branch_out``); ``shortcut_norm``
+    (mean ``||s||``, 0 without a shortcut) and ``update_norm`` (mean ``||u||``);
+    ``identity_share`` ``= sum||s||^2 / (sum||s||^2 + sum||u||^2)`` over the batch
+    (1 for a block that only passes its input on, e.g. ReZero at init; 0 without a
+    shortcut; NaN when both terms are 0); ``cosine``, the mean of
+    ``cos(s, u)`` over the vectors where both are non-zero (NaN where none are,
+    without a shortcut, and for ``concat``, whose terms are never added). Norms
+    are taken over the last axis: per sample for ``(B, C)`` input, per token for
+    ``(B, T, C)``.
     """
-    rows = []
-    for i, block in enumerate(model.blocks):
-        h = block.norm(x) if block.norm_position == "pre" else x
-        z = block._branch_preact(h)
-        if block.join == "before_act":
-            u = block.alpha * z if block.residual == "scaled" else z
-        else:
-            u = block.act(z) if block.block == "linear" else z
-            if block.residual == "scaled" and block.shortcut is not None:
-                u = block.alpha * u
-        s = None
-        if block.shortcut is not None:
-            s = block.shortcut(x)
-            if block.residual == "add":
-                s = block.identity_scale * s
-        y = block(x)
-        un = u.flatten(1).norm(dim=1)
-        row = {
-            "layer": i,
-            "norm": float(y.flatten(1).norm(dim=1).mean()),
-            "std": float(y.std()),
-            "shortcut_norm": 0.0,
-            "update_norm": float(un.mean()),
-            "identity_share": 0.0,
-            "cosine": float("nan"),
-        }
-        if s is not None:
-            sn = s.flatten(1).norm(dim=1)
-            row["shortcut_norm"] = float(sn.mean())
-            total = float((sn**2).sum() + (un**2).sum())
-            row["identity_share"] = float((sn**2).sum()) / total if total > 0 else float("nan")
-            if s.shape == u.shape:
-                row["cosine"] = float(F.cosine_similarity(s, u, dim=-1, eps=1e-12).mean())
-        rows.append(row)
-        x = y
+    n = len(model.blocks)
+    acts = capture(model, x, [f"blocks.{i}.{t}" for i in range(n) for t in _TERMS])
+    rows = [
+        _decompose_block(i, acts, block.residual == "concat")
+        for i, block in enumerate(model.blocks)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -431,8 +452,9 @@ def forward_decomposition(
     batch_size: int = 256,
     device: torch.device | str | None = None,
 ) -> pd.DataFrame:
-    """:func:`layer_decomposition` of the model ``cfg`` builds, at init, on a batch
-    of ``batch_size`` standard Gaussian inputs drawn from ``seed``."""
+    """:func:`layer_decomposition` of the model ``cfg`` builds (weights from
+    ``cfg.seed``), at init, on a batch of ``batch_size`` standard Gaussian inputs
+    drawn from ``seed``."""
     device = torch.device(device or "cpu")
     model = build(cfg, device).eval()
     gen = torch.Generator().manual_seed(seed)

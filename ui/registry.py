@@ -27,7 +27,8 @@ PAGES: tuple[PageInfo, ...] = (
         "Gradient flow",
         ":material/trending_down:",
         "gradient_flow",
-        "Per-layer gradient norms at init: vanishing in plain stacks, flowing through shortcuts.",
+        "Per-layer gradient norms of stacks with and without shortcuts, at init and in "
+        "training, and the derivation through I + J checked on measured Jacobians.",
     ),
     PageInfo(
         "pages/normalization.py",
@@ -50,4 +51,35 @@ PAGES: tuple[PageInfo, ...] = (
         "encoder_playground",
         "Configure a transformer encoder, run it on your text, look inside.",
     ),
+)
+
+
+@dataclass(frozen=True)
+class NotebookExample:
+    """A library call that returns the numbers behind one chart of a page at its
+    default settings. The home page prints it; a test runs it and compares it with
+    the frame that page draws (tests/app/test_seed.py), so the hint cannot go stale.
+    """
+
+    function: str  # an attribute of the resviz package
+    config: tuple[tuple[str, object], ...]  # StackConfig keyword arguments
+    page: str  # the page's file
+    chart: str  # the CSV name of the chart's data on that page
+    variant: str  # the chart's series these numbers are
+    what: str  # the chart, in words
+
+    @property
+    def code(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.config)
+        return f"import resviz as rv; rv.{self.function}(rv.StackConfig({args}))"
+
+
+NOTEBOOK_EXAMPLE = NotebookExample(
+    function="layer_gradients",
+    config=(("residual", "none"),),
+    page="pages/gradient_flow.py",
+    chart="activation_gradients",
+    variant="plain: f(x)",
+    what="the plain stack's curve of `||dL/dx_l||` per layer (column `act_grad`) in section 1 "
+    "of Gradient flow",
 )

@@ -1,0 +1,96 @@
+"""The sidebar seed sets the weights and the data on every page, and the home page's
+notebook hint returns the numbers its page draws (issue 13, item 4)."""
+
+import dataclasses
+
+import pandas as pd
+import pytest
+import streamlit as st
+
+import resviz as rv
+import ui.views
+from resviz import gradflow as G
+from ui.registry import NOTEBOOK_EXAMPLE
+
+# The first chart on each page whose numbers depend on random draws (weights or data).
+# Sections 1-4 of the sinusoidal page are closed-form tables with nothing random in them.
+FIRST_SEEDED = {
+    "pages/gradient_flow.py": "gradient_norms",
+    "pages/skip_connections.py": "forward_signal",
+    "pages/normalization.py": "norm_views",
+    "pages/sinusoidal_encoding.py": "encoding_norms",
+    "pages/encoder_playground.py": "attention",
+}
+
+
+@pytest.fixture
+def frames(app, monkeypatch):
+    """Run a page and return every frame it offered as a CSV, by CSV name."""
+    original = ui.views.csv_button
+
+    def run(page: str, seed: int) -> dict[str, pd.DataFrame]:
+        seen: dict[str, pd.DataFrame] = {}
+
+        def record(df, name, label="Download CSV"):  # noqa: ANN001, ANN202
+            if isinstance(df, pd.DataFrame):
+                seen[name] = df.copy()
+            original(df, name, label)
+
+        monkeypatch.setattr(ui.views, "csv_button", record)
+        at = app(page, seed=str(seed)).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.number_input(key="shared:seed").value == seed
+        return seen
+
+    return run
+
+
+def _numbers(df: pd.DataFrame) -> pd.DataFrame:
+    return df.select_dtypes("number")
+
+
+@pytest.mark.parametrize("page", list(FIRST_SEEDED))
+def test_the_seed_changes_the_numbers_and_repeats_them(frames, page):
+    name = FIRST_SEEDED[page]
+    zero, one = frames(page, 0)[name], frames(page, 1)[name]
+    assert zero.shape == one.shape
+    assert not _numbers(zero).equals(_numbers(one))
+    st.cache_data.clear()  # recompute, rather than read the first run back
+    pd.testing.assert_frame_equal(frames(page, 1)[name], one, check_exact=True)
+
+
+def test_gradient_flow_weights_follow_the_sidebar_seed(frames):
+    # Before issue 13 the page built every stack from seed 0 and used the sidebar
+    # seed only for the batch.
+    seed = 4
+    shown = frames("pages/gradient_flow.py", seed)["gradient_norms"]
+    plain = shown[shown["variant"] == "plain: f(x)"]["grad_norm"].to_numpy()
+    cfg = rv.StackConfig(residual="none", seed=seed)  # the page's defaults
+    want = G.layer_gradients(cfg, seed=seed)["weight_grad"].to_numpy()[:-1]
+    assert plain.tolist() == want.tolist()
+    old = G.layer_gradients(dataclasses.replace(cfg, seed=0), seed=seed)["weight_grad"]
+    assert plain.tolist() != old.to_numpy()[:-1].tolist()
+
+
+def test_skip_connections_weights_follow_the_sidebar_seed(frames):
+    seed = 4
+    shown = frames("pages/skip_connections.py", seed)["forward_signal"]
+    shown = shown[shown["variant"] == "shortcut: add"].drop(columns=["variant", "block"])
+    cfg = rv.StackConfig(  # the page's defaults
+        depth=16, width=64, activation="relu", alpha=0.0, alpha_learnable=True, seed=seed
+    )
+    want = rv.forward_decomposition(cfg, seed=seed).drop(columns="layer")
+    pd.testing.assert_frame_equal(shown.reset_index(drop=True), want, check_exact=True)
+
+
+def test_home_hint_returns_what_its_page_draws(app, frames):
+    ex = NOTEBOOK_EXAMPLE
+    home = app().run()
+    text = " ".join(m.value for m in home.markdown)
+    assert f"`{ex.code}`" in text and ex.what in text
+    fn = getattr(rv, ex.function)  # a public function of the package, by name
+    got = fn(rv.StackConfig(**dict(ex.config)))
+    shown = frames(ex.page, 0)[ex.chart]
+    shown = shown[shown["variant"] == ex.variant].drop(columns="variant").reset_index(drop=True)
+    assert len(shown) and set(shown.columns) <= set(got.columns)
+    pd.testing.assert_frame_equal(shown, got[list(shown.columns)], check_exact=True)
