@@ -24,6 +24,7 @@ __all__ = [
     "degradation_summary",
     "depth_effect",
     "encoder_stream_rule",
+    "loss_race",
     "num",
     "order",
     "share_of",
@@ -124,16 +125,16 @@ def order(a: float, b: float, rtol: float = 0.05) -> int | None:
 def compare(a_name: str, a: float, b_name: str, b: float, quantity: str, rtol: float = 0.05) -> str:
     """Which of two figures is lower, with both figures and the factor between them.
 
-    ``"your model's loss (0.41) is lower than the other's (0.93), by a factor of 2.27."``;
-    ``"... is higher than ..."``; within ``rtol``: ``"... (0.41) is about the same as
-    ... (0.42)."``; NaN/Inf are named as such.
+    ``"The loss of your model (0.41) is lower than that of the other (0.93), by a factor
+    of 2.27."``; ``"... is higher than ..."``; within ``rtol``: ``"... (0.41) is about
+    the same as that of ... (0.42), within 5%."``; NaN/Inf are named as such.
     """
     o = order(a, b, rtol)
-    left = f"{a_name}'s {quantity} ({num(a)})"
-    right = f"{b_name}'s ({num(b)})"
+    left = f"{quantity} of {a_name} ({num(a)})"
+    right = f"that of {b_name} ({num(b)})"
     if o is None:
         finite = [n for n, x in ((a_name, a), (b_name, b)) if math.isfinite(float(x))]
-        tail = f"only {finite[0]}'s is finite" if finite else "neither is finite"
+        tail = f"only that of {finite[0]} is finite" if finite else "neither is finite"
         return f"{_cap(left)} and {right}: {tail}."
     if o == 0:
         return f"{_cap(left)} is about the same as {right}, within {rtol:.0%}."
@@ -148,13 +149,14 @@ def depth_effect(
     shallow_loss: float,
     deep: int,
     deep_loss: float,
-    quantity: str = "loss",
+    quantity: str = "the loss",
     rtol: float = 0.05,
 ) -> str:
     """Did the deeper of two stacks of the same ``kind`` end lower or higher?
 
-    ``"Plain: the 16-block stack's loss (0.93) is higher than the 4-block one's (0.41),
-    by a factor of 2.27: here the deeper plain stack trains worse (degradation)."``
+    ``"Plain: the loss of the 16-block stack (0.93) is higher than that of the 4-block
+    one (0.41), by a factor of 2.27; so here the deeper plain stack trains worse
+    (degradation)."``
     """
     base = compare(
         f"the {deep}-block stack", deep_loss, f"the {shallow}-block one", shallow_loss, quantity,
@@ -251,13 +253,13 @@ def spread_vs(values: Sequence[float], reference: float, subject: str, ref_name:
 
 
 def share_of(values: Sequence[float], labels: Sequence[str], subject: str) -> str:
-    """The largest of ``values`` and its label: ``"The largest share is L3 ffn's (0.41)."``"""
+    """The largest of ``values`` and its label: ``"The largest share: L3 ffn (0.41)."``"""
     v = _floats(values)
     finite = [(x, lab) for x, lab in zip(v, labels, strict=True) if math.isfinite(x)]
     if not finite:
         return f"No {subject} is finite."
     x, lab = max(finite, key=lambda t: t[0])
-    return f"The largest {subject} is {lab}'s ({num(x)})."
+    return f"The largest {subject}: {lab} ({num(x)})."
 
 
 def encoder_stream_rule(residual: bool, norm: str, position: str) -> str:
@@ -332,6 +334,32 @@ def degradation_summary(curves: pd.DataFrame, shallow: int, deep: int) -> str:
                 )
             )
     return " ".join(parts)
+
+
+def loss_race(curves: pd.DataFrame, a: str, b: str, window: int = 10) -> str:
+    """Two noisy training curves (``variant, step, loss``) in words (names in quotes).
+
+    Compares the mean loss of variants ``a`` and ``b`` over the last ``window`` steps
+    both have, and says from which step on ``a``'s ``window``-step running mean stays
+    below ``b``'s (:func:`crossing`). A variant whose curve ended early (diverged or
+    stopped) is compared on the steps both have.
+    """
+    ca = curves.loc[curves["variant"] == a].set_index("step")["loss"].astype(float)
+    cb = curves.loc[curves["variant"] == b].set_index("step")["loss"].astype(float)
+    steps = ca.index.intersection(cb.index)
+    if len(steps) == 0:
+        return f"No step has a loss for both {a} and {b} yet."
+    ca, cb = ca.loc[steps], cb.loc[steps]
+    k = min(window, len(steps))
+    span = f"step {steps[-1]}" if k == 1 else f"steps {steps[-k]} to {steps[-1]}"
+    qa, qb = f'"{a}"', f'"{b}"'
+    head = compare(qa, float(ca.iloc[-k:].mean()), qb, float(cb.iloc[-k:].mean()), "the mean loss")
+    ra = ca.rolling(window, min_periods=1).mean()
+    rb = cb.rolling(window, min_periods=1).mean()
+    cross = crossing(
+        list(steps), ra, rb, f"the {window}-step mean of {qa}", f"that of {qb}"
+    )  # fmt: skip
+    return f"Over {span}: {head[:1].lower()}{head[1:]} {cross}"
 
 
 def stage_change(

@@ -177,10 +177,8 @@ def test_degradation_and_cosine_captions_state_the_trained_numbers(app):
     for kind in ("plain", "residual"):
         deep, shallow = loss[(kind, 3)], loss[(kind, 1)]
         said = cap.split(f"{kind.capitalize()}: ", 1)[1]
-        assert (
-            said.startswith(f"the 3-block stack's loss ({num(deep)}) is ")
-            and f"the 1-block one's ({num(shallow)})" in said.split("; so ")[0]
-        )
+        assert said.startswith(f"the loss of the 3-block stack ({num(deep)}) is ")
+        assert f"that of the 1-block one ({num(shallow)})" in said.split("; so ")[0]
         verdict = {1: "trains worse", -1: "trains better", 0: "little difference"}
         assert verdict[rv.order(deep, shallow)] in said.split("; so ", 1)[1].split(".")[0]
     cos_cap = _caption(at, "cos(shortcut, update)")

@@ -58,25 +58,27 @@ def test_compare_and_order_every_outcome():
     assert fs.order(1.0, 2.0) == -1 and fs.order(2.0, 1.0) == 1 and fs.order(1.0, 1.01) == 0
     assert fs.order(math.nan, 1.0) is None
     lower = fs.compare("A", 0.5, "B", 2.0, "loss")
-    assert lower == "A's loss (0.5) is lower than B's (2), by a factor of 4."
-    higher = fs.compare("A", 3.0, "B", 1.0, "loss")
-    assert higher == "A's loss (3) is higher than B's (1), by a factor of 3."
-    level = fs.compare("A", 1.0, "B", 1.02, "loss")
-    assert level == "A's loss (1) is about the same as B's (1.02), within 5%."
-    assert fs.compare("A", -1.0, "B", 1.0, "cosine") == "A's cosine (-1) is lower than B's (1)."
-    assert fs.compare("A", math.nan, "B", 1.0, "loss").endswith("only B's is finite.")
+    assert lower == "Loss of A (0.5) is lower than that of B (2), by a factor of 4."
+    higher = fs.compare("A", 3.0, "B", 1.0, "the loss")
+    assert higher == "The loss of A (3) is higher than that of B (1), by a factor of 3."
+    level = fs.compare("A", 1.0, "B", 1.02, "the loss")
+    assert level == "The loss of A (1) is about the same as that of B (1.02), within 5%."
+    assert fs.compare("A", -1.0, "B", 1.0, "the cosine") == (
+        "The cosine of A (-1) is lower than that of B (1)."
+    )
+    assert fs.compare("A", math.nan, "B", 1.0, "loss").endswith("only that of B is finite.")
     assert fs.compare("A", math.inf, "B", math.nan, "loss").endswith("neither is finite.")
 
 
 def test_depth_effect_states_degradation_or_not():
     worse = fs.depth_effect("plain", 4, 0.4, 16, 0.9)
     assert worse == (
-        "Plain: the 16-block stack's loss (0.9) is higher than the 4-block one's (0.4), by a "
-        "factor of 2.25; so here the deeper plain stack trains worse (degradation)."
+        "Plain: the loss of the 16-block stack (0.9) is higher than that of the 4-block one "
+        "(0.4), by a factor of 2.25; so here the deeper plain stack trains worse (degradation)."
     )
     better = fs.depth_effect("residual", 4, 0.4, 16, 0.1)
     assert better.endswith("; so here the deeper residual stack trains better.")
-    assert "lower than the 4-block one's (0.4)" in better
+    assert "lower than that of the 4-block one (0.4)" in better
     same = fs.depth_effect("plain", 4, 1.0, 16, 1.01)
     assert same.endswith("within 5%; so here depth makes little difference.")
     assert fs.depth_effect("plain", 4, 1.0, 16, math.nan).endswith("cannot be compared.")
@@ -117,7 +119,7 @@ def test_value_range_change_spread_and_share():
     )
     assert fs.spread_vs([0.25] * 4, 0.25, "w", "uniform").startswith("W all equal 0.25")
     assert fs.share_of([0.1, 0.6, 0.3], ["embedding", "L1 attn", "L1 ffn"], "share") == (
-        "The largest share is L1 attn's (0.6)."
+        "The largest share: L1 attn (0.6)."
     )
 
 
@@ -160,9 +162,9 @@ def test_degradation_summary_both_outcomes_and_uneven_steps():
         ("res, 4", "residual", 4, 40, 0.5), ("res, 16", "residual", 16, 40, 0.1),
     ])  # fmt: skip
     text = fs.degradation_summary(degraded, 4, 16)
-    assert text.startswith("At each stack's last evaluation (step 40): Plain: the 16-block")
+    assert text.startswith("At each stack's last evaluation (step 40): Plain: the loss of the 16")
     assert "deeper plain stack trains worse (degradation)" in text
-    assert "(0.9) is higher than the 4-block one's (0.4)" in text
+    assert "(0.9) is higher than that of the 4-block one (0.4)" in text
     assert "deeper residual stack trains better" in text
     # The other outcome: the deep plain stack ends lower; one stack stopped early.
     fine = _curves([
@@ -186,3 +188,28 @@ def test_stage_change_per_group_skips_groups_never_drawn():
         "a: the cosine falls from 0.5 to 0.2 (a factor of 2.5). "
         "b: no finite value of the cosine at trained."
     )
+
+
+def _race(a, b):
+    n = len(a)
+    return pd.DataFrame({
+        "variant": ["mine"] * n + ["other"] * len(b),
+        "step": list(range(1, n + 1)) + list(range(1, len(b) + 1)),
+        "loss": a + b,
+    })  # fmt: skip
+
+
+def test_loss_race_both_outcomes():
+    ahead = fs.loss_race(_race([5.0, 4.0, 3.0, 2.0], [5.0, 5.0, 5.0, 5.0]), "mine", "other", 2)
+    assert ahead == (
+        'Over steps 3 to 4: the mean loss of "mine" (2.5) is lower than that of "other" (5), '
+        'by a factor of 2. The 2-step mean of "mine" is below that of "other" from step 2 on.'
+    )
+    behind = fs.loss_race(_race([5.0, 5.0, 6.0, 6.0], [5.0, 4.0, 3.0, 2.0]), "mine", "other", 2)
+    assert '(6) is higher than that of "other" (2.5)' in behind
+    assert behind.endswith('is not below that of "other" at the last step (4); it is not below '
+                           "at any step from 1.")  # fmt: skip
+    # The other curve ended early (diverged): compared on the steps both have.
+    short = fs.loss_race(_race([3.0, 2.0, 1.0, 1.0], [3.0, 3.0]), "mine", "other", 10)
+    assert short.startswith('Over steps 1 to 2: the mean loss of "mine" (2.5) is lower')
+    assert "No step" in fs.loss_race(_race([1.0], []), "mine", "other")
