@@ -517,8 +517,8 @@ with train_box:
             preds[["variant", "position", "token", "prediction", "correct", "p_token", "top"]],
             "masked_predictions",
             caption="The positions are masked all at once; p_token is the probability the "
-            f"trained model gives the hidden token. Right, of {len(positions)} masked "
-            "positions: "
+            f"trained model gives the hidden token. Correct guesses at the {len(positions)} "
+            "masked positions: "
             + "; ".join(
                 f"{n}: {int(g['correct'].sum())}" for n, g in preds.groupby("variant", sort=False)
             )

@@ -118,7 +118,8 @@ if cfg is not None:
     st.markdown(
         "Which blocks got a shortcut, read off the built model. Where a block changes the "
         "width, an identity shortcut cannot be added: it is either dropped (*skip*) or "
-        "replaced by a projection `P x` with its own weights (*project*)."
+        "replaced by a projection `P x` with its own weights (*project*). Concat needs "
+        "neither: it joins x and f(x) side by side, whatever their widths."
     )
     views.table(
         table,
@@ -351,7 +352,12 @@ if dcfg is not None:
         views.table(
             final,
             "degradation_final",
-            caption=f"After training ({result.seconds:.1f} s for all four stacks).",
+            caption=f"After training ({result.seconds:.1f} s for all four stacks)."
+            + (
+                " Training was stopped early: the step column says where each stack ended."
+                if result.attrs.get("stopped")
+                else ""
+            ),
         )
         sig = result.signal[result.signal["kind"] == "residual"].copy()
         if sig["cosine"].notna().any():
