@@ -1,6 +1,7 @@
 """Encoder playground: configure an encoder, run it on your text, look inside, train it."""
 
 import dataclasses
+import math
 
 import altair as alt
 import pandas as pd
@@ -17,8 +18,9 @@ PAGE = "encoder_playground"
 ctx = page_setup(
     "Encoder playground",
     "Type some text, build a transformer encoder with the switches from the other pages, "
-    "and look inside it: where each token attends, how the residual stream grows, whether "
-    "the tokens stay distinct, and what a few hundred steps of training change.",
+    "and look inside it: where each token attends, how the norm of the residual stream "
+    "changes from layer to layer, whether the tokens stay distinct, and what a short "
+    "training run changes.",
 )
 p = PageParams(PAGE)
 PRESETS = rv.ENCODER_PRESETS
@@ -62,7 +64,15 @@ with c1:
 with c2:
     max_len = p.slider("Max tokens shown and per training window", "max_len", 4, 64, 32)
 with c3:
-    max_vocab = p.slider("Vocabulary: most frequent tokens kept", "vocab", 8, 512, 256)
+    max_vocab = p.slider(
+        "Vocabulary: most frequent tokens kept",
+        "vocab",
+        8,
+        512,
+        256,
+        help=f"The size includes the {len(PG.SPECIALS)} special tokens "
+        f"{', '.join(PG.SPECIALS)}; the text's most frequent tokens fill the rest.",
+    )
 tok_box = st.container()
 
 st.header("2. The model")
@@ -212,8 +222,9 @@ with card_box:
         card,
         "model_card",
         caption="Parameters are counted exactly; FLOPs count 2 per multiply-add in every linear "
-        "layer plus attention's two T x T products; activation memory is what autograd keeps "
-        "for a backward pass. Latency is measured here, now, on a server others share.",
+        "layer plus attention's two T x T products; activation memory is an estimate, from the "
+        "layer shapes, of what autograd keeps for a backward pass. Latency is measured here, "
+        "now, on a server others share.",
     )
     code = cache.playground_code(cfg)
     with st.expander("PyTorch code for exactly this configuration"):
@@ -300,9 +311,14 @@ with att_box:
         )
     attention_chart(res["attention"], li, hi, "attention", f"Layer {li + 1}, head {hi + 1}")
     st.caption(
-        "Rows are queries, columns keys; each row sums to 1. At init the weights are nearly "
-        "uniform: attention averages the tokens. Labels are position:token, so repeated words "
-        "stay apart."
+        "Rows are queries, columns keys; each row sums to 1. "
+        + rv.spread_vs(
+            res["attention"][li, hi].ravel(),
+            1 / T,
+            "at init, in this head, the weights",
+            f"uniform attention (1/{T})",
+        )
+        + " Labels are position:token, so repeated words stay apart."
     )
 
 stream = res["stream"]
@@ -319,9 +335,14 @@ with stream_box:
         ),
         stream,
         "residual_stream",
-        caption="The norm of the stream after each sublayer. With residuals and Pre-LN each "
-        "sublayer adds to the sum, so the norm grows; Post-LN renormalizes it every time; "
-        "without residuals it is whatever the last sublayer outputs.",
+        caption="The norm of the stream after each sublayer. "
+        + rv.encoder_stream_rule(cfg.residual, cfg.norm, cfg.norm_position)
+        + " "
+        + rv.trend(
+            [stream["input_norm"].iloc[0], *stream["stream_norm"]],
+            ["the input", *(f"after L{r.layer} {r.sublayer}" for r in stream.itertuples())],
+            "here the mean token norm",
+        ),
     )
     views.chart(
         int_line(
@@ -335,7 +356,12 @@ with stream_box:
         stream[["layer", "sublayer", "input_norm", "update_norm", "update_ratio"]],
         "update_ratio",
         caption="How big each sublayer's output is next to its input. With a residual, small "
-        "ratios mean each layer nudges the stream rather than replacing it.",
+        "ratios mean each layer nudges the stream rather than replacing it. "
+        + rv.value_range(
+            stream["update_ratio"],
+            [f"L{r.layer} {r.sublayer}" for r in stream.itertuples()],
+            "here the ratio",
+        ),
     )
     share = res["share"]
     if share.empty:
@@ -351,7 +377,8 @@ with stream_box:
             "final_share",
             "Each component's projection on the final stream x_L (before the final norm), "
             "as a fraction of ||x_L||^2; the bars sum to 1. Without residuals all of it is "
-            "the last sublayer's output.",
+            "the last sublayer's output. "
+            + rv.share_of(share["share"], share["component"], "share"),
         )
 
 with rank_box:
@@ -372,10 +399,18 @@ with rank_box:
             ),
             collapse,
             "rank_collapse",
-            caption="Distance of the token matrix from rank one after each layer, at init "
-            "(Dong et al. 2021). Pure attention without shortcuts averages the tokens into "
-            "one vector within a few layers (triangles mark exact zeros); with shortcuts "
-            "every token keeps its own direction.",
+            caption="Distance of the token matrix from rank one after each layer, at init. "
+            "Dong et al. (2021) show that pure attention without shortcuts pulls the tokens "
+            "towards one vector, doubly exponentially in depth, and that shortcuts counter it. "
+            "Triangles at the bottom mark values a log axis cannot show, such as exact zeros. "
+            + " ".join(
+                rv.trend(
+                    g["residual"],
+                    ["the input" if n == 0 else f"layer {n}" for n in g["layer"]],
+                    f"{v}: the distance",
+                )
+                for v, g in collapse.groupby("variant", sort=False)
+            ),
         )
         views.chart(
             int_line(
@@ -388,8 +423,13 @@ with rank_box:
             ),
             collapse[["variant", "layer", "cosine"]],
             "token_cosine",
-            caption="The same collapse seen as similarity: a mean cosine of 1 means every "
-            "token vector points the same way.",
+            caption="The same comparison seen as similarity: a mean cosine of 1 means every "
+            "token vector points the same way. After the last layer: "
+            + "; ".join(
+                f"{v}: {rv.findings_stack.num(g['cosine'].iloc[-1])}"
+                for v, g in collapse.groupby("variant", sort=False)
+            )
+            + ".",
         )
 
 
@@ -452,8 +492,9 @@ with train_box:
             int_line(curves, "step", "loss", "variant", points=False, y_title="masked-token loss"),
             curves,
             "training_loss",
-            caption="Chance level is about ln(vocabulary size). The model that keeps its "
-            "shortcuts usually falls faster and further.",
+            caption=f"Guessing uniformly over the {cfg.vocab_size} tokens of the vocabulary "
+            f"gives a loss of ln {cfg.vocab_size} = {rv.findings_stack.num(math.log(cfg.vocab_size))}. "
+            + rv.loss_race(curves, "your model", name2),
         )
 
     done = jobs.panel(
@@ -476,7 +517,12 @@ with train_box:
             preds[["variant", "position", "token", "prediction", "correct", "p_token", "top"]],
             "masked_predictions",
             caption="The positions are masked all at once; p_token is the probability the "
-            "trained model gives the hidden token.",
+            f"trained model gives the hidden token. Correct guesses at the {len(positions)} "
+            "masked positions: "
+            + "; ".join(
+                f"{n}: {int(g['correct'].sum())}" for n, g in preds.groupby("variant", sort=False)
+            )
+            + ".",
         )
         st.subheader("The views again, on the trained models")
         trained = {
@@ -531,7 +577,13 @@ with train_box:
             rc[["variant", "weights", "layer", "residual", "cosine"]],
             "rank_collapse_trained",
             caption="Rank collapse before and after training: has training pulled the "
-            "tokens apart?",
+            "tokens apart? "
+            + rv.change(
+                collapse.groupby("variant", sort=False)["residual"].last().iloc[0],
+                trained["your model"]["collapse"]["residual"].iloc[-1],
+                f"after layer {cfg.n_layers}, your model's distance from rank one",
+            )[:-1]
+            + " with training.",
         )
         for k, (n, v) in enumerate(trained.items()):
             if not v["share"].empty:

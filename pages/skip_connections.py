@@ -118,14 +118,18 @@ if cfg is not None:
     st.markdown(
         "Which blocks got a shortcut, read off the built model. Where a block changes the "
         "width, an identity shortcut cannot be added: it is either dropped (*skip*) or "
-        "replaced by a projection `P x` with its own weights (*project*)."
+        "replaced by a projection `P x` with its own weights (*project*). Concat needs "
+        "neither: it joins x and f(x) side by side, whatever their widths."
     )
     views.table(
         table,
         "shortcuts",
         caption=f"{(table['shortcut'] != 'none').sum()} of {len(table)} blocks have a shortcut; "
-        f"{(table['shortcut'] == 'projection').sum()} of them are projections. The seed "
-        "network preset (25, 25, 43, 43, 54, 54) shows both cases.",
+        f"{(table['shortcut'] == 'projection').sum()} of them are projections. In the seed "
+        f"network preset (widths {', '.join(map(str, SEED_WIDTHS))}) "
+        f"{sum(a != b for a, b in zip(SEED_WIDTHS, SEED_WIDTHS[1:], strict=False))} "
+        "blocks change the width: "
+        "*Where widths differ* decides what they get.",
     )
     st.markdown(
         "The PyTorch code for exactly this stack. It needs only `torch`; `build_model()` "
@@ -154,9 +158,23 @@ if cfg is not None:
             ),
             signal.drop(columns="layer"),
             "forward_signal",
-            caption="256 Gaussian inputs at init. Without a shortcut each block multiplies the "
-            "norm by a factor set by init and activation, so it shrinks or grows geometrically. "
-            "With one, ||x + f||^2 = ||x||^2 + ||f||^2 + 2<x, f>: the signal cannot vanish.",
+            caption="256 Gaussian inputs at init. "
+            + rv.stack_norm_rule("none")
+            + ("" if mode == "none" else " " + rv.stack_norm_rule(mode, join, project))
+            + " "
+            + " ".join(
+                rv.trend(
+                    g["norm"],
+                    [f"block {b}" for b in g["block"]],
+                    (
+                        "here, without a shortcut"
+                        if v == "plain" or mode == "none"
+                        else f"with the shortcut ({mode})"
+                    )
+                    + ", the mean norm",
+                )
+                for v, g in signal.groupby("variant", sort=False)
+            ),
         )
         res = signal[signal["variant"] != "plain"]
         if mode != "none":
@@ -174,7 +192,15 @@ if cfg is not None:
                 "of each output is the input passed on (1 for ReZero at init). cosine = "
                 "cos(s, u): near 0 means each block adds a direction orthogonal to what the "
                 "stream holds. Whether that holds is measured, at init here and after training "
-                "in section 4 (concat has no cosine: x and f(x) live in different coordinates).",
+                "in section 4 (no cosine where x and f(x) differ in width or a block has no "
+                "shortcut). "
+                + rv.value_range(
+                    res["identity_share"],
+                    [f"block {b}" for b in res["block"]],
+                    "here identity_share",
+                )
+                + " "
+                + rv.value_range(res["cosine"], [f"block {b}" for b in res["block"]], "the cosine"),
             )
 
     # ----------------------------------------------------------------- 3. paths
@@ -191,11 +217,22 @@ if cfg is not None:
         ),
         paths.assign(count=paths["count"].astype(str)),
         "path_lengths",
-        caption=f"Unroll every shortcut: each of the {k} blocks with one is either skipped or "
-        f"passed through, so there are 2^{k} = {2**k:,} paths, and C({k}, j) of them pass "
-        f"through j of those branches: Binomial({k}, 1/2), mean {k / 2:g}. Blocks without a "
-        "shortcut (and every block of a plain stack) must be passed through. Joined before the "
-        "activation the paths no longer separate exactly: the activation mixes them.",
+        caption=(
+            f"Unroll every shortcut: each of the {k} blocks with one is either skipped or "
+            f"passed through, so there are 2^{k} = {2**k:,} paths, and C({k}, j) of them pass "
+            f"through j of those branches: Binomial({k}, 1/2), mean {k / 2:g}. Blocks without a "
+            "shortcut must be passed through."
+            if k
+            else f"No block has a shortcut: there is one path, through all {len(table)} blocks."
+        )
+        + " This is Veit et al.'s unrolled view: a later branch receives the sum of the "
+        "earlier paths, so the paths are not independent"
+        + (
+            "; joined before the activation, even the route that skips a branch passes "
+            "through the activation."
+            if join == "before_act" and mode in ("add", "scaled")
+            else "."
+        ),
     )
 
 # ------------------------------------------------------------ 4. degradation
@@ -203,9 +240,15 @@ st.header("4. Degradation: does depth help?")
 st.markdown(
     "He et al. (2016, Fig. 1): a deeper plain network trains *worse* than a shallow one, "
     "not because it overfits but because it is harder to optimize. Here four stacks learn to "
-    "tell apart three interleaved spirals (1,536 points, built in): shallow and deep, plain "
+    f"tell apart {rv.DegradationConfig.classes} interleaved spirals "
+    f"({rv.DegradationConfig.n_points:,} points, built in): shallow and deep, plain "
     "and with the shortcut chosen above, from the same seed on the same batches (Adam). "
-    "The first block maps the 2-d points to the width and has no shortcut."
+    "The first block maps the 2-d points to the width"
+    + (
+        " and, like every concat block here, is projected back to the width."
+        if mode == "concat"
+        else " and has no shortcut (the widths differ)."
+    )
 )
 d1, d2, d3, d4 = st.columns(4)
 with d1:
@@ -281,9 +324,11 @@ if dcfg is not None:
             width="stretch",
         )
         st.caption(
-            "Cross-entropy and error on all training points, every 20 steps. Look for the "
-            "deep plain curve above the shallow plain one (degradation) while the deep "
-            "residual curve ends at or below the shallow residual one. Chance error is 2/3."
+            f"Cross-entropy and error on all {dcfg.n_points:,} training points, every "
+            f"{dcfg.eval_every} steps; guessing one of {dcfg.classes} classes gives error "
+            f"{dcfg.classes - 1}/{dcfg.classes}. He et al.'s degradation is a deeper plain stack "
+            "ending higher than a shallower one. "
+            + rv.degradation_summary(curves, dcfg.shallow, dcfg.deep)
         )
         for row in curves[curves["diverged"]].itertuples():
             st.warning(
@@ -307,7 +352,12 @@ if dcfg is not None:
         views.table(
             final,
             "degradation_final",
-            caption=f"After training ({result.seconds:.1f} s for all four stacks).",
+            caption=f"After training ({result.seconds:.1f} s for all four stacks)."
+            + (
+                " Training was stopped early: the step column says where each stack ended."
+                if result.attrs.get("stopped")
+                else ""
+            ),
         )
         sig = result.signal[result.signal["kind"] == "residual"].copy()
         if sig["cosine"].notna().any():
@@ -320,10 +370,19 @@ if dcfg is not None:
                 sig.drop(columns=["series"]),
                 "cosine_init_vs_trained",
                 caption="cos(shortcut, update) per block on the spiral points, at init and "
-                "after training. Block 1 maps 2-d points to the width and has no shortcut. "
+                "after training. Block 1 maps 2-d points to the width, so it has no cosine. "
                 "Values near 0 would support the 'each block adds an orthogonal feature' "
-                "reading; a ReLU branch (all outputs >= 0) starts out correlated with a "
-                "non-negative stream.",
+                "reading"
+                + (
+                    "; with ReLU joined after the activation, stream and branch are both "
+                    "non-negative at init, so the cosine cannot be negative there. "
+                    if act == "relu" and join == "after_act" and mode != "concat"
+                    else ". "
+                )
+                + "Mean over the blocks, at init and trained: "
+                + rv.stage_change(
+                    sig, "cosine", "variant", "stage", "init", "trained", "the cosine"
+                ),
             )
 
         # --------------------------------------------------------- 5. lesion

@@ -7,7 +7,7 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
     rv.layer_gradients(cfg)  # tidy DataFrame: the gradient-flow page's plain curve at seed 0
 """
 
-from . import norms, playground
+from . import findings_stack, norms, playground
 from .budget import Budget, Estimate, estimate
 from .codegen import generate_code
 from .config import ENCODER_PRESETS, EncoderConfig, StackConfig, config_fields
@@ -26,6 +26,22 @@ from .experiments import (
     parameter_count,
     stream_norms,
     train_compare,
+)
+from .findings_stack import (
+    change,
+    compare,
+    crossing,
+    degradation_summary,
+    depth_effect,
+    encoder_stream_rule,
+    loss_race,
+    order,
+    share_of,
+    spread_vs,
+    stack_norm_rule,
+    stage_change,
+    trend,
+    value_range,
 )
 from .gradflow import (
     GradTrace,
@@ -93,12 +109,19 @@ __all__ = [
     "block_jacobian",
     "build",
     "capture",
+    "change",
     "char_tokenize",
+    "compare",
     "config_fields",
     "configure_threads",
+    "crossing",
+    "degradation_summary",
+    "depth_effect",
     "depth_sweep",
     "device_info",
+    "encoder_stream_rule",
     "estimate",
+    "findings_stack",
     "forward_decomposition",
     "forward_signal",
     "generate_code",
@@ -111,9 +134,11 @@ __all__ = [
     "layer_gradients",
     "layernorm_gap",
     "lesion",
+    "loss_race",
     "make_batch",
     "norm_timing",
     "norms",
+    "order",
     "param_location",
     "parameter_count",
     "path_lengths",
@@ -126,11 +151,15 @@ __all__ = [
     "residual_stream",
     "run_with_fallback",
     "scaled_batch",
+    "share_of",
     "shattered_gradients",
     "shattered_summary",
     "shortcut_table",
     "sinusoidal_encoding",
     "spirals",
+    "spread_vs",
+    "stack_norm_rule",
+    "stage_change",
     "stream_norms",
     "textbook_layernorm",
     "tokenize",
@@ -139,4 +168,6 @@ __all__ = [
     "train_layer_grads",
     "train_masked",
     "train_warmup",
+    "trend",
+    "value_range",
 ]

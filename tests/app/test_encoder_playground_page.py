@@ -6,6 +6,7 @@ import math
 import resviz as rv
 import ui.jobs
 from resviz import playground as PG
+from resviz.findings_stack import num
 
 PAGE = "pages/encoder_playground.py"
 SMALL = {"layers": "1", "d_model": "32", "heads": "4", "d_ff": "64", "max_len": "12"}
@@ -117,4 +118,100 @@ def test_train_button_finishes_and_redraws_views(app):
     # 6 views at init, the loss curves, then attention, update ratios, rank collapse and
     # the two shares again on the trained models.
     assert len(specs) == 12 and sum("Your trained model" in s for s in specs) == 1
+    ui.jobs.REGISTRY.clear()
+
+
+# ----------------------------------------------------------------- measured captions
+def _frames(at):
+    """Every chart's data as drawn (the Arrow datasets the browser receives)."""
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    return [
+        convert_arrow_bytes_to_pandas_df(ds.data.data)
+        for chart in at.get("vega_lite_chart")
+        for ds in chart.proto.datasets
+    ]
+
+
+def _caption(at, words):
+    return next(c.value for c in at.caption if words in c.value)
+
+
+def test_attention_stream_and_collapse_captions_state_measured_values(app):
+    # One layer: pure attention without shortcuts has not averaged the tokens into one
+    # vector (the old caption said it does within a few layers), and Post-LN attention
+    # at init is far from the "nearly uniform" the old caption promised.
+    at = app(PAGE, preset="Classic Post-LN", layers="1").run()
+    _clean(at)
+    frames = _frames(at)
+    att = next(f for f in frames if "weight" in f.columns)["weight"]
+    T = len(PG.tokenize(PG.DEFAULT_TEXT, "word", 32, 256)[0])
+    cap = _caption(at, "Rows are queries")
+    assert "nearly uniform" not in cap and att.max() > 2 / T
+    assert f"lie between {num(att.min())} and {num(att.max())}; uniform attention (1/{T})" in cap
+    assert f"the largest is {num(att.max() * T)} times that" in cap
+
+    stream = next(f for f in frames if "stream_norm" in f.columns)
+    cap = _caption(at, "The norm of the stream after each sublayer")
+    assert "Pre-LN" not in cap and "passes through LayerNorm" in cap
+    norms = [stream["input_norm"].iloc[0], *stream["stream_norm"]]
+    assert max(norms) / min(norms) < 1.5  # Post-LN: every point is a normalized stream
+    assert (
+        f"stays within a factor of {num(max(norms) / min(norms))} ({num(min(norms))} to "
+        f"{num(max(norms))}) from the input to after L1 ffn." in cap
+    )
+    ratio = next(f for f in frames if "update_ratio" in f.columns and "sublayer" in f.columns)
+    cap = _caption(at, "How big each sublayer's output")
+    assert f"from {num(ratio['update_ratio'].min())} (" in cap
+    assert f"to {num(ratio['update_ratio'].max())} (" in cap
+
+    collapse = next(f for f in frames if {"residual", "variant", "layer"} <= set(f.columns))
+    pure = collapse[collapse["variant"] == "attention only, no shortcuts"]["residual"].tolist()
+    assert len(pure) == 2 and pure[-1] > 1e-3  # not one vector after one layer
+    cap = _caption(at, "Distance of the token matrix from rank one")
+    assert "within a few layers" not in cap
+    assert (
+        f"Attention only, no shortcuts: the distance falls from {num(pure[0])} at the input "
+        f"to {num(pure[-1])} at layer 1" in cap
+    )
+    last = collapse.groupby("variant", sort=False)["cosine"].last()
+    cap = _caption(at, "seen as similarity")
+    assert all(f"{v}: {num(c)}" in cap for v, c in last.items())
+
+
+def test_share_caption_names_the_largest_component(app):
+    at = app(PAGE, **SMALL).run()
+    _clean(at)
+    share = next(f for f in _frames(at) if "share" in f.columns)
+    top = share.loc[share["share"].idxmax()]
+    cap = _caption(at, "Each component's projection")
+    assert f"The largest share: {top['component']} ({num(top['share'])})." in cap
+
+
+def test_training_captions_state_the_measured_race(app):
+    ui.jobs.REGISTRY.clear()
+    text = "one two three four five six . " * 10
+    at = app(PAGE, text=text, steps="20", lr="3e-3", **SMALL).run()
+    at.button(key="playground_train:start").click().run()
+    assert ui.jobs.REGISTRY.wait(120)
+    at.run()
+    _clean(at)
+    curves = next(f for f in _frames(at) if {"loss", "step", "variant"} <= set(f.columns))
+    cap = _caption(at, "Guessing uniformly")
+    assert "usually falls faster" not in cap
+    vocab = len(PG.tokenize(text, "word", 12, 256)[1])
+    assert f"ln {vocab} = {num(math.log(vocab))}" in cap
+    tail = curves[curves["step"] > 10].groupby("variant")["loss"].mean()
+    assert f'loss of "your model" ({num(tail["your model"])})' in cap
+    assert f'that of "same, no residuals" ({num(tail["same, no residuals"])})' in cap
+    preds = _frame(at, "variant", ["position", "token", "prediction"])
+    right = preds.groupby("variant", sort=False)["correct"].sum()
+    cap = _caption(at, "masked all at once")
+    assert all(f"{n}: {int(k)}" in cap for n, k in right.items())
+    rc = next(f for f in _frames(at) if "weights" in f.columns and "residual" in f.columns)
+    mine = rc[rc["variant"].isin(["your model"])]
+    before = mine.loc[mine["weights"] == "init", "residual"].iloc[-1]
+    after = mine.loc[mine["weights"] == "trained", "residual"].iloc[-1]
+    cap = _caption(at, "Rank collapse before and after training")
+    assert f"{num(before)} to {num(after)})" in cap or f"from {num(before)} to {num(after)}" in cap
     ui.jobs.REGISTRY.clear()

@@ -1,6 +1,8 @@
 """The skip-connections page: every widget path, the seed network, a training run."""
 
+import resviz as rv
 import ui.jobs
+from resviz.findings_stack import num
 
 PAGE = "pages/skip_connections.py"
 
@@ -82,4 +84,109 @@ def test_train_then_lesion(app):
     assert summary["variant"].tolist() == ["plain, 3 blocks", "residual, 3 blocks"]
     lesion = next(d.value for d in at.dataframe if "mean_deleted" in d.value.columns)
     assert lesion["mean_deleted"].between(0, 1).all()
+    ui.jobs.REGISTRY.clear()
+
+
+# ----------------------------------------------------------------- measured captions
+def _frames(at):
+    """Every chart's data as drawn (the Arrow datasets the browser receives)."""
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    return [
+        convert_arrow_bytes_to_pandas_df(ds.data.data)
+        for chart in at.get("vega_lite_chart")
+        for ds in chart.proto.datasets
+    ]
+
+
+def _caption(at, words):
+    return next(c.value for c in at.caption if words in c.value)
+
+
+def test_forward_signal_caption_states_the_measured_norms(app):
+    # Sigmoid keeps the plain stack's norm flat: the old caption's "shrinks or grows
+    # geometrically" was false here.
+    at = app(PAGE, act="sigmoid").run()
+    _clean(at)
+    signal = next(f for f in _frames(at) if {"norm", "variant"} <= set(f.columns))
+    plain = signal[signal["variant"] == "plain"]
+    res = signal[signal["variant"] == "shortcut: add"]
+    cap = _caption(at, "Gaussian inputs at init")
+    assert "geometrically" not in cap and "cannot vanish" not in cap
+    lo, hi = plain["norm"].min(), plain["norm"].max()
+    assert hi / lo < 1.5  # the setting really is flat
+    assert (
+        f"Here, without a shortcut, the mean norm stays within a factor of {num(hi / lo)} "
+        f"({num(lo)} to {num(hi)}) from block 1 to block 16." in cap
+    )
+    first, last = res["norm"].iloc[0], res["norm"].iloc[-1]
+    assert f"from {num(first)} at block 1 to {num(last)} at block 16" in cap
+
+
+def test_identity_share_caption_measures_concat_cosine(app):
+    # The old caption said concat has no cosine; projected back, every block has one.
+    at = app(PAGE, mode="concat", project="true", depth="6", width="16").run()
+    _clean(at)
+    share = next(f for f in _frames(at) if "measure" in f.columns)
+    cos = share[share["measure"] == "cosine"]
+    assert cos["value"].notna().all()
+    cap = _caption(at, "identity_share =")
+    assert "concat has no cosine" not in cap
+    lo, hi = cos.loc[cos["value"].idxmin()], cos.loc[cos["value"].idxmax()]
+    assert (
+        f"The cosine ranges from {num(lo['value'])} (block {lo['block']}) to "
+        f"{num(hi['value'])} (block {hi['block']})." in cap
+    )
+
+
+def test_path_and_table_captions_follow_the_settings(app):
+    at = app(PAGE, mode="none").run()
+    _clean(at)
+    paths = next(f for f in _frames(at) if "paths" in f.columns)
+    assert len(paths) == 1  # one path length, one path
+    assert "No block has a shortcut: there is one path, through all 16 blocks." in _caption(
+        at, "Veit et al.'s unrolled view"
+    )
+    # The seed network with mismatch=skip has no projections: the old caption's
+    # "shows both cases" was false; the caption now counts the blocks that change width.
+    at = app(PAGE, preset="seed network 25,25,43,43,54,54").run()
+    _clean(at)
+    table = at.dataframe[0].value
+    changed = int((table["w_in"] != table["w_out"]).sum())
+    cap = _caption(at, "blocks have a shortcut")
+    assert "both cases" not in cap and f") {changed} blocks change the width" in cap
+    assert f"{(table['shortcut'] != 'none').sum()} of {len(table)} blocks" in cap
+
+
+def test_degradation_and_cosine_captions_state_the_trained_numbers(app):
+    ui.jobs.REGISTRY.clear()
+    # Concat: the old text said block 1 "has no shortcut"; short training: the old
+    # caption told the reader to look for degradation, which this run does not show.
+    at = app(PAGE, mode="concat", shallow="1", deep="3", steps="40").run()
+    _clean(at)
+    intro = next(m.value for m in at.markdown if "He et al. (2016" in m.value)
+    assert "has no shortcut" not in intro and "projected back to the width" in intro
+    at.button(key="degradation:start").click().run()
+    assert ui.jobs.REGISTRY.wait(120)
+    at.run()
+    _clean(at)
+    final = next(d.value for d in at.dataframe if "accuracy" in d.value.columns)
+    loss = final.set_index(["kind", "depth"])["loss"]
+    cap = _caption(at, "He et al.'s degradation")
+    assert "Look for" not in cap
+    for kind in ("plain", "residual"):
+        deep, shallow = loss[(kind, 3)], loss[(kind, 1)]
+        said = cap.split(f"{kind.capitalize()}: ", 1)[1]
+        assert said.startswith(f"the loss of the 3-block stack ({num(deep)}) is ")
+        assert f"that of the 1-block one ({num(shallow)})" in said.split("; so ")[0]
+        verdict = {1: "trains worse", -1: "trains better", 0: "little difference"}
+        assert verdict[rv.order(deep, shallow)] in said.split("; so ", 1)[1].split(".")[0]
+    cos_cap = _caption(at, "cos(shortcut, update)")
+    assert "has no shortcut" not in cos_cap
+    sig = next(f for f in _frames(at) if "stage" in f.columns and "cosine" in f.columns)
+    deep_sig = sig[sig["variant"] == "residual, 3 blocks"]
+    init = deep_sig.loc[deep_sig["stage"] == "init", "cosine"].mean()
+    trained = deep_sig.loc[deep_sig["stage"] == "trained", "cosine"].mean()
+    assert "residual, 3 blocks: the cosine" in cos_cap
+    assert f"{num(init)} to {num(trained)}" in cos_cap
     ui.jobs.REGISTRY.clear()
