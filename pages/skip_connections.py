@@ -192,8 +192,8 @@ if cfg is not None:
                 "of each output is the input passed on (1 for ReZero at init). cosine = "
                 "cos(s, u): near 0 means each block adds a direction orthogonal to what the "
                 "stream holds. Whether that holds is measured, at init here and after training "
-                "in section 4 (no cosine where x and f(x) differ in width or a block has no "
-                "shortcut). "
+                "in section 4 (no cosine where a block has no shortcut, or with concat, which "
+                "places x and f(x) side by side instead of adding them). "
                 + rv.value_range(
                     res["identity_share"],
                     [f"block {b}" for b in res["block"]],
