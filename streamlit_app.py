@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from ui import params
 from ui.registry import PAGES
 
 st.set_page_config(
@@ -30,4 +31,8 @@ nav = st.navigation(
     [st.Page(home, title="Home", icon=":material/home:", default=True)]
     + [st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path) for p in PAGES]
 )
+# A page's URL parameters are judged after the whole page ran, when every widget
+# is declared (ui/params.py); a run cut short by st.stop() or st.rerun() skips it.
+params.begin_run()
 nav.run()
+params.finish_run()
