@@ -4,6 +4,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui import params
 from ui.registry import NOTEBOOK_EXAMPLE, PAGES
 
 # Page files by absolute path, so the app also runs from another entry point
@@ -39,4 +40,8 @@ nav = st.navigation(
     [st.Page(home, title="Home", icon=":material/home:", default=True)]
     + [st.Page(str(ROOT / p.path), title=p.title, icon=p.icon, url_path=p.url_path) for p in PAGES]
 )
+# A page's URL parameters are judged after the whole page ran, when every widget
+# is declared (ui/params.py); a run cut short by st.stop() or st.rerun() skips it.
+params.begin_run()
 nav.run()
+params.finish_run()

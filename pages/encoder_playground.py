@@ -134,7 +134,6 @@ with c2:
 with c3:
     lr = float(p.select("Learning rate", "lr", ["3e-4", "1e-3", "3e-3", "1e-2"], "1e-3"))
 train_box = st.container()
-p.sync()
 
 # --------------------------------------------------------------------- tokens
 toks, vocab, train_ids = cache.playground_tokens(text, level, max_len, max_vocab)

@@ -326,7 +326,6 @@ with t2:
     lr_text = p.select("Learning rate", "lr", ["1e-4", "3e-4", "1e-3", "3e-3", "1e-2"], "1e-3")
 with t3:
     with_scaled = p.toggle("also train l·x + f(x) (l from section 2)", "train_scaled", False)
-p.sync()
 lr = float(lr_text)
 train_variants = dict(variants)
 if with_scaled:

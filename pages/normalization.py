@@ -441,7 +441,6 @@ size = p.select(
     ["16x128x256", "16x128x512", "16x256x1024"],
     "16x128x256",
 )
-p.sync()
 nonce = st.session_state.setdefault("_norm_timing_nonce", 0)
 if st.button("Measure again", key="normalization:remeasure", icon=":material/timer:"):
     st.session_state["_norm_timing_nonce"] = nonce = nonce + 1

@@ -75,7 +75,6 @@ dims = p.multi_int(
     limit=8,
     help="Pick up to 8 columns j to draw against position.",
 )
-p.sync()
 k_shift = min(k_shift, n_pos - 1)
 dims = [j for j in dims if j < d_model]
 

@@ -418,5 +418,3 @@ if dcfg is not None:
     else:
         st.header("5. Lesion study: delete one block")
         st.info("The lesion study runs on the trained stacks: press **Train** in section 4.")
-
-p.sync()

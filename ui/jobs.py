@@ -16,6 +16,7 @@ At most ``RESVIZ_MAX_JOBS`` runs train at once on the server; the rest queue.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -32,6 +33,7 @@ State = Literal["queued", "running", "done", "stopped", "failed"]
 Report = Callable[[Any, int, int], None]
 ShouldStop = Callable[[], bool]
 Work = Callable[[Report, ShouldStop], Any]
+_LOG = logging.getLogger(__name__)
 
 
 def _env_int(name: str, default: int) -> int:
@@ -216,8 +218,9 @@ class Registry:
             job.state = "stopped" if stopped else "done"
             if job.state == "done":
                 job.step = job.total
-        except Exception as exc:  # noqa: BLE001 - shown to the user, never re-raised in a thread
+        except Exception as exc:  # noqa: BLE001 - logged, summarised on the page, never re-raised
             job.error = f"{type(exc).__name__}: {exc}"
+            _LOG.exception("background run failed")  # the trace goes to the log, not the page
             job.state = "failed"
         finally:
             job.finished = time.monotonic()
@@ -329,7 +332,11 @@ def panel(
             if current is not job or was_live:
                 st.rerun()
         if current.state == "failed":
-            st.error(f"The run failed: {current.error}", icon=":material/error:")
+            kind = (current.error or "Error").split(":", 1)[0]
+            st.error(
+                f"The run failed ({kind}); the details are in the server log.",
+                icon=":material/error:",
+            )
             return
         if current.state == "stopped":
             st.warning(

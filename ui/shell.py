@@ -96,7 +96,6 @@ def sidebar() -> Context:
             f"Running on **{info['name']}** (`{info['device']}`) · torch {info['torch']} · "
             f"{threads} CPU threads shared by all sessions"
         )
-    shared.sync()
     return Context(device=device, seed=seed)
 
 

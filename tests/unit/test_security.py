@@ -73,3 +73,11 @@ def test_xsrf_protection_stays_on_and_no_secrets_are_committed():
         ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=False
     ).stdout.split()
     assert not [f for f in tracked if f.endswith("secrets.toml") or f.endswith(".env")]
+
+
+def test_the_secrets_file_is_git_ignored():
+    """A budget table or any other secret put in .streamlit/secrets.toml never gets committed."""
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", ".streamlit/secrets.toml"], cwd=ROOT, check=False
+    )
+    assert ignored.returncode == 0

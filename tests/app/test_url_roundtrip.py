@@ -1,0 +1,118 @@
+"""Every widget on every page lives in the URL: set it, the URL says so, and a new
+session opened with that URL shows the same value.
+
+The widgets are the ones AppTest finds on each page's default view (sidebar
+included), so a widget added later is covered without editing this test. Any
+value widget must be URL-bound (its key is ``<page>:<name>`` or ``shared:<name>``,
+which only ``ui.params.PageParams`` gives), and a widget kind this test cannot
+set fails it rather than being skipped.
+"""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1.element_tree import (
+    Button,
+    DownloadButton,
+    Element,
+    UnknownElement,
+    Widget,
+)
+
+from tests.app.conftest import PAGE_PATHS
+
+# Widgets that act rather than hold a view setting: they are not in the URL.
+ACTIONS = (Button, DownloadButton)
+ACTION_TYPES = {"button", "download_button", "form_submit_button", "link_button", "page_link"}
+
+
+def _page_name(page: str) -> str:
+    return page.removeprefix("pages/").removesuffix(".py")
+
+
+def _value_widgets(at) -> dict[str, Element]:
+    """Every value-holding widget on the page, by key, in page order (sidebar last)."""
+    found: dict[str, Element] = {}
+    for node in [*at.main, *at.sidebar]:
+        if isinstance(node, ACTIONS) or getattr(node, "type", None) in ACTION_TYPES:
+            continue
+        if isinstance(node, Widget) or (
+            isinstance(node, UnknownElement) and getattr(node.proto, "id", "")
+        ):
+            assert node.key, f"a {node.type} widget without a key cannot be in the URL"
+            found[node.key] = node
+    return found
+
+
+def _other_value(w: Element):
+    """A valid value different from the widget's current one (a small step, so the
+    page stays cheap to draw)."""
+    kind = w.type
+    if kind == "slider":
+        step = w.step
+        v = w.value - step if w.value - step >= w.min else w.value + step
+        return round(v, 10) if isinstance(w.value, float) else int(v)
+    if kind == "number_input":
+        return w.value + 1 if w.value + 1 <= w.max else w.value - 1
+    if kind in ("selectbox", "radio"):
+        return next(o for o in w.options if o != w.value)
+    if kind in ("toggle", "checkbox"):
+        return not w.value
+    if kind == "multiselect":
+        return w.value[:-1] if w.value else [w.options[0]]
+    if kind in ("text_input", "text_area"):
+        return "round trip" if w.value != "round trip" else "round trip 2"
+    raise AssertionError(f"the URL round-trip test cannot set a {kind} widget: teach it how")
+
+
+def _url(at) -> dict[str, list[str]]:
+    """The URL's parameters (AppTest gives one value as a string, several as a list)."""
+    return {k: v if isinstance(v, list) else [v] for k, v in at.query_params.items()}
+
+
+def _values(at, keys) -> dict[str, object]:
+    widgets = _value_widgets(at)
+    return {k: widgets[k].value for k in keys if k in widgets}
+
+
+@pytest.mark.parametrize("page", PAGE_PATHS)
+def test_every_widget_round_trips_through_the_url(app, page):
+    at = app(page).run()
+    assert not at.exception
+    widgets = _value_widgets(at)
+    assert len(widgets) >= 3
+    prefix = _page_name(page)
+    unbound = [k for k in widgets if not k.startswith((f"{prefix}:", "shared:"))]
+    assert not unbound, f"widgets not bound to the URL (use ui.params.PageParams): {unbound}"
+
+    # Last widget first: a widget that disables or resets others (a preset, a
+    # network choice) then comes after them, and the view they end in is still
+    # what the URL must reproduce.
+    for key in reversed(list(widgets)):
+        if widgets[key].disabled:
+            continue  # checked below, through the URL alone
+        w = _value_widgets(at)[key]
+        name = key.split(":", 1)[1]
+        target = _other_value(w)
+        w.set_value(target).run()
+        assert not at.exception, (key, target)
+        now = _value_widgets(at)[key].value
+        assert now == target, f"{key}: set {target!r}, the page shows {now!r}"
+        assert name in at.query_params, f"{key} = {target!r} was not written to the URL"
+
+    final = _values(at, widgets)
+    url = _url(at)
+    fresh = app(page, **url).run()
+    assert not fresh.exception
+    assert not fresh.warning, [w.value for w in fresh.warning]
+    assert _values(fresh, widgets) == final
+    assert _url(fresh) == url
+
+    # A widget disabled in the default view: its URL value still opens the page.
+    for key in [k for k, w in widgets.items() if w.disabled]:
+        w = widgets[key]
+        target = _other_value(w)
+        name = key.split(":", 1)[1]
+        opened = app(page, **{name: str(target).lower()}).run()
+        assert not opened.warning, [x.value for x in opened.warning]
+        assert _value_widgets(opened)[key].value == target
