@@ -7,7 +7,7 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
     rv.gradient_norms(cfg)          # tidy DataFrame, same numbers the page shows
 """
 
-from . import norms, playground
+from . import findings, norms, playground
 from .budget import Budget, Estimate, estimate
 from .codegen import generate_code
 from .config import ENCODER_PRESETS, EncoderConfig, StackConfig, config_fields
@@ -27,6 +27,7 @@ from .experiments import (
     stream_norms,
     train_compare,
 )
+from .findings import crossing_words, format_number, lower_words, ratio_words, trend_words
 from .gradflow import (
     GradTrace,
     autocorrelation,
@@ -96,9 +97,12 @@ __all__ = [
     "char_tokenize",
     "config_fields",
     "configure_threads",
+    "crossing_words",
     "depth_sweep",
     "device_info",
     "estimate",
+    "findings",
+    "format_number",
     "forward_decomposition",
     "forward_signal",
     "generate_code",
@@ -111,6 +115,7 @@ __all__ = [
     "layer_gradients",
     "layernorm_gap",
     "lesion",
+    "lower_words",
     "make_batch",
     "norm_timing",
     "norms",
@@ -123,6 +128,7 @@ __all__ = [
     "prepost_stream",
     "rank_collapse",
     "rank_collapse_compare",
+    "ratio_words",
     "residual_stream",
     "run_with_fallback",
     "scaled_batch",
@@ -139,4 +145,5 @@ __all__ = [
     "train_layer_grads",
     "train_masked",
     "train_warmup",
+    "trend_words",
 ]
