@@ -24,6 +24,12 @@ p = PageParams("gradient_flow")
 dev = str(ctx.device)
 PLAIN, RESID = "plain: f(x)", "residual: x + f(x)"
 
+
+def towards_input(df: pd.DataFrame, x: str, y: str) -> str:
+    """How ``y`` changes from the output side back to the input side (``x`` descending)."""
+    return rv.trend_words(df.sort_values(x, ascending=False)[y].tolist())
+
+
 # --------------------------------------------------------------- 1. per layer at init
 st.header("1. Gradient norms per layer, at init")
 c1, c2, c3 = st.columns(3)
@@ -74,10 +80,14 @@ with left:
         ),
         weights,
         "gradient_norms",
-        caption="Weight gradients after one MSE backward pass on a Gaussian batch of 32. A plain "
-        "tanh or sigmoid stack's gradient shrinks block by block towards the input. Weight "
-        "gradients also scale with each block's input, so a residual stream that grows (sigmoid's "
-        "positive mean adds up) tilts them even when the gradient itself is fine.",
+        caption="Weight gradients after one MSE backward pass on a Gaussian batch of 32. From "
+        "the last block back to the first, the plain stack's ||dL/dW|| "
+        f"{towards_input(weights[weights['variant'] == PLAIN], 'layer', 'grad_norm')}; the "
+        "residual stack's "
+        f"{towards_input(weights[weights['variant'] == RESID], 'layer', 'grad_norm')}. A weight "
+        "gradient is an outer product with the block's input, so where the stream grows (in a "
+        "residual sigmoid stack every block adds a positive mean) the weight gradients grow "
+        "with it even where dL/dx does not.",
     )
 with right:
     views.chart(
@@ -94,9 +104,11 @@ with right:
         acts,
         "activation_gradients",
         caption="The gradient with respect to the stream itself, dL/dx_l: the quantity the "
-        "formula below multiplies block by block. With shortcuts it stays within a small factor "
-        "of the output's; without, it decays geometrically. Triangles at the bottom mark "
-        "gradients that underflowed to exactly 0 (a log axis cannot show 0).",
+        "formula below multiplies block by block. From the output x_L back to the input x_0 "
+        f"it {towards_input(acts[acts['variant'] == RESID], 'layer', 'act_grad')} with "
+        f"shortcuts and {towards_input(acts[acts['variant'] == PLAIN], 'layer', 'act_grad')} "
+        "without. Triangles at the bottom mark gradients that are exactly 0 or not finite (a "
+        "log axis cannot show them).",
     )
 cols = st.columns(2)
 for col, (label, df) in zip(cols, per_layer.items(), strict=True):
@@ -113,9 +125,11 @@ st.latex(
     r"\frac{\partial L}{\partial x_0} = \frac{\partial L}{\partial x_L}\prod_{l=0}^{L-1}(I + J_l)"
 )
 st.markdown(
-    "Expand the product and one term is the identity: the gradient at the output reaches "
-    "the input unchanged, whatever the branches do. A plain stack has only the product of "
-    "the J_l, which shrinks when their norms are below 1."
+    "Expand the product and one term is the identity: it carries the gradient at the output "
+    "to the input unchanged, whatever the branches do. The other terms add to it, and they "
+    "can be far larger than it. A plain stack has only "
+    "the product of the J_l, whose norm is at most the product of their norms: it shrinks "
+    "when those are below 1."
 )
 layer = p.slider("Block to inspect (1 = input side)", "block", 1, 100, 1)
 layer = min(layer, depth)
@@ -133,17 +147,26 @@ for label, cfg in variants.items():
             "||dL/dx_0|| / ||dL/dx_L||": float(per_layer[label]["gain"].iloc[0]),
         }
     )
+jac = {r["variant"]: r for r in jac_rows}
 jc1, jc2 = st.columns([2, 3])
 with jc1:
     views.table(
         pd.DataFrame(jac_rows),
         "block_jacobian_norms",
         caption=f"Spectral norms (largest singular value) of block {layer}'s Jacobians for one "
-        "sample. With the shortcut the block Jacobian is I + J: its norm stays near 1 + "
-        "something even when ||J|| is small; without, it is J itself.",
+        "sample. With the shortcut the block Jacobian is I + J, whose norm lies between "
+        f"1 - ||J|| and 1 + ||J||: here ||J|| = {rv.format_number(jac[RESID]['||J|| (branch)'])} "
+        f"and ||I + J|| = {rv.format_number(jac[RESID]['||block Jacobian||'])}. Without, the "
+        "block Jacobian is J itself (here "
+        f"{rv.format_number(jac[PLAIN]['||block Jacobian||'])}).",
     )
 with jc2:
     spec = pd.concat(spectra, ignore_index=True)
+
+    def sv_range(matrix: str) -> str:
+        sv = spec[(spec["variant"] == RESID) & (spec["matrix"] == matrix)]["sigma"]
+        return f"{rv.format_number(sv.min())} to {rv.format_number(sv.max())}"
+
     spec = spec[~((spec["variant"] == PLAIN) & (spec["matrix"] == "block"))]
     spec["curve"] = spec["variant"].str.split(":").str[0] + ", " + spec["matrix"]
     spec.loc[spec["matrix"] == "block", "curve"] = "residual, I + J"
@@ -161,17 +184,20 @@ with jc2:
         ),
         spec[["variant", "matrix", "index", "sigma"]],
         "block_jacobian_spectrum",
-        caption="All singular values. J's spread over decades (directions the branch all but "
-        "ignores); adding I lifts every one of them to about 1, so no direction of the "
-        "gradient is lost. Exact zeros (dead ReLU directions) are marked at the bottom.",
+        caption="All singular values. In the residual stack's block J's run from "
+        f"{sv_range('branch J')} and those of I + J from {sv_range('block')}. Every "
+        "singular value of I + J lies within ||J|| of 1 (Weyl's inequality), so while "
+        "||J|| < 1 none of them is 0 and no direction of the gradient is lost. Exact zeros "
+        "(for example dead ReLU units) are marked at the bottom.",
     )
 
 st.subheader("Scaled shortcut: l·x + f(x) carries l^L")
 st.markdown(
     "He et al. 2016 (*Identity Mappings in Deep Residual Networks*, section 3) scale the "
     "shortcut instead of the branch: the identity term of the product becomes l^L. Below l = 1 "
-    "it vanishes exponentially, above it explodes. The branches are made near zero (their "
-    "last layer times 0.01) so that the identity term is all that is left."
+    "it vanishes exponentially, above it explodes. With near-zero branches on, each block's "
+    "last layer is multiplied by 0.01, so the branch Jacobians are small and the identity "
+    "term is nearly all that is left."
 )
 s1, s2, s3 = st.columns(3)
 with s1:
@@ -217,9 +243,15 @@ views.chart(
     ratio_df,
     "scaled_shortcut_ratio",
     caption="One backward pass gives the whole curve: the gain from the output down to every "
-    "x_l. On a log axis l^(L-l) is a straight line; the measurement sits on it while the "
-    "branches are small. l = 0 is a plain stack: the identity term is exactly 0, marked with "
-    "triangles at the bottom, as are measured gradients that underflow float32.",
+    "x_l. On a log axis l^(L-l) is a straight line; the measurement follows it to the extent "
+    "that the branch Jacobians are small: "
+    + (
+        f"at x_0 it differs from l^L by {rv.format_number(abs(rel) * 100)}% here"
+        if math.isfinite(rel)
+        else "here l^L is 0 (or the measurement is not finite), so there is no ratio"
+    )
+    + ". l = 0 is a plain stack: the identity term is exactly 0, marked with triangles at the "
+    "bottom, as are measured gradients that underflow float32.",
 )
 
 # ------------------------------------------------------------------- 3. depth sweep
@@ -275,6 +307,14 @@ def sweep_render(job: jobs.Job) -> None:
                 ),
                 width="stretch",
             )
+            st.caption(
+                "; ".join(
+                    f"{v} (depth {int(g['depth'].min())} to {int(g['depth'].max())}): "
+                    + rv.trend_words(g.sort_values("depth")[ycol].tolist())
+                    for v, g in part.groupby("variant")
+                )
+                + "."
+            )
     zeros = df[(df[ycol] == 0) | ~np.isfinite(df[ycol])]
     note = (
         f" {len(zeros)} point(s) underflowed float32 to exactly 0 (or are not finite): they "
@@ -285,8 +325,9 @@ def sweep_render(job: jobs.Job) -> None:
     )
     st.caption(
         "Each point is a fresh stack of that depth (width, init and norm from section 1), one "
-        "backward pass. Plain stacks decay exponentially, a straight line on the log axis; "
-        "residual ones stay within a factor of ten or so over a hundred blocks." + note
+        "backward pass. Under each plot: how its curves change from the shallowest stack to "
+        "the deepest. A curve that is a straight line on the log axis changes by the same "
+        "factor with every block." + note
     )
     views.csv_button(df, "depth_sweep")
 
@@ -298,8 +339,9 @@ sweep_blocked = views.check_budget(
 n_stacks = len(G.DEFAULT_DEPTHS) * 8
 st.caption(
     f"**Sweep** builds {n_stacks} stacks of {min(G.DEFAULT_DEPTHS)} to {max(G.DEFAULT_DEPTHS)} "
-    f"blocks at width {width} (a few seconds at width 64, longer when wider) and backpropagates "
-    "once through each. Results are kept, so a second visit with the same settings is instant."
+    f"blocks at width {width} (the wider, the longer it takes) and backpropagates once through "
+    "each. Finished results are kept for a while, so a second visit with the same settings "
+    "shows them at once."
 )
 jobs.panel(
     "gradflow_sweep",
@@ -356,6 +398,30 @@ def train_work(report, should_stop):  # noqa: ANN001, ANN202 - jobs.Work
     return out
 
 
+def first_vs_last(layers: pd.DataFrame) -> str:
+    """The first block's gradient norm as a multiple of the last block's, at the first and
+    the latest step recorded, per variant."""
+    parts = []
+    for name, g in layers.groupby("variant", sort=False):
+        g = g[np.isfinite(g["grad_norm"])]
+        if not len(g):
+            continue
+        first_layer, last_layer = g["layer"].min(), g["layer"].max()
+        said = []
+        for step in sorted({int(g["step"].min()), int(g["step"].max())}):
+            at = g[g["step"] == step].set_index("layer")["grad_norm"]
+            if first_layer in at.index and last_layer in at.index:
+                said.append((rv.ratio_words(at[first_layer], at[last_layer]), step))
+        if said:
+            (r0, s0), rest = said[0], said[1:]
+            parts.append(
+                f"{r0} the last block's at step {s0}"
+                + "".join(f" and {r} at step {s}" for r, s in rest)
+                + f" in {name}"
+            )
+    return ("The first block's gradient norm is " + "; ".join(parts) + ".") if parts else ""
+
+
 def train_render(job: jobs.Job) -> None:
     trace: G.GradTrace = job.result if job.result is not None else job.frame
     if trace is None or not len(trace.loss):
@@ -406,10 +472,10 @@ def train_render(job: jobs.Job) -> None:
     )
     st.caption(
         "Rows are blocks (input side at the top), columns are steps; colour is log10 of the "
-        "block's gradient norm, on one scale for all panels. Grey is not run yet (or, after a divergence, not finite). A plain "
-        "tanh or sigmoid stack of ten or more blocks starts with its top rows (the first "
-        "blocks) decades colder than the bottom ones: they barely learn. With shortcuts the "
-        "rows start within a small factor of each other." + zero_note
+        "block's gradient norm, on one scale for all panels. Grey is not run yet (or, after a divergence, not finite). "
+        + first_vs_last(trace.layers)
+        + " Adam divides each step by the gradient's running size, so a cold block is not "
+        "necessarily a slow learner until its gradient nears Adam's eps (1e-8)." + zero_note
     )
     views.csv_button(trace.layers, "layer_gradients_per_step", "Download per-layer CSV")
 
@@ -429,10 +495,13 @@ st.header("5. Shattered gradients")
 st.markdown(
     "Balduzzi et al. 2017 (*The Shattered Gradients Problem*): feed a line of 256 inputs "
     "x in [-2, 2] through a deep ReLU network with one output and look at df/dx along the "
-    "line. In a deep plain network the gradient becomes white noise, uncorrelated between "
-    "neighbouring inputs, so it says nothing about a step in x; with shortcuts it stays "
-    "smooth. **Batch normalization is needed to see it:** without it a deep plain ReLU net's "
-    "signal dies or explodes before it can shatter."
+    "line. They found that in a deep plain network the gradient becomes like white noise, "
+    "uncorrelated between neighbouring inputs, so it says little about a step in x, while "
+    "with shortcuts it stays far smoother; the table and chart below measure it on these "
+    "nets. **Batch normalization is needed to see it here:** the nets start with zero biases, "
+    "so without it every unit's input is a multiple of x, the net is linear on each side of "
+    "x = 0 and df/dx takes just two values. Batch normalization subtracts each unit's mean "
+    "over the line, which moves the kinks away from 0."
 )
 bn = p.toggle("batch normalization (recommended)", "bn", True)
 SH_DEPTHS = (2, 10, 50)
@@ -469,6 +538,22 @@ lag1 = (
         }
     )
 )
+
+
+def below_half(acf: pd.DataFrame) -> str:
+    """Per net, the first lag whose autocorrelation is below 0.5 (or that it never is)."""
+    out = []
+    for (variant, d), g in acf.groupby(["variant", "depth"]):
+        low = g[(g["lag"] > 0) & (g["corr"] < 0.5)]["lag"]
+        max_lag = int(g["lag"].max())
+        if g["corr"].isna().any():
+            when = "undefined (gradient constant or not finite)"
+        else:
+            when = f"lag {int(low.min())}" if len(low) else f"not by lag {max_lag}"
+        out.append(f"{variant} depth {d}: {when}")
+    return "; ".join(out)
+
+
 a1, a2 = st.columns([2, 3])
 with a1:
     views.table(
@@ -492,6 +577,6 @@ with a2:
         ),
         sh_acf[["residual", "depth", "lag", "corr"]],
         "shattered_autocorrelation",
-        caption="The autocorrelation function of each gradient. Plain depth 50 drops to about "
-        "0 at lag 1; residual nets decay slowly with the lag at every depth.",
+        caption="The autocorrelation function of each gradient. The first lag at which it "
+        "falls below 0.5 (the sooner, the rougher the gradient): " + below_half(sh_acf) + ".",
     )

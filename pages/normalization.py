@@ -1,5 +1,8 @@
 """Normalization: what LayerNorm, BatchNorm and RMSNorm do, and where the norm sits."""
 
+import inspect
+import math
+
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -27,8 +30,11 @@ def four_views(batch: int, tokens: int, d: int, big: float, small: float, seed: 
 
 
 @st.cache_data(**POLICY)
-def invariances(shift: float, scale: float, seed: int) -> pd.DataFrame:
-    return N.invariance_table(shift=shift, scale=scale, seed=seed)
+def invariances(
+    shift: float, scale: float, seed: int, shape: tuple[int, int, int], big: float, small: float
+) -> pd.DataFrame:
+    b, t, d = shape
+    return N.invariance_table(b, t, d, shift=shift, scale=scale, seed=seed, big=big, small=small)
 
 
 @st.cache_data(**POLICY)
@@ -42,6 +48,7 @@ def xiong(n_layers: int, d: int, init: str, seed: int) -> dict:
     grads = N.last_layer_grad(depths, (seed, seed + 1, seed + 2), d, init, batch_size=4)
     return {
         "stream": N.prepost_stream(n_layers, d, seed, init),
+        "raw_stream": N.prepost_stream(n_layers, d, seed, "default", standardize=False),
         "grads": grads,
         "summary": N.grad_summary(grads),
     }
@@ -87,10 +94,27 @@ def diverged_note(df: pd.DataFrame) -> str:
     )
 
 
+def half_sizes(views: pd.DataFrame, view: str, d: int) -> str:
+    """Mean |value| of the first half of the features over the second half's, in one view."""
+    sub = views[views["view"] == view]
+    first = sub[sub["feature"] < d // 2]["value"].abs().mean()
+    second = sub[sub["feature"] >= d // 2]["value"].abs().mean()
+    return rv.ratio_words(first, second)
+
+
+def defaults(fn: object) -> dict[str, object]:
+    """A library function's default arguments, so a caption quotes the sizes it used."""
+    return {
+        k: v.default
+        for k, v in inspect.signature(fn).parameters.items()  # type: ignore[arg-type]
+        if v.default is not inspect.Parameter.empty
+    }
+
+
 ctx = page_setup(
     "Normalization",
     "LayerNorm, BatchNorm and RMSNorm on real activations, and why the norm's place around "
-    "the residual sum decides whether a deep transformer trains. Post-LN (the original "
+    "the residual sum can decide whether a deep transformer trains. Post-LN (the original "
     "Transformer) normalizes after each sum, `x = LN(x + f(x))`; Pre-LN normalizes only the "
     "branch input, `x = x + f(LN(x))` (Xiong et al. 2020). Every number below is measured.",
 )
@@ -123,9 +147,14 @@ for col, view in zip(cols, N.VIEWS, strict=True):
         views.altair(heat(data["views"], view), width="stretch")
 views.csv_button(data["views"], "norm_views")
 st.caption(
-    "Raw: the left half dominates. LayerNorm and RMSNorm rescale each row (token) to unit size, "
-    "so the small features stay near zero inside a row. BatchNorm rescales each column "
-    "(feature) over the batch, so the small features are blown up to the same size as the big."
+    "Mean |value| of the left half of the features as a multiple of the right half's, in "
+    f"sample 0: raw {half_sizes(data['views'], 'raw', d_in)}. RMSNorm divides each row "
+    "(token) by one number, so the ratio inside a row is kept: "
+    f"{half_sizes(data['views'], 'RMSNorm', d_in)}. LayerNorm first subtracts the row's mean, "
+    "which moves every feature of the row by the same amount: "
+    f"{half_sizes(data['views'], 'LayerNorm', d_in)}. BatchNorm rescales each column (feature) "
+    "over the batch to std 1, so the halves come out alike: "
+    f"{half_sizes(data['views'], 'BatchNorm', d_in)}."
 )
 hist = data["hist"]
 hist_chart = (
@@ -148,15 +177,22 @@ views.chart(
     hist_chart,
     hist,
     "norm_histograms",
-    caption="All values of the batch. Raw values mix two scales (a wide and a needle-thin "
-    "component); after LayerNorm or BatchNorm the values are of order 1.",
+    caption="All values of the batch. "
+    + (
+        f"Raw values mix two scales, x{big:g} and x{small:g}. "
+        if big != small
+        else f"Raw values share one scale, x{big:g}. "
+    )
+    + "Each norm sets a mean square of 1 (up to eps): LayerNorm and RMSNorm per token, "
+    "BatchNorm per feature, so after any of them the values are of order 1.",
 )
 views.table(
     data["stats"].round(4),
     "norm_stats",
     caption="Per token: mean and std over its features; per feature: over the batch and tokens "
     "(population std). LayerNorm sets every token's mean to 0 and std to 1, BatchNorm every "
-    "feature's, RMSNorm every token's root mean square to 1 (its mean stays non-zero).",
+    "feature's, RMSNorm every token's root mean square to 1 (its mean is not set to 0); all "
+    "up to eps.",
 )
 
 # ------------------------------------------------------- 2. textbook versus torch
@@ -180,9 +216,14 @@ views.chart(
     gap,
     "layernorm_gap",
     caption=f"The hand-written version divides by the unbiased std (n - 1 = {d_in - 1}), so its "
-    f"outputs are smaller by the factor sqrt((n-1)/n) = {((d_in - 1) / d_in) ** 0.5:.5f}; the "
-    "eps placement matters only when a token's std is near 1e-3. The two curves lie on top of "
-    "each other: the gap is the formula, not noise.",
+    f"outputs are smaller by the factor sqrt((n-1)/n) = {((d_in - 1) / d_in) ** 0.5:.5f}, "
+    "apart from eps: 1e-6 added to the std there, 1e-5 to the variance in torch, which change "
+    "a token's outputs by relative amounts of about 1e-6/s and 1e-5/(2σ²). For the smallest "
+    f"token std here, σ = {rv.format_number(gap['sigma'].min())}, that is at most "
+    f"{rv.format_number(max(1e-6 / gap['sigma'].min(), 1e-5 / (2 * gap['sigma'].min() ** 2)))}."
+    " The measured and predicted curves differ by at most "
+    f"{rv.format_number((gap['measured'] - gap['predicted']).abs().max())}, against a gap of "
+    f"up to {rv.format_number(gap['measured'].max())}.",
 )
 
 # --------------------------------------------------------------- 3. invariances
@@ -192,7 +233,25 @@ with c1:
     shift = p.float_slider("shift constant", "shift", 0.5, 20.0, 5.0, 0.5)
 with c2:
     scale = p.float_slider("scale constant", "scale", 0.5, 10.0, 3.0, 0.5)
-inv = invariances(shift, scale, ctx.seed)
+inv = invariances(shift, scale, ctx.seed, (batch, n_tok, d_in), big, small)
+inv_label = inv["transformation"] + inv["measured_on"].map(
+    lambda on: "" if on == "all samples" else f" (on {on})"
+)
+
+
+def invariant_rows(norm: str) -> str:
+    """The rows where ``norm`` counts as invariant, or the rows where it does not."""
+    mine = inv["norm"] == norm
+    ok, not_ok = inv_label[mine & inv["invariant"]], inv_label[mine & ~inv["invariant"]]
+    if not len(not_ok):
+        return "every row"
+    if not len(ok):
+        return "no row"
+    if len(ok) <= len(not_ok):
+        return ", ".join(ok)
+    return "every row but " + ", ".join(not_ok)
+
+
 wide = inv.pivot_table(
     index=["transformation", "measured_on"], columns="norm", values="max_abs_change", sort=False
 ).reset_index()
@@ -200,10 +259,13 @@ views.table(
     wide,
     "invariances",
     caption="max |output change| of each norm, on h = x W^T (x the batch above, W a random "
-    "d x d matrix). Below 1e-4 counts as invariant. LayerNorm ignores a shift or scale of a "
-    "token and a re-scaled or re-centred W; RMSNorm ignores scaling only; BatchNorm in training "
-    "mode changes sample 0 when the other samples change, in eval mode it does not (but it is "
-    "then a fixed affine map, invariant to nothing).",
+    "d x d matrix). Below 1e-4 counts as invariant; here that holds for "
+    + "; ".join(f"{n}: {invariant_rows(n)}" for n in N.INVARIANCE_NORMS)
+    + ". In exact arithmetic LayerNorm ignores a shift or a scale of a token (so also a "
+    "re-scaled or re-centred W) and RMSNorm a scale; eps under the square root makes the scale "
+    "invariance approximate. BatchNorm in training mode normalizes each feature over the batch, "
+    "so sample 0's output depends on the other samples; in eval mode it is a fixed affine map "
+    "of each token.",
     column_config={n: st.column_config.NumberColumn(n, format="%.2e") for n in N.INVARIANCE_NORMS},
 )
 
@@ -227,12 +289,27 @@ for col, mode in ((c1, "train"), (c2, "eval")):
             ),
             width="stretch",
         )
+bd, sb = defaults(N.batch_dependence), defaults(N.scaled_batch)
+moved = {
+    mode: "; ".join(
+        f"{r.scenario}: "
+        + (
+            rv.format_number(r.max_abs_change)
+            if math.isfinite(r.max_abs_change)
+            else "cannot be normalized"
+        )
+        for r in summ[(summ["mode"] == mode) & (summ["scenario"] != "original batch")].itertuples()
+    )
+    for mode in ("train", "eval")
+}
 views.table(
     summ,
     "batchnorm_batch_dependence",
-    caption="The same token, normalized with different batch-mates (batch 8 x 16 tokens, features "
-    "x10 / x0.1). In training mode its output moves when the others are redrawn or scaled, and a "
-    "single token cannot be normalized at all; in eval mode (running statistics) nothing moves.",
+    caption="The same token, normalized with different batch-mates (batch "
+    f"{bd['batch_size']} x {bd['seq_len']} tokens x {bd['d_model']} features, halves "
+    f"x{sb['big']:g} / x{sb['small']:g}). Largest change of its output in training mode: "
+    f"{moved['train']}. In eval mode, with the running statistics of the original batch: "
+    f"{moved['eval']}.",
 )
 views.csv_button(vals, "batchnorm_token_values")
 
@@ -249,17 +326,24 @@ with c3:
         "init",
         ["xavier", "default"],
         "xavier",
-        help="xavier: Xiong et al.'s setting. default: PyTorch's Linear init, whose sublayer "
-        "outputs are about 10x smaller, so Pre-LN's growth is much slower.",
+        help="xavier: Xiong et al.'s setting. default: PyTorch's Linear init, "
+        "U(±1/sqrt(fan_in)), whose weights have a smaller std than Xavier's (1/sqrt(3 fan_in) "
+        "against sqrt(2/(fan_in + fan_out))), so each sublayer adds less to the Pre-LN stream.",
     )
 st.markdown(
     "An encoder with real attention and ReLU FFN sublayers (4 heads, FFN 4d) at init. **Input "
     "scale, on purpose:** token embeddings plus sinusoidal positions of random tokens, "
     "standardized to mean 0 and variance 1 per feature, so E||x₀||² = d as in Xiong et al.'s "
-    "analysis. (With the raw N(0, 1) embedding plus positions the input is 1.5 d and, under "
-    "PyTorch's default init, the Pre-LN stream grows only from 9.7 to 10.9 over 8 layers.)"
+    "analysis."
 )
 xi = xiong(layers, d_model, init, ctx.seed)
+raw_pre = xi["raw_stream"][xi["raw_stream"]["variant"] == "Pre-LN"].sort_values("layer")
+st.markdown(
+    "Without that standardization (the raw N(0, 1) embedding plus positions, about 1 + 1/2 "
+    f"per feature) the input's ||x₀||²/d is {rv.format_number(raw_pre['sq_norm_per_dim'].iloc[0])}"
+    f" for this model, and under PyTorch's default init the Pre-LN stream's ||x_l||²/d "
+    f"{rv.trend_words(raw_pre['sq_norm_per_dim'].tolist(), within=1.25)} over {layers} layer(s)."
+)
 views.chart(
     charts.line(
         xi["stream"],
@@ -271,11 +355,32 @@ views.chart(
     ),
     xi["stream"],
     "prepost_stream",
-    caption="Post-LN ends every layer with a LayerNorm, so ||x_l||²/d is 1 at every depth. In "
-    "Pre-LN each sublayer adds its output to an un-normalized stream, so ||x_l||² grows about "
-    "linearly with l (Xiong et al., Lemma 1).",
+    caption="Post-LN ends every layer with a LayerNorm, so its ||x_l||²/d is 1 (up to eps) after "
+    "every layer. In Pre-LN each sublayer adds its output to an un-normalized stream, and "
+    "Xiong et al. (Lemma 1) show that its expected ||x_l||² grows linearly with l. Here "
+    "Pre-LN's ||x_l||²/d "
+    + rv.trend_words(
+        xi["stream"][xi["stream"]["variant"] == "Pre-LN"].sort_values("layer")["sq_norm_per_dim"],
+        within=1.25,
+    )
+    + ".",
 )
 gs = xi["summary"]
+
+
+def deepest_ratios(summary: pd.DataFrame) -> str:
+    """Each variant's ratio at the deepest L, beside 1/sqrt(L) relative to the shallowest."""
+    lo, hi = int(summary["n_layers"].min()), int(summary["n_layers"].max())
+    if lo == hi:
+        return f"Only L = {lo} is measured at this setting, so every ratio is 1."
+    last = summary[summary["n_layers"] == hi].set_index("variant")
+    return (
+        f"At L = {hi} it is {rv.format_number(last.loc['Post-LN', 'ratio_to_L1'])} for Post-LN "
+        f"and {rv.format_number(last.loc['Pre-LN', 'ratio_to_L1'])} for Pre-LN; "
+        f"sqrt({lo}/{hi}) = {rv.format_number(last.loc['Pre-LN', 'inv_sqrt_L'])}."
+    )
+
+
 ref = gs[gs["variant"] == "Pre-LN"][["n_layers", "inv_sqrt_L"]].rename(
     columns={"inv_sqrt_L": "ratio_to_L1"}
 )
@@ -292,10 +397,12 @@ views.chart(
     ),
     xi["grads"],
     "last_layer_grad",
-    caption="Gradient norm of the last layer's second FFN weight, mean of 3 seeds, divided by its "
-    "value at the shallowest depth. Post-LN's stays about constant; Pre-LN's falls because the "
-    "final LayerNorm divides by ||x_L||, which grows like sqrt(L): roughly 1/sqrt(L) once the "
-    "growth dominates the input. That is why Pre-LN tolerates a large learning rate from step 0.",
+    caption="Gradient norm of the last layer's second FFN weight, mean of "
+    f"{xi['grads']['seed'].nunique()} seeds, divided by its value at the shallowest depth. "
+    + deepest_ratios(gs)
+    + " Xiong et al.: Pre-LN's final LayerNorm divides by ||x_L||, which grows like sqrt(L), so "
+    "its last-layer gradient shrinks like 1/sqrt(L) once that growth dominates the input, while "
+    "Post-LN's does not shrink with L; hence Pre-LN can take a large learning rate from step 0.",
 )
 views.table(gs.round(4), "last_layer_grad_summary")
 
@@ -316,11 +423,24 @@ w_variants = N.warmup_variants(w_layers, 64)
 w_block = views.check_budget(
     rv.estimate(w_variants["Post-LN"], batch=16, seq_len=16, steps=w_steps), "This training run"
 )
+w_cfg = w_variants["Post-LN"]
 st.markdown(
-    f"Post-LN and Pre-LN encoders ({w_layers} layers, d = 64, 4 heads) learn to copy their "
-    f"input tokens (vocabulary 64, batch 16 x 16) with Adam at a peak rate of {w_lr:g}, once "
-    f"at full rate from step 0 and once warmed up linearly over {w_warm} steps."
+    f"Post-LN and Pre-LN encoders ({w_layers} layers, d = {w_cfg.d_model}, {w_cfg.n_heads} heads) "
+    f"are trained to copy their input tokens (vocabulary {w_cfg.vocab_size}, batch 16 x 16) "
+    f"with Adam at a peak rate of {w_lr:g}, once at full rate from step 0 and once warmed up "
+    f"linearly over {w_warm} steps."
 )
+
+
+def warmup_finding(df: pd.DataFrame) -> str:
+    """Which of each placement's two runs ends lower, with the final losses."""
+    final = N.run_summary(df).set_index("variant")["final_loss"]
+    out = []
+    for place in ("Post-LN", "Pre-LN"):
+        a, b = f"{place}, no warm-up", f"{place}, warm-up {w_warm}"
+        if a in final.index and b in final.index:
+            out.append(f"{place}: " + rv.lower_words("without warm-up", final[a], "with", final[b]))
+    return ("; ".join(out) + ". ") if out else ""
 
 
 def render_warmup(job: jobs.Job) -> None:
@@ -331,9 +451,12 @@ def render_warmup(job: jobs.Job) -> None:
         log_lines(df, "loss", "cross-entropy (log)"),
         df,
         "warmup_training",
-        caption="At this learning rate Post-LN without warm-up stays at the loss of guessing "
-        "(log 64 = 4.16): its early updates are too large for the gradients it gets near the "
-        "output. With warm-up it learns; Pre-LN learns either way. " + diverged_note(df),
+        caption=f"Guessing uniformly costs log {w_cfg.vocab_size} = "
+        f"{math.log(w_cfg.vocab_size):.2f}. Final losses: "
+        + warmup_finding(df)
+        + "Xiong et al. explain why Post-LN needs warm-up at large learning rates: at init its "
+        "gradients near the output are large, so full-size early steps can throw it off, while "
+        "Pre-LN's are not. " + diverged_note(df),
     )
     views.table(N.run_summary(df), "warmup_summary")
 
@@ -450,9 +573,14 @@ views.chart(
     tm,
     "norm_timing",
     caption=f"Measured on {ctx.device} just now: 7 timed calls after one warm-up, median (min "
-    "and max in the CSV). RMSNorm skips the mean, so it does less arithmetic; whether that is "
-    "faster depends on the kernel: on CUDA both are fused, on the CPU PyTorch's RMSNorm is "
-    "built from several element-wise ops and can be the slower one.",
+    "and max in the CSV). RMSNorm skips the mean, so it does less arithmetic; whether that "
+    "makes it faster depends on the kernels PyTorch has for this device. Here RMSNorm took "
+    + "; ".join(
+        f"{rv.ratio_words(t.loc['RMSNorm', 'median_ms'], t.loc['LayerNorm', 'median_ms'])} "
+        f"LayerNorm's time {direction}"
+        for direction, t in ((d, g.set_index("norm")) for d, g in tm.groupby("pass", sort=False))
+    )
+    + ".",
 )
 if torch.cuda.is_available() and ctx.device.type != "cuda":
     st.caption("A GPU is available: pick it in the sidebar to time it there.")

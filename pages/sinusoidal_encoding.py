@@ -1,7 +1,11 @@
 """Sinusoidal encoding: the table, the waves, and why it encodes relative position."""
 
+import math
+
+import pandas as pd
 import streamlit as st
 
+import resviz as rv
 from resviz import positional as P
 from ui import cache, charts, views
 from ui.params import PageParams, md_escape
@@ -78,6 +82,23 @@ dims = p.multi_int(
 k_shift = min(k_shift, n_pos - 1)
 dims = [j for j in dims if j < d_model]
 
+
+def slowest_pair(n: int, d: int, b: float) -> str:
+    """How far the first and the last (sin, cos) pair turn over positions 0..n-1."""
+    span = n - 1
+    angle = span / b ** ((d - 2) / d)
+    first = f"over these {n} positions the first pair (columns 0, 1) turns through {span} rad"
+    first += f" ({rv.format_number(span / (2 * math.pi))} turns)"
+    last = f"the last pair (columns {d - 2}, {d - 1}) through {rv.format_number(angle)} rad"
+    if angle <= math.pi / 2:
+        return (
+            f"{first}, {last} only, so its sine stays below "
+            f"{rv.format_number(math.sin(angle))} and its cosine within "
+            f"{rv.format_number(1 - math.cos(angle))} of 1."
+        )
+    return f"{first}, {last} ({rv.format_number(angle / (2 * math.pi))} turns)."
+
+
 views.chart(
     cache.image_chart(
         (n_pos, d_model, base),
@@ -90,9 +111,8 @@ views.chart(
     ),
     cache.matrix_csv(n_pos, d_model, base),
     "positional_matrix",
-    caption="Red +1, white 0, blue -1. Each row is one position's vector. The left columns "
-    "oscillate fast (wavelength 2π); towards the right the waves are so slow that the "
-    "columns barely change over these positions: sin near 0, cos near 1.",
+    caption="Red +1, white 0, blue -1. Each row is one position's vector. The waves slow down "
+    "from left to right: " + slowest_pair(n_pos, d_model, base),
 )
 
 # ------------------------------------------------------------------ 3. the waves
@@ -161,7 +181,10 @@ if rises:
         f"{rises[0]}), so a farther position can look more similar than a nearer one."
     )
 else:
-    monotone_note = "Over this short range it happens to fall monotonically; add positions to see it rise again."
+    monotone_note = (
+        f"Over these {len(by_off)} offsets it happens to fall monotonically; at some larger "
+        "offset it rises again, since a sum of cosines keeps coming back close to its value at 0."
+    )
 views.chart(
     charts.line(
         by_off,
@@ -184,11 +207,13 @@ mats = cache.similarity_matrices(alt_n, d_model, base, ctx.seed)
 cols = st.columns(2) + st.columns(2)
 blurbs = {
     "sinusoidal": "Fixed waves; similarity depends on the offset only.",
-    "integer index": "k itself in every column: all vectors point the same way (cosine 1) "
-    "and the norm grows with k, swamping the word embedding.",
+    "integer index": "k itself in every column: every vector but position 0's (the zero "
+    "vector, grey) points the same way (cosine 1), and the norm k·sqrt(d) grows with k, soon "
+    "far above a word embedding's (about sqrt(d)).",
     "learned (init)": "Random at init: no structure until training puts some there.",
-    "RoPE": "Rotary (Su et al. 2021): rotates the query and key of one token by their "
-    "positions; the score depends on the offset only.",
+    "RoPE": "Rotary (Su et al. 2021): rotates each token's query and key by its position, so "
+    "their score depends on the offset only. Drawn: the cosine of one fixed random vector, "
+    "rotated as query at p and as key at q.",
 }
 for col, name in zip(cols, mats, strict=True):
     with col:
@@ -215,18 +240,32 @@ views.chart(
     norms,
     "encoding_norms",
     caption=f"Norm per position. Sinusoidal stays at sqrt(d/2) = {(d_model / 2) ** 0.5:.3g}; the "
-    "integer index grows without bound.",
+    "integer index grows as k·sqrt(d), without bound.",
 )
 
 # --------------------------------------------------- 6. adding it to embeddings
 st.header("6. Adding it to the word embeddings")
 parts = cache.embedding_vs_position(alt_n, d_model, base, ctx.seed)
+
+
+def pythagoras_gap(df: pd.DataFrame) -> str:
+    """Mean and largest relative gap between ||e + p|| and sqrt(||e||² + ||p||²)."""
+    wide = df.pivot(index="position", columns="part", values="norm")
+    pyth = (wide["token"] ** 2 + wide["position"] ** 2) ** 0.5
+    rel = ((wide["sum"] - pyth).abs() / pyth) * 100
+    return (
+        f"{rv.format_number(rel.mean(), 2)}% on average and at most "
+        f"{rv.format_number(rel.max(), 2)}%"
+    )
+
+
 views.chart(
     charts.line(parts, "position", "norm", "part", points=False, y_title="norm"),
     parts,
     "embedding_vs_position",
     caption="Token embeddings drawn as nn.Embedding does at init (N(0, 1) per coordinate, "
     "norm about sqrt(d)) versus the positional part (norm sqrt(d/2)). The encoding is added, not "
-    "concatenated: the sum's norm is about sqrt(||e||^2 + ||p||^2), since the two are nearly "
-    "orthogonal in high dimension.",
+    "concatenated: ||e + p||² = ||e||² + ||p||² + 2 e·p, and for a random e the term e·p has "
+    "mean 0 and std ||p||, small beside ||e||² ≈ d when d is large. Here the sum's norm "
+    f"differs from sqrt(||e||² + ||p||²) by {pythagoras_gap(parts)}.",
 )

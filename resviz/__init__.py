@@ -7,7 +7,7 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
     rv.layer_gradients(cfg)  # tidy DataFrame: the gradient-flow page's plain curve at seed 0
 """
 
-from . import findings_stack, norms, playground
+from . import findings, findings_stack, norms, playground
 from .budget import Budget, Estimate, estimate
 from .codegen import generate_code
 from .config import ENCODER_PRESETS, EncoderConfig, StackConfig, config_fields
@@ -27,6 +27,7 @@ from .experiments import (
     stream_norms,
     train_compare,
 )
+from .findings import crossing_words, format_number, lower_words, ratio_words, trend_words
 from .findings_stack import (
     change,
     compare,
@@ -117,11 +118,14 @@ __all__ = [
     "crossing",
     "degradation_summary",
     "depth_effect",
+    "crossing_words",
     "depth_sweep",
     "device_info",
     "encoder_stream_rule",
     "estimate",
     "findings_stack",
+    "findings",
+    "format_number",
     "forward_decomposition",
     "forward_signal",
     "generate_code",
@@ -135,6 +139,7 @@ __all__ = [
     "layernorm_gap",
     "lesion",
     "loss_race",
+    "lower_words",
     "make_batch",
     "norm_timing",
     "norms",
@@ -148,6 +153,7 @@ __all__ = [
     "prepost_stream",
     "rank_collapse",
     "rank_collapse_compare",
+    "ratio_words",
     "residual_stream",
     "run_with_fallback",
     "scaled_batch",
@@ -170,4 +176,5 @@ __all__ = [
     "train_warmup",
     "trend",
     "value_range",
+    "trend_words",
 ]

@@ -226,10 +226,13 @@ def invariance_table(
     shift: float = 5.0,
     scale: float = 3.0,
     seed: int = 0,
+    big: float = 10.0,
+    small: float = 0.1,
 ) -> pd.DataFrame:
     """Measured ``max |output change|`` of each norm under each transformation.
 
-    The input is ``h = x W^T`` (``x`` from :func:`scaled_batch`, ``W`` a seeded
+    The input is ``h = x W^T`` (``x`` from :func:`scaled_batch` with ``big`` and
+    ``small``, ``W`` a seeded
     Gaussian ``d x d`` matrix), so weight transformations can be applied too.
     Transformations: add ``shift`` / multiply by ``scale`` to the whole batch, to
     sample 0 only (change measured on sample 0, and separately on the *other*
@@ -242,7 +245,7 @@ def invariance_table(
         raise ValueError("scale must be a positive finite number and shift finite.")
     if batch_size < 2:
         raise ValueError("batch_size must be at least 2 (one sample changes, the others not).")
-    x = scaled_batch(batch_size, seq_len, d_model, seed=seed).double()
+    x = scaled_batch(batch_size, seq_len, d_model, big, small, seed).double()
     gen = torch.Generator().manual_seed(seed + 1)
     W = torch.randn(d_model, d_model, generator=gen, dtype=torch.float64) / math.sqrt(d_model)
     h = x @ W.T
@@ -258,7 +261,7 @@ def invariance_table(
         ("re-scale the weights W", "all samples", x @ (scale * W).T),
         ("re-centre the weights W", "all samples", x @ (W + shift / d_model).T),
     ]
-    other = scaled_batch(batch_size, seq_len, d_model, seed=seed + 7).double() @ W.T
+    other = scaled_batch(batch_size, seq_len, d_model, big, small, seed + 7).double() @ W.T
     replaced = torch.cat([h[:1], other[1:]])
     rows = []
     for norm in INVARIANCE_NORMS:
@@ -370,11 +373,14 @@ def xiong_encoder(cfg: EncoderConfig, init: str = "xavier") -> Encoder:
     return model  # type: ignore[return-value]
 
 
-def xiong_inputs(model: Encoder, batch_size: int, seq_len: int, seed: int) -> torch.Tensor:
+def xiong_inputs(
+    model: Encoder, batch_size: int, seq_len: int, seed: int, standardize: bool = True
+) -> torch.Tensor:
     """Token embeddings plus positions of random tokens, standardized per feature to
     mean 0 and variance 1 over batch and tokens, so ``E||x_0||^2 = d`` (Xiong et al.'s
-    assumption). Without this, the N(0, 1) embedding plus positions (``||x||^2`` about
-    ``1.5 d``) dwarfs what each Pre-LN sublayer adds under PyTorch's default init."""
+    assumption). Without this (``standardize=False``), the N(0, 1) embedding plus
+    positions (``||x||^2`` about ``1.5 d``) dwarfs what each Pre-LN sublayer adds under
+    PyTorch's default init."""
     cfg = model.cfg
     gen = torch.Generator().manual_seed(seed)
     tokens = torch.randint(0, cfg.vocab_size, (batch_size, seq_len), generator=gen)
@@ -382,7 +388,8 @@ def xiong_inputs(model: Encoder, batch_size: int, seq_len: int, seed: int) -> to
         x = model.embed(tokens)
         if model.pos is not None:
             x = x + model.pos[:seq_len]
-        x = (x - x.mean((0, 1))) / x.std((0, 1), unbiased=False).clamp_min(1e-12)
+        if standardize:
+            x = (x - x.mean((0, 1))) / x.std((0, 1), unbiased=False).clamp_min(1e-12)
     return x
 
 
@@ -408,10 +415,12 @@ def prepost_stream(
     init: str = "xavier",
     batch_size: int = 8,
     seq_len: int = 32,
+    standardize: bool = True,
 ) -> pd.DataFrame:
     """Hidden-state size after every layer of a Post-LN and a Pre-LN encoder at init.
 
-    Same weights' seed, same unit-variance inputs (:func:`xiong_inputs`). Columns:
+    Same weights' seed, same unit-variance inputs (:func:`xiong_inputs`; the raw
+    embedding plus positions with ``standardize=False``). Columns:
     ``variant`` (``Post-LN``/``Pre-LN``), ``layer`` (0 = the input, ``l`` = after
     block ``l``), ``sq_norm_per_dim`` (mean ``||x_l||^2 / d``: Xiong et al.'s Lemma
     says it stays 1 for Post-LN and grows linearly in ``l`` for Pre-LN) and
@@ -421,7 +430,7 @@ def prepost_stream(
     for placement in ("post", "pre"):
         cfg = _xiong_cfg(n_layers, d_model, placement, seed)
         model = xiong_encoder(cfg, init).eval()
-        x = xiong_inputs(model, batch_size, seq_len, seed)
+        x = xiong_inputs(model, batch_size, seq_len, seed, standardize)
         label = f"{placement.capitalize()}-LN"
         for layer in range(n_layers + 1):
             if layer:
