@@ -20,7 +20,6 @@ directive inside one, where escaping characters cannot stop autolinks
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -28,12 +27,28 @@ from typing import Any
 
 import streamlit as st
 
-# Parameters every page may carry (the shared sidebar's).
-SHARED = ("device", "seed")
+from .specs import (
+    SECTION_PARAM,
+    InvalidParam,
+    PageSpec,
+    Param,
+    fmt,
+    parse_bool,
+    parse_float,
+    parse_int,
+    parse_ints,
+    parse_text,
+)
+from .specs import SHARED as SHARED_SPEC
+from .specs.pages import spec_of
+
+# Parameters every page may carry (the shared sidebar's, and the open section).
+SHARED = (*sorted(SHARED_SPEC.names), SECTION_PARAM)
+# Hidden sections' widgets keep their values (and URL parameters) while the user
+# stays on the page: a tab switch must not reset them.
+PERSIST: dict[str, Any] = {"persist_state": "page"}
 _RUN_KEY = "_params_run"
 _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
-_INT = re.compile(r"[+-]?[0-9]{1,12}")
-_FLOAT = re.compile(r"[+-]?(?:[0-9]{1,20}(?:\.[0-9]{0,20})?|\.[0-9]{1,20})(?:[eE][+-]?[0-9]{1,3})?")
 
 
 def _visible(text: str) -> str:
@@ -74,49 +89,7 @@ def _md_plain(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
-class InvalidParam(ValueError):
-    """A parser's refusal. Its message is ours: it never repeats the user's text."""
-
-
-def _fmt(value: Any) -> str:
-    """A value as the URL carries it."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float):
-        return f"{value:.10g}"
-    if isinstance(value, list | tuple):
-        return ",".join(map(_fmt, value))
-    return str(value)
-
-
-def parse_int(s: str, lo: int, hi: int, step: int = 1) -> int:
-    """A whole number in ASCII digits, within ``[lo, hi]``, on the grid ``lo + k step``."""
-    if not _INT.fullmatch(s):
-        raise InvalidParam("not a whole number in the digits 0-9")
-    v = int(s)
-    if not lo <= v <= hi:
-        raise InvalidParam(f"outside {lo} to {hi}")
-    if (v - lo) % step:
-        raise InvalidParam(f"not one of {lo}, {lo + step}, {lo + 2 * step}, ... (steps of {step})")
-    return v
-
-
-def parse_float(s: str, lo: float, hi: float, step: float | None = None) -> float:
-    """A decimal number in ASCII digits, within ``[lo, hi]``, on the grid ``lo + k step``
-    (snapped to it, so 0.30000000000000004 reads as 0.3)."""
-    if len(s) > 40 or not _FLOAT.fullmatch(s):
-        raise InvalidParam("not a decimal number in the digits 0-9")
-    v = float(s)
-    if not math.isfinite(v):
-        raise InvalidParam("not a finite number")
-    if not lo <= v <= hi:
-        raise InvalidParam(f"outside {lo:g} to {hi:g}")
-    if step:
-        k = (v - lo) / step
-        if abs(k - round(k)) > 1e-6:
-            raise InvalidParam(f"not on the slider's steps of {step:g} from {lo:g}")
-        v = round(lo + round(k) * step, 10)
-    return v
+_fmt = fmt
 
 
 @dataclass
@@ -141,7 +114,8 @@ def finish_run() -> None:
     owners = [p for p in group if p.owns_url]
     if not owners:
         return
-    known = set(SHARED).union(*(p.specs for p in group))
+    # Declared this run, or declared for the page (a hidden section's settings).
+    known = set(SHARED).union(*(p.specs for p in group), *(p.spec.names for p in group))
     unknown = sorted(k for k in st.query_params.keys() if k not in known)
     for p in owners:
         if p.fresh:
@@ -154,11 +128,17 @@ def finish_run() -> None:
 
 class PageParams:
     """URL-bound widgets for one page. Create it at the top of the page (the
-    warning box appears there) and draw widgets through it, anywhere on the page."""
+    warning box appears there) and draw widgets through it, anywhere on the page.
+
+    A page declared in ``ui/specs`` takes each widget's default, range, step and
+    options from there: pass only the label and the name (values passed as well
+    must agree with the declaration, or the page fails loudly). ``sections()``
+    draws the page's tabs, bound to the URL's ``section``."""
 
     def __init__(self, page: str, container: Any = None, owns_url: bool = True) -> None:
         self.page = page
         self.owns_url = owns_url
+        self.spec: PageSpec = SHARED_SPEC if page == "shared" else spec_of(page)
         self.specs: dict[str, _Spec] = {}
         self.problems: list[str] = []
         self._box = (container or st).empty()
@@ -179,6 +159,27 @@ class PageParams:
 
     def _key(self, name: str) -> str:
         return f"{self.page}:{name}"
+
+    def _declared(self, name: str, kind: str, **given: Any) -> dict[str, Any]:
+        """The widget's settings: the page's declaration, checked against ``given``."""
+        decl: Param | None = self.spec.param(name)
+        if decl is None:
+            missing = [k for k, v in given.items() if v is None and k != "step"]
+            if missing:
+                raise ValueError(f"{self.page}:{name} is not declared in ui/specs; pass {missing}")
+            return given
+        if decl.kind != kind:
+            raise ValueError(f"{self.page}:{name} is declared as {decl.kind}, drawn as {kind}")
+        out = {}
+        for k, v in given.items():
+            ref = getattr(decl, k)
+            if k == "options":
+                ref = list(ref)
+                v = None if v is None else list(v)
+            if v is not None and ref not in (None, ()) and v != ref and k != "options":
+                raise ValueError(f"{self.page}:{name}: {k} {v!r} differs from ui/specs ({ref!r})")
+            out[k] = ref if v is None else v
+        return out
 
     def _init(self, name: str, default: Any, parse: Callable[[str], Any]) -> str:
         key = self._key(name)
@@ -218,23 +219,77 @@ class PageParams:
                 st.query_params[name] = text
         return value
 
+    # -------------------------------------------------------------- sections
+    def sections(self) -> list[Any]:
+        """The page's sections as tabs; only the open one's ``.open`` is True, and
+        only it should compute and draw. The open tab is ``?section=<label>``."""
+        labels = list(self.spec.sections)
+        if not labels:
+            raise ValueError(f"{self.page} declares no sections in ui/specs")
+        raw = st.query_params.get_all(SECTION_PARAM)
+        if self.fresh and raw and (len(raw) > 1 or raw[0] not in labels):
+            shown = raw[0] if len(raw) == 1 else f"given {len(raw)} times"
+            self.problem(
+                f"section = {md_escape(shown)} ignored (not one of "
+                f"{_md_plain(', '.join(labels))}); showing {_md_plain(labels[0])}."
+            )
+            del st.query_params[SECTION_PARAM]
+        return list(
+            st.tabs(
+                labels,
+                key=SECTION_PARAM,
+                default=labels[0],
+                on_change="rerun",
+                bind="query-params",
+            )
+        )
+
     # --------------------------------------------------------------- widgets
     def slider(
-        self, label: str, name: str, lo: int, hi: int, default: int, step: int = 1, **kw: Any
+        self,
+        label: str,
+        name: str,
+        lo: int | None = None,
+        hi: int | None = None,
+        default: int | None = None,
+        step: int | None = None,
+        **kw: Any,
     ) -> int:
-        key = self._init(name, default, lambda s: parse_int(s, lo, hi, step))
-        return self._publish(name, int(st.slider(label, lo, hi, step=step, key=key, **kw)))
+        d = self._declared(name, "int", lo=lo, hi=hi, default=default, step=step)
+        lo, hi, step = int(d["lo"]), int(d["hi"]), int(d["step"] or 1)
+        key = self._init(name, int(d["default"]), lambda s: parse_int(s, lo, hi, step))
+        value = st.slider(label, lo, hi, step=step, key=key, **PERSIST, **kw)
+        return self._publish(name, int(value))
 
     def float_slider(
-        self, label: str, name: str, lo: float, hi: float, default: float, step: float, **kw: Any
+        self,
+        label: str,
+        name: str,
+        lo: float | None = None,
+        hi: float | None = None,
+        default: float | None = None,
+        step: float | None = None,
+        **kw: Any,
     ) -> float:
-        key = self._init(name, float(default), lambda s: parse_float(s, lo, hi, step))
-        value = st.slider(label, float(lo), float(hi), step=float(step), key=key, **kw)
+        d = self._declared(name, "float", lo=lo, hi=hi, default=default, step=step)
+        lo, hi, step = float(d["lo"]), float(d["hi"]), float(d["step"])
+        key = self._init(name, float(d["default"]), lambda s: parse_float(s, lo, hi, step))
+        value = st.slider(label, lo, hi, step=step, key=key, **PERSIST, **kw)
         return self._publish(name, float(value))
 
-    def number(self, label: str, name: str, lo: int, hi: int, default: int, **kw: Any) -> int:
-        key = self._init(name, default, lambda s: parse_int(s, lo, hi))
-        value = st.number_input(label, min_value=lo, max_value=hi, step=1, key=key, **kw)
+    def number(
+        self,
+        label: str,
+        name: str,
+        lo: int | None = None,
+        hi: int | None = None,
+        default: int | None = None,
+        **kw: Any,
+    ) -> int:
+        d = self._declared(name, "int", lo=lo, hi=hi, default=default)
+        lo, hi = int(d["lo"]), int(d["hi"])
+        key = self._init(name, int(d["default"]), lambda s: parse_int(s, lo, hi))
+        value = st.number_input(label, min_value=lo, max_value=hi, step=1, key=key, **PERSIST, **kw)
         return self._publish(name, int(value))
 
     @staticmethod
@@ -246,58 +301,65 @@ class PageParams:
 
         return parse
 
-    def select(self, label: str, name: str, options: Sequence[str], default: str, **kw: Any) -> str:
-        opts = list(options)
-        key = self._init(name, default, self._option_parser(opts))
-        return self._publish(name, str(st.selectbox(label, opts, key=key, **kw)))
+    def select(
+        self,
+        label: str,
+        name: str,
+        options: Sequence[str] | None = None,
+        default: str | None = None,
+        **kw: Any,
+    ) -> str:
+        d = self._declared(name, "choice", options=options, default=default)
+        opts = [str(o) for o in d["options"]]
+        key = self._init(name, d["default"], self._option_parser(opts))
+        return self._publish(name, str(st.selectbox(label, opts, key=key, **PERSIST, **kw)))
 
-    def radio(self, label: str, name: str, options: Sequence[str], default: str, **kw: Any) -> str:
-        opts = list(options)
-        key = self._init(name, default, self._option_parser(opts))
-        return self._publish(name, str(st.radio(label, opts, key=key, horizontal=True, **kw)))
+    def radio(
+        self,
+        label: str,
+        name: str,
+        options: Sequence[str] | None = None,
+        default: str | None = None,
+        **kw: Any,
+    ) -> str:
+        d = self._declared(name, "choice", options=options, default=default)
+        opts = [str(o) for o in d["options"]]
+        key = self._init(name, d["default"], self._option_parser(opts))
+        value = st.radio(label, opts, key=key, horizontal=True, **PERSIST, **kw)
+        return self._publish(name, str(value))
 
-    def toggle(self, label: str, name: str, default: bool, **kw: Any) -> bool:
-        def parse(s: str) -> bool:
-            low = s.lower()
-            if low in ("1", "true", "yes", "on"):
-                return True
-            if low in ("0", "false", "no", "off"):
-                return False
-            raise InvalidParam("not true or false")
-
-        key = self._init(name, default, parse)
-        return self._publish(name, bool(st.toggle(label, key=key, **kw)))
+    def toggle(self, label: str, name: str, default: bool | None = None, **kw: Any) -> bool:
+        d = self._declared(name, "bool", default=default)
+        key = self._init(name, bool(d["default"]), parse_bool)
+        return self._publish(name, bool(st.toggle(label, key=key, **PERSIST, **kw)))
 
     def multi_int(
         self,
         label: str,
         name: str,
-        options: Sequence[int],
-        default: list[int],
-        limit: int,
+        options: Sequence[int] | None = None,
+        default: list[int] | None = None,
+        limit: int | None = None,
         **kw: Any,
     ) -> list[int]:
-        """A multiselect of whole numbers, in the URL as ``1,5,9``."""
-        opts = list(options)
-
-        def parse(s: str) -> list[int]:
-            parts = [x for x in s.split(",") if x]
-            if len(parts) > limit:
-                raise InvalidParam(f"at most {limit} values")
-            values = [parse_int(x, opts[0], opts[-1]) for x in parts]
-            if any(v not in opts for v in values):
-                raise InvalidParam("not among the choices")
-            return sorted(set(values))
-
-        key = self._init(name, sorted(default), parse)
-        value = sorted(st.multiselect(label, opts, key=key, max_selections=limit, **kw))
+        """A multiselect of whole numbers, in the URL as ``1,5,9``. ``options`` may
+        narrow the declared ones at run time (they may depend on another setting)."""
+        d = self._declared(name, "ints", options=options, default=default, limit=limit)
+        opts, cap = [int(o) for o in d["options"]], int(d["limit"])
+        key = self._init(name, sorted(d["default"]), lambda s: parse_ints(s, opts, cap))
+        value = sorted(st.multiselect(label, opts, key=key, max_selections=cap, **PERSIST, **kw))
         return self._publish(name, value)
 
-    def text(self, label: str, name: str, default: str, max_chars: int, **kw: Any) -> str:
-        def parse(s: str) -> str:
-            if len(s) > max_chars:
-                raise InvalidParam(f"longer than {max_chars} characters")
-            return s
-
-        key = self._init(name, default, parse)
-        return self._publish(name, str(st.text_input(label, key=key, max_chars=max_chars, **kw)))
+    def text(
+        self,
+        label: str,
+        name: str,
+        default: str | None = None,
+        max_chars: int | None = None,
+        **kw: Any,
+    ) -> str:
+        d = self._declared(name, "text", default=default, limit=max_chars)
+        cap = int(d["limit"])
+        key = self._init(name, str(d["default"]), lambda s: parse_text(s, cap))
+        value = st.text_input(label, key=key, max_chars=cap, **PERSIST, **kw)
+        return self._publish(name, str(value))

@@ -28,3 +28,26 @@ PAGE_PATHS = [p.path for p in PAGES]
 
 # page -> number of widget settings the sweep ran (reported at the end of the run).
 SWEEP_COUNTS: dict[str, int] = {}
+
+
+def open_section(at: AppTest, label: str) -> AppTest:
+    """Switch an open page to another section, as a click on its tab does."""
+    at.session_state["section"] = label
+    at.query_params["section"] = label
+    return at.run()
+
+
+def _sections(page: str) -> list[str | None]:
+    from ui.specs.pages import spec_of
+
+    labels = spec_of(page.removeprefix("pages/").removesuffix(".py")).sections
+    return list(labels) if labels else [None]
+
+
+# Every (page, section) a deep link can open; section None for a page without sections.
+SECTION_CASES = [(page, s) for page in PAGE_PATHS for s in _sections(page)]
+SECTION_IDS = [f"{p.removeprefix('pages/').removesuffix('.py')}-{s}" for p, s in SECTION_CASES]
+
+
+def section_params(section: str | None) -> dict[str, str]:
+    return {"section": section} if section else {}

@@ -5,7 +5,13 @@ import json
 import pytest
 from altair.vegalite.v6.schema.core import Root
 
-from tests.app.conftest import PAGE_PATHS, SWEEP_COUNTS
+from tests.app.conftest import (
+    PAGE_PATHS,
+    SECTION_CASES,
+    SECTION_IDS,
+    SWEEP_COUNTS,
+    section_params,
+)
 from ui.registry import PAGES
 from ui.views import BUDGET_MARK
 
@@ -38,9 +44,10 @@ def test_home_lists_every_page(app):
     assert links == [p.url_path for p in PAGES]
 
 
-@pytest.mark.parametrize("page", PAGE_PATHS)
-def test_page_default_view(app, page):
-    at = app(page).run()
+@pytest.mark.parametrize(("page", "section"), SECTION_CASES, ids=SECTION_IDS)
+def test_page_default_view(app, page, section):
+    """Each section's default view, opened by deep link."""
+    at = app(page, **section_params(section)).run()
     _assert_clean(at)
     assert at.title, "page drew no title"
     assert at.get("vega_lite_chart") or at.dataframe, "page drew no chart or table"
@@ -51,12 +58,12 @@ def test_page_default_view(app, page):
         Root.validate(json.loads(el.proto.spec))
 
 
-@pytest.mark.parametrize("page", PAGE_PATHS)
-def test_widget_sweep(app, page):
+@pytest.mark.parametrize(("page", "section"), SECTION_CASES, ids=SECTION_IDS)
+def test_widget_sweep(app, page, section):
     """Every slider and number box at its minimum, default and maximum; every option of
-    every select box and radio; every toggle and checkbox both ways. The only error
-    allowed is a budget refusal that states its numbers."""
-    at = app(page).run()
+    every select box and radio; every toggle and checkbox both ways, in every section.
+    The only error allowed is a budget refusal that states its numbers."""
+    at = app(page, **section_params(section)).run()
     _assert_clean(at)
     combos = 1  # the default view
     for kind in ("slider", "number_input"):
@@ -82,7 +89,7 @@ def test_widget_sweep(app, page):
                 getattr(at, kind)[i].set_value(v).run()
                 _assert_clean(at, budget_ok=True)
                 combos += 1
-    SWEEP_COUNTS[page] = combos
+    SWEEP_COUNTS[page] = SWEEP_COUNTS.get(page, 0) + combos
     print(f"{page}: {combos} widget settings swept")
     assert combos > 1
 

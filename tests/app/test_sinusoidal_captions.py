@@ -20,7 +20,7 @@ def _caption(at, start):
 
 
 def test_matrix_caption_says_how_far_the_last_pair_turns(app):
-    at = app(PAGE, d_model="16", base="100", positions="1000").run()
+    at = app(PAGE, section="Matrix", d_model="16", base="100", positions="1000").run()
     assert not at.exception and not at.error
     cap = _caption(at, "Red +1, white 0, blue -1.")
     assert "sin near 0, cos near 1" not in cap
@@ -31,7 +31,7 @@ def test_matrix_caption_says_how_far_the_last_pair_turns(app):
     assert float(m[2]) == pytest.approx(999 * freq / (2 * math.pi), rel=5e-3)
     assert float(m[2]) > 1  # more than a whole turn: the last columns change a lot
     # The paper's sizes: the last pair barely turns, and the caption bounds it.
-    at = app(PAGE).run()
+    at = app(PAGE, section="Matrix").run()
     cap = _caption(at, "Red +1, white 0, blue -1.")
     angle = 99 / 10000 ** (510 / 512)
     m = re.search(rf"its sine stays below {NUM} and its cosine within {NUM} of 1\.", cap)
@@ -41,14 +41,14 @@ def test_matrix_caption_says_how_far_the_last_pair_turns(app):
 
 
 def test_similarity_caption_over_a_short_range(app):
-    at = app(PAGE, positions="3").run()
+    at = app(PAGE, section="Relative position", positions="3").run()
     cap = _caption(at, "Largest at offset 0")
     assert "Over these 3 offsets it happens to fall monotonically" in cap
     assert "add positions" not in cap
 
 
 def test_embedding_caption_quotes_the_measured_gap(app):
-    at = app(PAGE, d_model="16", positions="200").run()
+    at = app(PAGE, section="Embeddings", d_model="16", positions="200").run()
     assert not at.exception and not at.error
     cap = _caption(at, "Token embeddings drawn as nn.Embedding does")
     parts = P.embedding_vs_position(1000, 16, 200, seed=0, base=10000.0)

@@ -18,24 +18,50 @@ def test_default_view_pins_lecture_table_and_invariants(app):
     }
     for token, values in lecture.items():
         assert [round(float(table.loc[token, f"P(k,{j})"]), 2) for j in range(4)] == values
+    # The first view is the table alone: no other section computes or draws.
+    assert len(at.get("vega_lite_chart")) == 0
+    at = app(PAGE, section="Relative position").run()
     assert float(_metric(at, "max |PE(p).PE(q)").value) < 1e-9
     assert float(_metric(at, "max |PE(p+5)").value) < 1e-9
-    assert len(at.get("vega_lite_chart")) >= 10
     assert any("not monotone" in c.value for c in at.caption)
 
 
 def test_paper_base_and_odd_inputs(app):
-    at = app(PAGE, n="10000", d="8", positions="2", k="100", d_model="16").run()
+    at = app(PAGE, section="Relative position", positions="2", k="100", d_model="16").run()
     assert not at.exception and not at.error
     # k is clamped to the range the positions allow.
     assert _metric(at, "max |PE(p+1)")
+    at = app(PAGE, n="10000", d="8").run()
     at.text_input[0].input("   ").run()
     assert not at.exception
     assert any("Type a sentence" in i.value for i in at.info)
 
 
 def test_dims_in_url(app):
-    at = app(PAGE, dims="3,1,2").run()
+    at = app(PAGE, section="Waves", dims="3,1,2").run()
     assert at.multiselect(key="sinusoidal_encoding:dims").value == [1, 2, 3]
-    bad = app(PAGE, dims="1,x").run()
+    bad = app(PAGE, section="Waves", dims="1,x").run()
     assert "dims" in " ".join(w.value for w in bad.warning)
+
+
+def test_every_section_opens_and_a_switch_keeps_the_shared_settings(app):
+    from tests.app.conftest import open_section
+    from ui.specs.sinusoidal_encoding import SPEC
+
+    at = app(PAGE, positions="50", d_model="64").run()
+    for label in SPEC.sections:
+        open_section(at, label)
+        assert not at.exception and not at.error, label
+        if label != "Table":
+            assert at.slider(key="sinusoidal_encoding:positions").value == 50
+            assert at.query_params["positions"] == "50"
+    # Only the open section draws: the matrix section is one image, nothing else.
+    open_section(at, "Matrix")
+    assert len(at.get("vega_lite_chart")) == 1
+
+
+def test_unknown_section_warns_and_opens_the_first(app):
+    at = app(PAGE, section="<b>www.evil.com</b>").run()
+    warning = " ".join(w.value for w in at.warning)
+    assert "section" in warning and "`" in warning  # echoed as code, never a link
+    assert at.dataframe  # the table, the first section

@@ -20,6 +20,7 @@ from streamlit.testing.v1.element_tree import (
 )
 
 from tests.app.conftest import PAGE_PATHS
+from ui.specs.pages import spec_of
 
 # Widgets that act rather than hold a view setting: they are not in the URL.
 ACTIONS = (Button, DownloadButton)
@@ -75,12 +76,22 @@ def _values(at, keys) -> dict[str, object]:
     return {k: widgets[k].value for k in keys if k in widgets}
 
 
-@pytest.mark.parametrize("page", PAGE_PATHS)
-def test_every_widget_round_trips_through_the_url(app, page):
-    at = app(page).run()
+def _sections(page: str) -> list[str | None]:
+    labels = spec_of(_page_name(page)).sections
+    return list(labels) if labels else [None]
+
+
+CASES = [(page, section) for page in PAGE_PATHS for section in _sections(page)]
+
+
+@pytest.mark.parametrize(("page", "section"), CASES, ids=[f"{p}-{s}" for p, s in CASES])
+def test_every_widget_round_trips_through_the_url(app, page, section):
+    """Each section of each page, opened by deep link: every widget it draws."""
+    base = {"section": section} if section else {}
+    at = app(page, **base).run()
     assert not at.exception
     widgets = _value_widgets(at)
-    assert len(widgets) >= 3
+    assert len(widgets) >= 2
     prefix = _page_name(page)
     unbound = [k for k in widgets if not k.startswith((f"{prefix}:", "shared:"))]
     assert not unbound, f"widgets not bound to the URL (use ui.params.PageParams): {unbound}"
@@ -102,6 +113,8 @@ def test_every_widget_round_trips_through_the_url(app, page):
 
     final = _values(at, widgets)
     url = _url(at)
+    if section:
+        assert url.get("section", [section]) == [section]
     fresh = app(page, **url).run()
     assert not fresh.exception
     assert not fresh.warning, [w.value for w in fresh.warning]
@@ -113,6 +126,24 @@ def test_every_widget_round_trips_through_the_url(app, page):
         w = widgets[key]
         target = _other_value(w)
         name = key.split(":", 1)[1]
-        opened = app(page, **{name: str(target).lower()}).run()
+        opened = app(page, **base, **{name: str(target).lower()}).run()
         assert not opened.warning, [x.value for x in opened.warning]
         assert _value_widgets(opened)[key].value == target
+
+
+@pytest.mark.parametrize("page", [p for p in PAGE_PATHS if spec_of(_page_name(p)).sections])
+def test_declared_settings_are_the_drawn_widgets(app, page):
+    """ui/specs declares exactly the settings the page's sections draw: a lesson or a
+    deep link can name each declared one, and no drawn widget is undeclared."""
+    spec = spec_of(_page_name(page))
+    drawn: set[str] = set()
+    for section in spec.sections:
+        at = app(page, section=section).run()
+        assert not at.exception
+        for key in _value_widgets(at):
+            if key.startswith(_page_name(page) + ":"):
+                drawn.add(key.split(":", 1)[1])
+        # A declared section setting is drawn only in its own section.
+        own = {p.name for p in spec.params if p.section == section}
+        assert own <= drawn
+    assert drawn == set(spec.names)

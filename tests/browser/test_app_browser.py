@@ -10,12 +10,12 @@ from ui.registry import PAGES
 
 pytestmark = pytest.mark.browser
 
-# Charts each page draws by default (the sinusoidal page's default view is a table).
+# Charts each page's first section draws (the sinusoidal page's first is a table).
 MIN_CHARTS = {
     "skip_connections": 2,
     "gradient_flow": 1,
     "normalization": 1,
-    "sinusoidal_encoding": 10,
+    "sinusoidal_encoding": 0,
     "encoder_playground": 2,
 }
 
@@ -81,3 +81,27 @@ def test_bad_url_shows_warning_not_error(server, page):
     # The markup is shown as text in the table, never executed or rendered.
     assert page.locator("script:has-text('alert(1)')").count() == 0
     screenshot(page, "bad_url_warning")
+
+
+def test_section_deep_link_on_fresh_server_and_tab_switch(browser):
+    """A section named in the first request of a new server opens that tab with the
+    link's settings; clicking another tab puts it in the URL and draws only it."""
+    server = Server()
+    try:
+        pg = browser.new_page(viewport={"width": 1400, "height": 1000})
+        pg.goto(f"{server.url}/sinusoidal_encoding?section=Waves&positions=50&d_model=64")
+        wait_ready(pg, charts=2)
+        selected = pg.locator("[data-testid='stTab'][aria-selected='true']")
+        assert selected.inner_text().strip() == "Waves"
+        assert pg.locator("[data-testid='stException']").count() == 0
+        assert "positions=50" in pg.url and "section=Waves" in pg.url
+        screenshot(pg, "section_deep_link_waves")
+        pg.get_by_role("tab", name="Matrix").click()
+        pg.wait_for_url("**section=Matrix**")
+        wait_ready(pg, charts=1)
+        assert "positions=50" in pg.url  # shared settings stay in the URL
+        # Only the open section is drawn: one image, nothing of the waves section.
+        assert pg.locator("[data-testid='stVegaLiteChart']").count() == 1
+        screenshot(pg, "section_switch_matrix")
+    finally:
+        server.stop()
