@@ -62,14 +62,18 @@ from .positional import sinusoidal_encoding
 from .skip import (
     DegradationConfig,
     DegradationResult,
+    LesionConfig,
     block_formula,
     forward_decomposition,
     layer_decomposition,
     lesion,
+    lesion_caption,
+    lesion_summary,
     path_lengths,
     shortcut_table,
     spirals,
     train_degradation,
+    train_lesion,
 )
 from .text import char_tokenize
 
@@ -85,6 +89,7 @@ __all__ = [
     "Estimate",
     "GradTrace",
     "HookPoint",
+    "LesionConfig",
     "Stack",
     "StackConfig",
     "autocorrelation",
@@ -111,6 +116,8 @@ __all__ = [
     "layer_gradients",
     "layernorm_gap",
     "lesion",
+    "lesion_caption",
+    "lesion_summary",
     "make_batch",
     "norm_timing",
     "norms",
@@ -137,6 +144,7 @@ __all__ = [
     "train_compare",
     "train_degradation",
     "train_layer_grads",
+    "train_lesion",
     "train_masked",
     "train_warmup",
 ]
