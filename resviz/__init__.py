@@ -79,14 +79,18 @@ from .positional import sinusoidal_encoding
 from .skip import (
     DegradationConfig,
     DegradationResult,
+    LesionConfig,
     block_formula,
     forward_decomposition,
     layer_decomposition,
     lesion,
+    lesion_caption,
+    lesion_summary,
     path_lengths,
     shortcut_table,
     spirals,
     train_degradation,
+    train_lesion,
 )
 from .text import char_tokenize
 
@@ -102,6 +106,7 @@ __all__ = [
     "Estimate",
     "GradTrace",
     "HookPoint",
+    "LesionConfig",
     "Stack",
     "StackConfig",
     "autocorrelation",
@@ -140,6 +145,8 @@ __all__ = [
     "lesion",
     "loss_race",
     "lower_words",
+    "lesion_caption",
+    "lesion_summary",
     "make_batch",
     "norm_timing",
     "norms",
@@ -172,6 +179,7 @@ __all__ = [
     "train_compare",
     "train_degradation",
     "train_layer_grads",
+    "train_lesion",
     "train_masked",
     "train_warmup",
     "trend",

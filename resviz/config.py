@@ -19,6 +19,7 @@ Residual = Literal["none", "add", "scaled", "concat"]
 Join = Literal["after_act", "before_act"]
 Mismatch = Literal["skip", "project"]
 Init = Literal["default", "kaiming", "xavier", "small"]
+EncoderInit = Literal["default", "xavier"]
 BlockKind = Literal["linear", "ffn"]
 Positional = Literal["sinusoidal", "learned", "none"]
 
@@ -198,6 +199,14 @@ class EncoderConfig:
     ``residual=False`` drops the ``x +`` terms; ``use_ffn=False`` drops the FFN
     sublayer (an attention-only stack, Dong et al. 2021). Pre-LN stacks end with
     a final norm, as GPT-2 and nanoGPT do.
+
+    ``init="default"`` keeps PyTorch's initialisation (``nn.Linear``: weights
+    U(+-1/sqrt(fan_in))). ``init="xavier"`` is the setting of Xiong et al.
+    (2020): every linear weight Xavier-normal, ``std = sqrt(2 / (fan_in +
+    fan_out))``, with zero biases, and the fused q/k/v projection initialised as
+    the three ``d x d`` matrices W_Q, W_K, W_V it holds (``std = sqrt(1/d)``
+    each), not as one ``d x 3d`` matrix (``sqrt(1/(2d))``). Embeddings and
+    learned positions keep their own initialisation either way.
     """
 
     n_layers: int = 4
@@ -213,6 +222,7 @@ class EncoderConfig:
     use_ffn: bool = True
     dropout: float = 0.0
     activation: Activation = "gelu"
+    init: EncoderInit = "default"
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -231,6 +241,7 @@ class EncoderConfig:
             ("norm_position", NormPosition),
             ("positional", Positional),
             ("activation", Activation),
+            ("init", EncoderInit),
         ):
             _check_choice(self, name, kind)
         if self.d_model % self.n_heads:

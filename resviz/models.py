@@ -331,6 +331,23 @@ class Encoder(nn.Module):
         return self.head(self.encode(tokens, pad_mask))
 
 
+def _init_encoder(model: Encoder, init: str) -> None:
+    """``"xavier"``: every linear weight Xavier-normal, biases zero; the fused q/k/v
+    weight as its three ``d x d`` blocks W_Q, W_K, W_V (Xiong et al. 2020), each with
+    ``std = sqrt(2 / (d + d))``. Draws follow module order from the global RNG."""
+    if init != "xavier":
+        return
+    qkv = {id(m.qkv) for m in model.modules() if isinstance(m, SelfAttention)}
+    with torch.no_grad():
+        for mod in model.modules():
+            if isinstance(mod, nn.Linear):
+                parts = mod.weight.chunk(3) if id(mod) in qkv else (mod.weight,)
+                for w in parts:
+                    nn.init.xavier_normal_(w)
+                if mod.bias is not None:
+                    nn.init.zeros_(mod.bias)
+
+
 def build(cfg: StackConfig | EncoderConfig, device: torch.device | str | None = None) -> nn.Module:
     """Build the model a config describes, initialised from ``cfg.seed``.
 
@@ -344,6 +361,7 @@ def build(cfg: StackConfig | EncoderConfig, device: torch.device | str | None = 
             _init_stack(model, cfg.init)
         elif isinstance(cfg, EncoderConfig):
             model = Encoder(cfg)
+            _init_encoder(model, cfg.init)
         else:
             raise TypeError(
                 f"build() takes a StackConfig or EncoderConfig, not {type(cfg).__name__}."

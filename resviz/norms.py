@@ -354,23 +354,18 @@ def batch_dependence(
 XIONG_INITS = ("xavier", "default")
 
 
-def xiong_encoder(cfg: EncoderConfig, init: str = "xavier") -> Encoder:
-    """The encoder of ``cfg`` on the CPU; ``init="xavier"`` re-draws every linear weight
-    Xavier-normal (biases zero) from ``cfg.seed``, the setting of Xiong et al.'s
-    analysis; ``"default"`` keeps PyTorch's initialisation (weights U(+-1/sqrt(fan_in)),
-    whose sublayer outputs are about ten times smaller)."""
-    if init not in XIONG_INITS:
-        raise ValueError(f"init={init!r} is not one of {XIONG_INITS}.")
-    model = build(cfg)
-    if init == "xavier":
-        gen = torch.Generator().manual_seed(cfg.seed + 12345)
-        with torch.no_grad():
-            for mod in model.modules():
-                if isinstance(mod, nn.Linear):
-                    std = math.sqrt(2.0 / (mod.in_features + mod.out_features))
-                    mod.weight.copy_(torch.randn(mod.weight.shape, generator=gen) * std)
-                    mod.bias.zero_()
-    return model  # type: ignore[return-value]
+def xiong_encoder(cfg: EncoderConfig, init: str | None = None) -> Encoder:
+    """``rv.build(cfg)`` on the CPU, with ``cfg.init`` replaced by ``init`` when given.
+
+    ``init="xavier"``: Xiong et al.'s setting, every linear weight Xavier-normal with
+    zero biases and W_Q, W_K, W_V each initialised as its own ``d x d`` matrix
+    (:class:`resviz.EncoderConfig`); ``"default"``: PyTorch's initialisation (weights
+    U(+-1/sqrt(fan_in)), whose sublayer outputs are about ten times smaller)."""
+    if init is not None:
+        if init not in XIONG_INITS:
+            raise ValueError(f"init={init!r} is not one of {XIONG_INITS}.")
+        cfg = dataclasses.replace(cfg, init=init)  # type: ignore[arg-type]
+    return build(cfg)  # type: ignore[return-value]
 
 
 def xiong_inputs(
@@ -393,7 +388,13 @@ def xiong_inputs(
     return x
 
 
-def _xiong_cfg(n_layers: int, d_model: int, placement: str, seed: int) -> EncoderConfig:
+def xiong_config(
+    n_layers: int, d_model: int, placement: str, seed: int, init: str = "xavier"
+) -> EncoderConfig:
+    """The encoder of the Post-LN/Pre-LN charts: ``rv.build(xiong_config(...))`` is the
+    model they measure (4 heads where they divide ``d_model``, ReLU FFN of ``4 d``)."""
+    if init not in XIONG_INITS:
+        raise ValueError(f"init={init!r} is not one of {XIONG_INITS}.")
     return EncoderConfig(
         n_layers=n_layers,
         d_model=d_model,
@@ -403,6 +404,7 @@ def _xiong_cfg(n_layers: int, d_model: int, placement: str, seed: int) -> Encode
         max_len=128,
         norm_position=placement,  # type: ignore[arg-type]
         activation="relu",
+        init=init,  # type: ignore[arg-type]
         seed=seed,
     )
 
@@ -428,8 +430,7 @@ def prepost_stream(
     """
     rows = []
     for placement in ("post", "pre"):
-        cfg = _xiong_cfg(n_layers, d_model, placement, seed)
-        model = xiong_encoder(cfg, init).eval()
+        model = xiong_encoder(xiong_config(n_layers, d_model, placement, seed, init)).eval()
         x = xiong_inputs(model, batch_size, seq_len, seed, standardize)
         label = f"{placement.capitalize()}-LN"
         for layer in range(n_layers + 1):
@@ -448,9 +449,9 @@ def prepost_stream(
 
 
 def _last_ffn_grad(
-    cfg: EncoderConfig, init: str, batch_size: int, seq_len: int, seed: int
+    cfg: EncoderConfig, batch_size: int, seq_len: int, seed: int
 ) -> tuple[float, float]:
-    model = xiong_encoder(cfg, init).train()
+    model = xiong_encoder(cfg).train()
     x = xiong_inputs(model, batch_size, seq_len, seed)
     for block in model.blocks:
         x = block(x)
@@ -487,8 +488,8 @@ def last_layer_grad(
     for placement in ("post", "pre"):
         for n_layers in depths:
             for seed in seeds:
-                cfg = _xiong_cfg(n_layers, d_model, placement, seed)
-                g, sq = _last_ffn_grad(cfg, init, batch_size, seq_len, seed)
+                cfg = xiong_config(n_layers, d_model, placement, seed, init)
+                g, sq = _last_ffn_grad(cfg, batch_size, seq_len, seed)
                 rows.append(
                     {
                         "variant": f"{placement.capitalize()}-LN",
@@ -736,6 +737,7 @@ __all__ = [
     "textbook_layernorm",
     "train_warmup",
     "warmup_variants",
+    "xiong_config",
     "xiong_encoder",
     "xiong_inputs",
 ]

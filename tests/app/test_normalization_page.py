@@ -39,7 +39,7 @@ def test_default_view_shows_measured_numbers(app):
     grads = _table(at, "variant", "Pre-LN")
     pre = grads[grads["variant"] == "Pre-LN"].set_index("n_layers")["ratio_to_L1"]
     post = grads[grads["variant"] == "Post-LN"].set_index("n_layers")["ratio_to_L1"]
-    assert pre[8] < 0.75 and 0.7 < post[8] < 1.5  # unit tests: measured 0.54-0.59 over seeds
+    assert pre[8] < 0.75 and 0.7 < post[8] < 1.5  # measured: Pre-LN 0.44-0.47, Post-LN 0.91-1.02
     # Nothing trains until asked.
     assert at.button(key="warmup:start").disabled is False
     assert at.button(key="stability:stop").disabled is True

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.browser
 
 def test_skip_page_trains_live_and_downloads(server, page):
     page.goto(f"{server.url}/skip_connections?preset=seed+network+25%2C25%2C43%2C43%2C54%2C54"
-              "&mismatch=project&shallow=2&deep=6&steps=200")  # fmt: skip
+              "&mismatch=project&shallow=2&deep=6&steps=200&l_depth=4&l_steps=100")  # fmt: skip
     wait_ready(page, charts=3, downloads=3)
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.get_by_text("projection").count() >= 1
@@ -28,7 +28,7 @@ def test_skip_page_trains_live_and_downloads(server, page):
 
     before = page.locator("[data-testid='stVegaLiteChart']").count()
     page.get_by_role("button", name="Train").click()
-    # The curves fill in while it runs, then the lesion chart appears.
+    # The curves fill in while it runs, then the cos(x, f(x)) chart appears.
     try:
         page.get_by_text("Finished 200 steps").wait_for(timeout=120_000)
     finally:
@@ -36,3 +36,11 @@ def test_skip_page_trains_live_and_downloads(server, page):
     wait_ready(page, charts=before + 3)
     assert page.locator("[data-testid='stException']").count() == 0
     screenshot(page, "skip_connections_trained")
+    # The lesion study trains its own two stacks, then draws the lesion chart.
+    before = page.locator("[data-testid='stVegaLiteChart']").count()
+    page.get_by_role("button", name="Lesion", exact=True).click()
+    page.get_by_text("Finished 100 steps").wait_for(timeout=120_000)
+    wait_ready(page, charts=before + 1)
+    assert page.get_by_text("Veit et al. (2016): each trained stack").count() == 1
+    assert page.locator("[data-testid='stException']").count() == 0
+    screenshot(page, "skip_connections_lesion")

@@ -67,6 +67,7 @@ for norm, pos, act, res in itertools.product(
     ["gelu", "relu"], [True, False],
 ):
     rv.estimate(rv.EncoderConfig(norm=norm, positional=pos, activation=act, residual=res))
+rv.estimate(rv.EncoderConfig(init="xavier"))
 for init, residual, block in itertools.product(
     ["default", "kaiming", "xavier", "small"], ["none", "add", "scaled", "concat"],
     ["linear", "ffn"],

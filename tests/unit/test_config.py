@@ -24,6 +24,7 @@ def test_configs_are_frozen_and_hashable():
         ({"d_model": 63, "n_heads": 1}, "even d_model"),
         ({"residual": "yes"}, "residual must be True or False"),
         ({"n_layers": 2.5}, "whole number"),
+        ({"init": "kaiming"}, "init='kaiming' is not one of 'default', 'xavier'"),
     ],
 )
 def test_encoder_config_rejects_with_actionable_message(kwargs, needle):

@@ -1,5 +1,7 @@
 import dataclasses
+import math
 
+import pytest
 import torch
 
 import resviz as rv
@@ -131,3 +133,44 @@ def test_scaled_shortcut_before_the_activation_uses_alpha():
     half = rv.build(dataclasses.replace(cfg, alpha=0.5))
     fc = half.blocks[0].fc
     assert torch.allclose(half(x), torch.tanh(x + 0.5 * fc(x)), atol=1e-6)
+
+
+def test_xavier_init_gives_each_of_wq_wk_wv_its_own_xavier_std():
+    # Xiong et al. (2020) initialise W_Q, W_K, W_V as d x d matrices: std sqrt(2 / (d + d)).
+    # Xavier on the fused d x 3d weight would give sqrt(2 / (d + 3d)) = sqrt(1 / (2d)),
+    # 29% smaller; with 512^2 samples per matrix the std is known to about 0.2%.
+    d = 512
+    cfg = rv.EncoderConfig(n_layers=2, d_model=d, n_heads=8, d_ff=1024, vocab_size=16,
+                           max_len=8, init="xavier")  # fmt: skip
+    model = rv.build(cfg).requires_grad_(False)
+    want, fused = math.sqrt(2 / (d + d)), math.sqrt(1 / (2 * d))
+    for block in model.blocks:
+        qkv = block.attn.qkv
+        for w in qkv.weight.chunk(3):  # W_Q, W_K, W_V: (d, d) each
+            assert w.shape == (d, d)
+            assert abs(float(w.mean())) < 0.01 * want
+            assert float(w.std()) == pytest.approx(want, rel=0.02)
+            assert abs(float(w.std()) - fused) > 0.2 * want
+        assert float(qkv.bias.abs().max()) == 0.0
+        fc1 = block.ffn.fc1.weight
+        assert float(fc1.std()) == pytest.approx(math.sqrt(2 / (d + 1024)), rel=0.02)
+        assert float(block.attn.proj.weight.std()) == pytest.approx(want, rel=0.02)
+    # The default keeps PyTorch's U(-1/sqrt(d), 1/sqrt(d)): std 1/sqrt(3d).
+    plain = rv.build(dataclasses.replace(cfg, init="default")).requires_grad_(False)
+    std = float(plain.blocks[0].attn.qkv.weight.std())
+    assert std == pytest.approx(1 / math.sqrt(3 * d), rel=0.02)
+    # Seeded like every build: same config, same weights.
+    assert torch.equal(rv.build(cfg).blocks[1].attn.qkv.weight, model.blocks[1].attn.qkv.weight)
+
+
+def test_normalization_page_model_is_rv_build_of_its_config():
+    from resviz import norms as N
+
+    for init in N.XIONG_INITS:
+        cfg = N.xiong_config(3, 32, "pre", seed=5, init=init)
+        assert cfg.init == init
+        a = N.xiong_encoder(cfg).state_dict()
+        b = rv.build(cfg).state_dict()
+        assert all(torch.equal(a[k], b[k]) for k in a)
+    with pytest.raises(ValueError, match="init"):
+        N.xiong_config(3, 32, "pre", seed=5, init="kaiming")

@@ -161,9 +161,11 @@ def test_postln_flat_preln_grows_linearly(seed):
     # Post-LN: every layer ends in a LayerNorm with gain 1, bias 0: ||x||^2 / d = 1 - O(eps).
     assert post["sq_norm_per_dim"].between(0.999, 1.001).all()
     # Pre-LN: ||x_l||^2 / d = 1 at the input, then about linear in l (Xiong et al., Lemma 1).
+    # With W_Q, W_K, W_V each Xavier as a d x d matrix: slope 0.68-1.00 and r^2 0.963-0.989
+    # over seeds 0-5 (the FFN adds about 0.32 d per layer, attention the rest).
     slope, _ = np.polyfit(pre["layer"], pre["sq_norm_per_dim"], 1)
     r2 = np.corrcoef(pre["layer"], pre["sq_norm_per_dim"])[0, 1] ** 2
-    assert 0.3 < slope < 0.8 and r2 > 0.95
+    assert 0.5 < slope < 1.3 and r2 > 0.95
     assert pre["sq_norm_per_dim"].iloc[-1] > 1 + 0.3 * 12
 
 
@@ -182,15 +184,14 @@ def test_last_layer_gradient_versus_depth_across_seeds():
     sq = g[g["variant"] == "Pre-LN"].pivot(
         index="seed", columns="n_layers", values="last_sq_norm_per_dim"
     )
-    # Post-LN: independent of depth within seed-to-seed noise (measured 0.93 to 1.24 over
-    # seeds 0-5; Pre-LN at 16 layers is at 0.37-0.50, so the band separates the two).
+    # Post-LN: independent of depth within seed-to-seed noise (measured 0.88 to 1.20 over
+    # seeds 0-5; Pre-LN at 16 layers is at 0.26-0.37, so the band separates the two).
     assert post.div(post[1], axis=0).stack().between(0.7, 1.5).all()
-    # Pre-LN: shrinks with depth. 1/sqrt(L) is the asymptote (0.25 at L=16); with the input's
-    # own norm (||x_1||^2/d ~ 1.4) and slope ~0.5 per layer the prediction is
-    # sqrt(1.4 / 9) ~ 0.39, so [0.25, 0.55] at L=16.
+    # Pre-LN: shrinks with depth, like 1 / ||x_L||: ||x_1||^2/d ~ 1.46 and ||x_16||^2/d
+    # 14-20 over seeds 0-5 predict sqrt(1.46 / 17) ~ 0.29 at L=16 (1/sqrt(L) = 0.25).
     assert (pre[4] < pre[1]).all() and (pre[16] < pre[4]).all()
-    assert (pre[16] / pre[1]).between(0.25, 0.55).all()
-    # The mechanism: it scales as 1 / ||x_L|| (the final norm's division); measured 0.93-1.17.
+    assert (pre[16] / pre[1]).between(0.2, 0.5).all()
+    # The mechanism: it scales as 1 / ||x_L|| (the final norm's division); measured 0.89-1.23.
     law = (pre * np.sqrt(sq)).div((pre * np.sqrt(sq))[1], axis=0)
     assert law.stack().between(0.8, 1.3).all()
     s = N.grad_summary(g)

@@ -82,6 +82,8 @@ CODE_CONFIGS = [
     _cfg(norm="rms", norm_position="post", dropout=0.1, activation="identity", positional="none"),
     _cfg(norm="none", residual=False, positional="learned", activation="tanh"),
     _cfg(norm="batch", use_ffn=False, seed=7),
+    _cfg(init="xavier", norm_position="post", positional="learned", seed=3),
+    _cfg(init="xavier", norm="none", use_ffn=False, dropout=0.1),
 ]
 
 

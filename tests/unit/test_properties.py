@@ -80,6 +80,7 @@ ENCODER_KW = st.fixed_dictionaries(
         "use_ffn": st.one_of(st.booleans(), ANY_SCALAR),
         "dropout": st.one_of(st.floats(0, 0.9), ANY_SCALAR),
         "activation": choice(["relu", "gelu", "tanh", "sigmoid", "identity"]),
+        "init": choice(["default", "xavier"]),
         "seed": st.one_of(st.integers(0, 2**31 - 1), ANY_SCALAR),
     },
 )

@@ -193,7 +193,7 @@ def test_degradation_on_the_defaults(trained, seed):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_lesion_on_the_defaults(trained, seed):
+def test_lesion_of_the_degradation_stacks(trained, seed):
     les = trained[seed].lesion
     chance = 1 / 3
     res = les[les["variant"] == "residual, 16 blocks"]
@@ -201,12 +201,102 @@ def test_lesion_on_the_defaults(trained, seed):
     # Block 0 changes the width (2 -> 32) and cannot be deleted.
     assert res["deleted"].tolist() == list(range(1, 16))
     assert plain["deleted"].tolist() == [1, 2, 3]
-    # The residual stack barely changes on average; the trained plain stack collapses
-    # to chance whichever block is deleted.
-    assert res["accuracy"].mean() > res["base_accuracy"].iloc[0] - 0.2
-    assert res["accuracy"].mean() > chance + 0.3
+    # The trained plain stack collapses to chance whichever block is deleted. (On these
+    # two-turn spirals the residual stack is not robust: a deletion costs it 8-15 points
+    # on average; the lesion study proper runs on stacks that fit their task, below.)
     assert plain["base_accuracy"].iloc[0] > 0.6
     assert plain["accuracy"].max() < chance + 0.05
+
+
+def test_lesion_config_validates_and_names_its_two_stacks():
+    lcfg = rv.LesionConfig(depth=6)
+    assert list(lcfg.variants(3)) == ["plain, 6 blocks", "residual, 6 blocks"]
+    assert all(c.n_blocks == 6 and c.seed == 3 for c in lcfg.variants(3).values())
+    with pytest.raises(ValueError, match="depth=1 is out of range"):
+        rv.LesionConfig(depth=1)
+    with pytest.raises(ValueError, match="nothing to compare"):
+        rv.LesionConfig(residual="none")
+    with pytest.raises(ValueError, match="steps"):
+        rv.LesionConfig(steps=0)
+
+
+@pytest.fixture(scope="module")
+def lesioned():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    runs = {seed: rv.train_lesion(rv.LesionConfig(), seed=seed) for seed in (0, 1, 2)}
+    torch.set_num_threads(before)
+    return runs
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_lesion_study_on_the_defaults(lesioned, seed):
+    """Veit et al. (2016): deleting one block barely hurts a trained residual stack and
+    breaks a plain one of the same depth, both having learned the task."""
+    res = lesioned[seed]
+    assert res.lesion.groupby("variant")["deleted"].apply(list).to_dict() == {
+        "plain, 16 blocks": list(range(1, 16)),
+        "residual, 16 blocks": list(range(1, 16)),
+    }
+    s = rv.lesion_summary(res.lesion).set_index("kind")
+    assert s["learned"].all()  # measured intact accuracy 0.89-0.96, seeds 0-4
+    # Residual: mean drop measured 2.4-4.1 accuracy points over seeds 0-4 (0.024-0.032
+    # on seeds 0-2); the plain stack of the same depth loses 42-57 points.
+    assert s.loc["residual", "mean_drop"] < 0.05
+    assert s.loc["plain", "mean_drop"] > 0.3
+    assert s.loc["plain", "mean_drop"] > 8 * s.loc["residual", "mean_drop"]
+    # The summary is the lesion frame condensed, and the caption reads it.
+    les = res.lesion[res.lesion["kind"] == "residual"]
+    assert s.loc["residual", "intact"] - les["accuracy"].mean() == pytest.approx(
+        s.loc["residual", "mean_drop"]
+    )
+    assert s.loc["residual", "worst_block"] == les.loc[les["accuracy"].idxmin(), "deleted"] + 1
+    caption = rv.lesion_caption(rv.lesion_summary(res.lesion))
+    assert "The residual stack (16 blocks" in caption and "barely changes" in caption
+    assert f"{100 * s.loc['residual', 'mean_drop']:.1f} accuracy points on average" in caption
+    assert "The plain stack (16 blocks" in caption and "suffers" in caption
+
+
+def _summary(kind, intact, mean_drop, worst_drop=0.3, depth=16):
+    return {
+        "variant": f"{kind}, {depth} blocks",
+        "kind": kind,
+        "depth": depth,
+        "intact": intact,
+        "mean_deleted": intact - mean_drop,
+        "worst_deleted": intact - worst_drop,
+        "mean_drop": mean_drop,
+        "worst_drop": worst_drop,
+        "worst_block": 4,
+        "learned": intact >= rv.skip.learned_accuracy(3),
+    }
+
+
+def test_lesion_caption_on_every_outcome():
+    import pandas as pd
+
+    def caption(*rows):
+        return rv.lesion_caption(pd.DataFrame([_summary(*r) for r in rows]))
+
+    assert rv.skip.learned_accuracy(3) == pytest.approx(2 / 3)
+    assert rv.skip.learned_accuracy(2) == pytest.approx(3 / 4)
+    # Residual robust, plain learned and broken: the paper's outcome.
+    c = caption(("residual", 0.95, 0.03, 0.12), ("plain", 0.94, 0.5, 0.9))
+    assert "The residual stack (16 blocks, accuracy 0.95 intact) barely changes" in c
+    assert "3.0 accuracy points on average and 12.0 at worst (block 4)" in c
+    assert "The plain stack (16 blocks, accuracy 0.94 intact) suffers" in c
+    assert "50.0 accuracy points on average" in c and "did not learn" not in c
+    # Residual not robust: said so, with the measured drop; never "barely changes".
+    c = caption(("residual", 0.85, 0.12, 0.45), ("plain", 0.94, 0.5))
+    assert "The residual stack (16 blocks, accuracy 0.85 intact) suffers" in c
+    assert "12.0 accuracy points on average" in c and "barely changes" not in c
+    # Plain did not learn: its lesion shows nothing, and the caption says so.
+    c = caption(("residual", 0.95, 0.03), ("plain", 1 / 3, 0.0, 0.0))
+    assert "The plain stack (16 blocks, accuracy 0.33 intact) did not learn the task" in c
+    assert "shows nothing" in c and "suffers" not in c and "single path" not in c
+    # A residual stack that did not learn is not called robust either.
+    c = caption(("residual", 0.40, 0.01), ("plain", 0.34, 0.0))
+    assert c.count("did not learn") == 2 and "barely changes" not in c
 
 
 def test_training_reports_progress_stops_and_marks_divergence():

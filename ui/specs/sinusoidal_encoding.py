@@ -23,7 +23,9 @@ SPEC = PageSpec(
         Param("positions", "int", 100, lo=2, hi=1000),
         Param("d_model", "choice", "512", options=D_MODELS),
         Param("base", "choice", "10000", options=("100", "1000", "10000", "100000")),
-        Param("dims", "ints", (0, 40, 100, 160), options=tuple(range(1024)), limit=8, section=WAVES),
+        Param(
+            "dims", "ints", (0, 40, 100, 160), options=tuple(range(1024)), limit=8, section=WAVES
+        ),
         Param("k", "int", 5, lo=1, hi=100, section=RELATIVE),
     ),
 )
