@@ -1,0 +1,146 @@
+"""Lesson files: parsed and checked against the pages' declared settings; each kind of
+mistake refused with the file, the step and the field named; other lessons still load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ui.lessons import LessonError, load_lessons, parse_lesson
+
+MEASURES = frozenset({"offset_only"})
+GOOD = """
+title = "Positions"
+summary = "Where a token stands."
+
+[[steps]]
+title = "The table"
+page = "sinusoidal_encoding"
+text = "Position $k$ gets a vector."
+[steps.settings]
+text = "I am a robot"
+d = 8
+
+[[steps]]
+title = "Relative position"
+page = "sinusoidal_encoding"
+section = "Relative position"
+text = "The dot product depends on the offset only."
+[steps.settings]
+positions = 50
+k = 7
+seed = 3
+[steps.predict]
+question = "Does PE(p).PE(q) depend on p itself?"
+choices = ["only on p - q", "on p too"]
+expect = "only on p - q"
+measure = "offset_only"
+"""
+
+
+def _parse(text: str):
+    return parse_lesson(Path("mine.toml"), text, MEASURES)
+
+
+def test_a_good_lesson_parses_with_typed_values_and_links():
+    lesson = _parse(GOOD)
+    assert lesson.id == "mine" and len(lesson.steps) == 2
+    first, second = lesson.steps
+    assert dict(first.settings) == {"text": "I am a robot", "d": 8}
+    assert second.predict.choices == ("only on p - q", "on p too")
+    assert second.query("mine", 2) == {
+        "positions": "50",
+        "k": "7",
+        "seed": "3",
+        "section": "Relative position",
+        "lesson": "mine",
+        "step": "2",
+    }
+
+
+BAD = [
+    ("title = 'x'\n[[steps]\n", "mine.toml: not valid TOML"),
+    ("title = 'x'\n", "mine.toml: no steps"),
+    ("title = 'x'\ncolour = 1\n[[steps]]\n", "mine.toml: unknown field 'colour'"),
+    (
+        "title='x'\n[[steps]]\ntitle='a'\npage='nope'\ntext='t'\n",
+        "mine.toml, step 1, page: unknown page 'nope'",
+    ),
+    (
+        "title='x'\n[[steps]]\ntitle='a'\npage='sinusoidal_encoding'\nsection='Nope'\ntext='t'\n",
+        "mine.toml, step 1, section: sinusoidal_encoding has no section 'Nope'",
+    ),
+    (
+        "title='x'\n[[steps]]\ntitle='a'\npage='sinusoidal_encoding'\ntext='t'\n"
+        "[steps.settings]\nwidth=3\n",
+        "mine.toml, step 1, settings.width: sinusoidal_encoding has no setting 'width'",
+    ),
+    (
+        "title='x'\n[[steps]]\ntitle='a'\npage='sinusoidal_encoding'\ntext='t'\n"
+        "[steps.settings]\nd=3\n",
+        "mine.toml, step 1, settings.d: 3 refused (not one of 2, 4, 6",
+    ),
+    (
+        "title='x'\n[[steps]]\ntitle='a'\npage='sinusoidal_encoding'\ntext='t'\n"
+        "[steps.settings]\nd=400\n",
+        "mine.toml, step 1, settings.d: 400 refused (outside 2 to 32)",
+    ),
+    (
+        "title='x'\n[[steps]]\ntitle='a'\npage='sinusoidal_encoding'\ntext='t'\n"
+        "[steps.settings]\nd='8'\n",
+        "mine.toml, step 1, settings.d: '8' refused (not a whole number)",
+    ),
+    (
+        "title='x'\n[[steps]]\ntitle='a'\npage='sinusoidal_encoding'\ntext='t'\n"
+        "[steps.settings]\nk=5\n",
+        "mine.toml, step 1, settings.k: belongs to section 'Relative position'",
+    ),
+    (
+        "title='x'\n[[steps]]\ntitle='a'\npage='sinusoidal_encoding'\n",
+        "mine.toml, step 1: `text` must be a non-empty string",
+    ),
+    (
+        "title='x'\n[[steps]]\ntitle='a'\npage='sinusoidal_encoding'\ntext='t'\nextra=1\n",
+        "mine.toml, step 1: unknown field 'extra'",
+    ),
+    (
+        "title='x'\n[[steps]]\ntitle='a'\npage='sinusoidal_encoding'\ntext='t'\n"
+        "[steps.predict]\nquestion='q'\nchoices=['a']\nexpect='a'\nmeasure='offset_only'\n",
+        "mine.toml, step 1, predict.choices: 2 to 6 different",
+    ),
+    (
+        "title='x'\n[[steps]]\ntitle='a'\npage='sinusoidal_encoding'\ntext='t'\n"
+        "[steps.predict]\nquestion='q'\nchoices=['a','b']\nexpect='c'\nmeasure='offset_only'\n",
+        "mine.toml, step 1, predict.expect: 'c' is not one of the choices",
+    ),
+    (
+        "title='x'\n[[steps]]\ntitle='a'\npage='sinusoidal_encoding'\ntext='t'\n"
+        "[steps.predict]\nquestion='q'\nchoices=['a','b']\nexpect='a'\nmeasure='guess'\n",
+        "mine.toml, step 1, predict.measure: unknown measure 'guess'",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BAD, ids=[m.split(":")[0] + m[-20:] for _, m in BAD])
+def test_each_mistake_is_named(text, message):
+    with pytest.raises(LessonError) as exc:
+        _parse(text)
+    assert str(exc.value).startswith(message), str(exc.value)
+
+
+def test_second_step_is_named_in_the_message():
+    text = GOOD.replace("k = 7", "k = 700")
+    with pytest.raises(LessonError, match=r"mine.toml, step 2, settings.k: 700 refused"):
+        _parse(text)
+
+
+def test_a_broken_file_does_not_stop_the_others(tmp_path):
+    (tmp_path / "good.toml").write_text(GOOD)
+    (tmp_path / "broken.toml").write_text("title = 'x'\n[[steps]\n")
+    (tmp_path / "binary.toml").write_bytes(b"\xff\xfe\x00")
+    lessons, errors = load_lessons([tmp_path], MEASURES)
+    assert list(lessons) == ["good"]
+    assert len(errors) == 2
+    assert any(e.startswith("broken.toml: not valid TOML") for e in errors)
+    assert any(e.startswith("binary.toml: not UTF-8") for e in errors)

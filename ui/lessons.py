@@ -1,0 +1,240 @@
+"""Workshop lessons: ordered steps read from TOML files, checked against the pages.
+
+A lesson is a small file in ``lessons/`` (or the folder ``RESVIZ_LESSONS`` names)::
+
+    title = "Why residual connections work"
+    summary = "One sentence shown in the lesson list."
+
+    [[steps]]
+    title = "Gradients through a plain stack"
+    page = "gradient_flow"          # a page's url path
+    section = "Per layer"           # one of its sections (optional: the first)
+    text = '''Two to four sentences of Markdown; $formulas$ allowed.'''
+    [steps.settings]                # URL settings of that page, by their URL names
+    depth = 30
+    act = "sigmoid"
+    [steps.predict]                 # optional: predict first, then measure
+    question = "At block 1, whose gradient is larger?"
+    choices = ["plain", "residual"]
+    expect = "residual"             # what the lesson's author expects
+    measure = "input_gradient_larger"   # computes the answer from the data shown
+
+Every name and value is checked exactly as the page would check it from a URL
+(``ui/specs``), so a step cannot open a page with a setting the page would refuse.
+A file that fails is refused with a message naming the file, the step and the
+field; the other lessons still load. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .specs import SHARED, InvalidParam, fmt
+from .specs.pages import PAGE_NAMES, spec_of
+
+ROOT = Path(__file__).resolve().parents[1]
+LESSONS_DIR = ROOT / "lessons"
+MAX_BYTES = 200_000
+MAX_STEPS = 60
+STEP_FIELDS = {"title", "page", "section", "text", "settings", "predict"}
+PREDICT_FIELDS = {"question", "choices", "expect", "measure"}
+
+
+@dataclass(frozen=True)
+class Predict:
+    question: str
+    choices: tuple[str, ...]
+    expect: str
+    measure: str
+
+
+@dataclass(frozen=True)
+class Step:
+    title: str
+    page: str
+    section: str | None
+    text: str
+    settings: tuple[tuple[str, Any], ...] = ()
+    predict: Predict | None = None
+
+    def query(self, lesson_id: str, index: int) -> dict[str, str]:
+        """The URL parameters that open this step (``index`` counts from 1)."""
+        q = {name: fmt(value) for name, value in self.settings}
+        if self.section:
+            q["section"] = self.section
+        q.update(lesson=lesson_id, step=str(index))
+        return q
+
+
+@dataclass(frozen=True)
+class Lesson:
+    id: str  # the file's stem
+    title: str
+    summary: str
+    steps: tuple[Step, ...]
+    path: str = field(compare=False, default="")
+
+
+class LessonError(ValueError):
+    """A lesson file that cannot be used: says which file, step and field."""
+
+
+def _where(path: Path, step: int | None = None, name: str | None = None) -> str:
+    out = path.name
+    if step is not None:
+        out += f", step {step}"
+    if name is not None:
+        out += f", {name}"
+    return out
+
+
+def _text(d: dict[str, Any], key: str, where: str, limit: int, required: bool = True) -> str:
+    value = d.get(key)
+    if value is None and not required:
+        return ""
+    if not isinstance(value, str) or not value.strip():
+        raise LessonError(f"{where}: `{key}` must be a non-empty string")
+    if len(value) > limit:
+        raise LessonError(f"{where}: `{key}` is longer than {limit} characters")
+    return value.strip()
+
+
+def parse_step(path: Path, index: int, raw: Any, measures: frozenset[str]) -> Step:
+    where = _where(path, index)
+    if not isinstance(raw, dict):
+        raise LessonError(f"{where}: a step must be a table ([[steps]])")
+    extra = sorted(set(raw) - STEP_FIELDS)
+    if extra:
+        raise LessonError(f"{where}: unknown field {extra[0]!r} (fields: {sorted(STEP_FIELDS)})")
+    title = _text(raw, "title", where, 120)
+    page = raw.get("page")
+    if page not in PAGE_NAMES:
+        raise LessonError(
+            f"{_where(path, index, 'page')}: unknown page {page!r} (pages: {', '.join(PAGE_NAMES)})"
+        )
+    spec = spec_of(page)
+    section = raw.get("section")
+    if section is not None and section not in spec.sections:
+        raise LessonError(
+            f"{_where(path, index, 'section')}: {page} has no section {section!r} "
+            f"(sections: {', '.join(spec.sections) or 'none'})"
+        )
+    text = _text(raw, "text", where, 2000)
+    settings_raw = raw.get("settings", {})
+    if not isinstance(settings_raw, dict):
+        raise LessonError(f"{_where(path, index, 'settings')}: must be a table")
+    settings = []
+    for name, value in settings_raw.items():
+        decl = spec.param(name) or SHARED.param(name)
+        if decl is None:
+            raise LessonError(
+                f"{_where(path, index, 'settings.' + name)}: {page} has no setting {name!r}"
+            )
+        try:
+            checked = decl.check(value)
+        except InvalidParam as exc:
+            raise LessonError(
+                f"{_where(path, index, 'settings.' + name)}: {value!r} refused ({exc})"
+            ) from None
+        if decl.section is not None and decl.section != (section or spec.sections[0]):
+            raise LessonError(
+                f"{_where(path, index, 'settings.' + name)}: belongs to section "
+                f"{decl.section!r}, not the step's"
+            )
+        settings.append((name, checked))
+    predict = None
+    if "predict" in raw:
+        predict = parse_predict(path, index, raw["predict"], measures)
+    return Step(title, page, section, text, tuple(settings), predict)
+
+
+def parse_predict(path: Path, index: int, raw: Any, measures: frozenset[str]) -> Predict:
+    where = _where(path, index, "predict")
+    if not isinstance(raw, dict):
+        raise LessonError(f"{where}: must be a table")
+    extra = sorted(set(raw) - PREDICT_FIELDS)
+    if extra:
+        raise LessonError(f"{where}: unknown field {extra[0]!r}")
+    question = _text(raw, "question", where, 300)
+    choices = raw.get("choices")
+    if (
+        not isinstance(choices, list)
+        or not 2 <= len(choices) <= 6
+        or not all(isinstance(c, str) and c.strip() for c in choices)
+        or len(set(choices)) != len(choices)
+    ):
+        raise LessonError(f"{where}.choices: 2 to 6 different, non-empty strings")
+    expect = raw.get("expect")
+    if expect not in choices:
+        raise LessonError(f"{where}.expect: {expect!r} is not one of the choices")
+    measure = raw.get("measure")
+    if measure not in measures:
+        raise LessonError(
+            f"{where}.measure: unknown measure {measure!r} (measures: {', '.join(sorted(measures))})"
+        )
+    return Predict(question, tuple(choices), expect, measure)
+
+
+def parse_lesson(path: Path, data: str, measures: frozenset[str]) -> Lesson:
+    """One lesson from its TOML text; :class:`LessonError` names what is wrong."""
+    try:
+        raw = tomllib.loads(data)
+    except tomllib.TOMLDecodeError as exc:
+        raise LessonError(f"{path.name}: not valid TOML ({exc})") from None
+    extra = sorted(set(raw) - {"title", "summary", "steps"})
+    if extra:
+        raise LessonError(f"{path.name}: unknown field {extra[0]!r}")
+    title = _text(raw, "title", path.name, 120)
+    summary = _text(raw, "summary", path.name, 400, required=False)
+    steps_raw = raw.get("steps")
+    if not isinstance(steps_raw, list) or not steps_raw:
+        raise LessonError(f"{path.name}: no steps ([[steps]] tables)")
+    if len(steps_raw) > MAX_STEPS:
+        raise LessonError(f"{path.name}: more than {MAX_STEPS} steps")
+    steps = tuple(parse_step(path, i, s, measures) for i, s in enumerate(steps_raw, start=1))
+    return Lesson(path.stem, title, summary, steps, str(path))
+
+
+def lesson_dirs() -> list[Path]:
+    """The built-in folder, then the one ``RESVIZ_LESSONS`` names (a teacher's own)."""
+    dirs = [LESSONS_DIR]
+    extra = os.environ.get("RESVIZ_LESSONS")
+    if extra:
+        dirs.append(Path(extra))
+    return dirs
+
+
+def load_lessons(
+    dirs: list[Path] | None = None, measures: frozenset[str] | None = None
+) -> tuple[dict[str, Lesson], list[str]]:
+    """Every ``*.toml`` lesson in ``dirs``, by id, and one message per refused file."""
+    if measures is None:
+        from .lesson_measures import MEASURES
+
+        measures = frozenset(MEASURES)
+    lessons: dict[str, Lesson] = {}
+    errors: list[str] = []
+    for folder in dirs if dirs is not None else lesson_dirs():
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.glob("*.toml")):
+            try:
+                if path.stat().st_size > MAX_BYTES:
+                    raise LessonError(f"{path.name}: larger than {MAX_BYTES} bytes")
+                try:
+                    data = path.read_text(encoding="utf-8")
+                except UnicodeDecodeError:
+                    raise LessonError(f"{path.name}: not UTF-8 text") from None
+                lesson = parse_lesson(path, data, measures)
+                if lesson.id in lessons:
+                    raise LessonError(
+                        f"{path.name}: a lesson named {lesson.id!r} is loaded already"
+                    )
+                lessons[lesson.id] = lesson
+            except LessonError as exc:
+                errors.append(str(exc))
+    return lessons, errors
