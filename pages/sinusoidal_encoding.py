@@ -8,11 +8,14 @@ import streamlit as st
 import resviz as rv
 from resviz import positional as P
 from ui import cache, charts, views
+from ui.notebook import Notebook, literal
 from ui.params import PageParams, md_escape
 from ui.shell import page_setup
+from ui.specs import sinusoidal_encoding as S
 
+TITLE = "Sinusoidal encoding"
 ctx = page_setup(
-    "Sinusoidal encoding",
+    TITLE,
     "A transformer sees a set of tokens; the positional encoding tells it where each one "
     "stands. Position k gets a vector whose column pair (2i, 2i+1) holds the sine and cosine "
     "of k / n^(2i/d): fast waves in the first columns, slow ones in the last (Vaswani et al. "
@@ -68,6 +71,15 @@ def table_section() -> None:
             for r in formulas.itertuples()
         }
         views.table(table, "positional_table", column_config=config)
+        nb = Notebook(TITLE, S.TABLE, st.query_params.to_dict())
+        nb.code(
+            f"text = {literal(sentence)}\n"
+            f"d, n, decimals = {d_table}, {n_table}, {decimals}\n"
+            "tokens, truncated = rv.positional.tokenize_words(text, max_tokens=64)\n"
+            "table = rv.positional.encoding_table(tokens, d, float(n)).round(decimals)\n"
+            "table"
+        ).frame("positional_table", "table")
+        nb.download("sinusoidal_table")
         st.caption(
             "Column formulas: "
             + ", ".join(f"j={r.j}: {md_escape(r.label, 40)}" for r in formulas.itertuples())
@@ -110,6 +122,15 @@ def matrix_section() -> None:
         caption="Red +1, white 0, blue -1. Each row is one position's vector. The waves slow down "
         "from left to right: " + slowest_pair(n_pos, d_model, base),
     )
+    nb = Notebook(TITLE, S.MATRIX, st.query_params.to_dict())
+    nb.code(
+        f"n_pos, d_model, base = {n_pos}, {d_model}, {base!r}\n"
+        "matrix = rv.positional.encoding_frame(n_pos, d_model, base)\n"
+        "pe = rv.sinusoidal_encoding(n_pos, d_model, base).numpy()\n"
+        "rv.charts.image_heatmap(pe, title=f'P(k, j): {n_pos} positions x {d_model} dimensions', "
+        "x_title='dimension j', y_title='position k', vmin=-1.0, vmax=1.0)"
+    ).frame("positional_matrix", "matrix")
+    nb.download("sinusoidal_matrix")
 
 
 def waves_section() -> None:
@@ -148,6 +169,22 @@ def waves_section() -> None:
         caption=f"Wavelength 2π·n^(2i/d): a geometric progression from 2π = 6.28 up to "
         f"{wl['wavelength'].iloc[-1]:.4g} for pair {pairs - 1}. A straight line on a log axis.",
     )
+    nb = Notebook(TITLE, S.WAVES, st.query_params.to_dict())
+    nb.code(
+        f"n_pos, d_model, base, dims = {n_pos}, {d_model}, {base!r}, {literal(sorted(dims))}\n"
+        "waves = rv.positional.waves_long(n_pos, d_model, base, dims=dims)\n"
+        "waves_csv = waves[['position', 'dim', 'value']]\n"
+        "waves['dimension'] = 'j=' + waves['dim'].astype(str)\n"
+        "rv.charts.line(waves, 'position', 'value', 'dimension', points=False, y_title='P(k, j)')"
+    )
+    nb.code(
+        "wl = rv.positional.wavelengths(d_model, base)\n"
+        "rv.charts.line(wl, 'i', 'wavelength', None, log_y=True, "
+        "x_title='pair i (columns 2i, 2i+1)', y_title='wavelength (log)')"
+    )
+    if dims:
+        nb.frame("waves", "waves_csv")
+    nb.frame("wavelengths", "wl").download("sinusoidal_waves")
 
 
 def relative_section() -> None:
@@ -207,6 +244,20 @@ def relative_section() -> None:
         "similarity_by_offset",
         caption=f"Largest at offset 0 (= d/2 = {d_model // 2}). {monotone_note}",
     )
+    nb = Notebook(TITLE, S.RELATIVE, st.query_params.to_dict())
+    nb.code(
+        f"n_pos, d_model, base, k = {n_pos}, {d_model}, {base!r}, {k_shift}\n"
+        "import torch\n"
+        "pe = rv.sinusoidal_encoding(n_pos, d_model, base, dtype=torch.float64)\n"
+        "by_offset = rv.positional.similarity_by_offset(pe)\n"
+        "print('max |PE(p).PE(q) - PE(0).PE(|p-q|)| =', rv.positional.offset_dependence(pe))\n"
+        "print(f'max |PE(p+{k}) - R_{k} PE(p)| =', "
+        "rv.positional.rotation_error(n_pos, d_model, base, k))\n"
+        "rv.charts.line(by_offset, 'offset', 'dot', None, points=False, "
+        "x_title='offset |p - q|', y_title='PE(0) . PE(offset)')"
+    )
+    nb.frame("dot_by_offset", "by_offset").frame("similarity_by_offset", "by_offset")
+    nb.download("sinusoidal_relative")
 
 
 def alternatives_section() -> None:
@@ -252,6 +303,25 @@ def alternatives_section() -> None:
         caption=f"Norm per position. Sinusoidal stays at sqrt(d/2) = {(d_model / 2) ** 0.5:.3g}; the "
         "integer index grows as k·sqrt(d), without bound.",
     )
+    nb = Notebook(TITLE, S.ALTERNATIVES, st.query_params.to_dict())
+    nb.code(
+        f"n_pos, d_model, base, seed = {alt_n}, {d_model}, {base!r}, {ctx.seed}\n"
+        "P = rv.positional\n"
+        "mats = P.similarity_matrices(n_pos, d_model, base, seed)\n"
+        "norms = P.encoding_norms({\n"
+        "    'sinusoidal': rv.sinusoidal_encoding(n_pos, d_model),\n"
+        "    'integer index': P.integer_index_encoding(n_pos, d_model),\n"
+        "    'learned (init)': P.learned_encoding(n_pos, d_model, seed=seed),\n"
+        "})\n"
+        "rv.charts.line(norms, 'position', 'norm', 'scheme', log_y=True, points=False, "
+        "y_title='||PE(k)|| (log)')"
+    )
+    nb.code(
+        "# The four cosine-similarity maps, one image each.\n"
+        "[rv.charts.image_heatmap(m.numpy(), title=name, x_title='q', y_title='p', vmin=-1.0, "
+        "vmax=1.0, height=220) for name, m in mats.items()]"
+    )
+    nb.frame("encoding_norms", "norms").download("sinusoidal_alternatives")
 
 
 def pythagoras_gap(df: pd.DataFrame) -> str:
@@ -280,6 +350,12 @@ def embeddings_section() -> None:
         "mean 0 and std ||p||, small beside ||e||² ≈ d when d is large. Here the sum's norm "
         f"differs from sqrt(||e||² + ||p||²) by {pythagoras_gap(parts)}.",
     )
+    nb = Notebook(TITLE, S.EMBEDDINGS, st.query_params.to_dict())
+    nb.code(
+        f"n_pos, d_model, base, seed = {min(n_pos, 256)}, {d_model}, {base!r}, {ctx.seed}\n"
+        "parts = rv.positional.embedding_vs_position(1000, d_model, n_pos, seed=seed, base=base)\n"
+        "rv.charts.line(parts, 'position', 'norm', 'part', points=False, y_title='norm')"
+    ).frame("embedding_vs_position", "parts").download("sinusoidal_embeddings")
 
 
 for tab, section in zip(

@@ -162,6 +162,15 @@ def column_formulas(d_model: int, base: float = 10000.0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def encoding_frame(n_positions: int, d_model: int, base: float = 10000.0) -> pd.DataFrame:
+    """The whole ``[n_positions, d_model]`` table as a frame: a ``k`` column, then
+    ``P(k,j)`` for every column j (float32, as :func:`sinusoidal_encoding` gives it)."""
+    pe = sinusoidal_encoding(n_positions, d_model, base).numpy()
+    df = pd.DataFrame(pe, columns=[f"P(k,{j})" for j in range(d_model)])
+    df.insert(0, "k", range(n_positions))
+    return df
+
+
 def encoding_table(tokens: list[str], d_model: int, base: float = 10000.0) -> pd.DataFrame:
     """The lecture-notes table: one row per token with its position encoding.
 

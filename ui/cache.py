@@ -25,10 +25,7 @@ POLICY = {"max_entries": 64, "ttl": 3600}
 @st.cache_data(**POLICY)
 def matrix_frame(n_pos: int, d_model: int, base: float) -> pd.DataFrame:
     """The encoding matrix as a CSV-ready frame: one row per position."""
-    pe = rv.sinusoidal_encoding(n_pos, d_model, base).numpy()
-    df = pd.DataFrame(pe, columns=[f"P(k,{j})" for j in range(d_model)])
-    df.insert(0, "k", range(n_pos))
-    return df
+    return P.encoding_frame(n_pos, d_model, base)
 
 
 @st.cache_data(**POLICY)

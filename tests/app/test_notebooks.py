@@ -1,0 +1,114 @@
+"""Every section's "Reproduce in a notebook" download, executed by a real Jupyter
+kernel: its tables equal the section's CSVs.
+
+Each section is opened by deep link in AppTest with settings that differ from the
+defaults where the page has them (a non-default seed), its CSV downloads and its
+notebook are captured, the notebook runs in a fresh kernel (``import resviz as rv``
+from the checkout), and every table it declares is compared with the CSV of the
+same name."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import pytest
+from nbclient import NotebookClient
+
+import ui.notebook
+import ui.views
+from tests.app.conftest import SECTION_CASES, SECTION_IDS, section_params
+
+ROOT = Path(__file__).resolve().parents[2]
+# Pages whose sections export notebooks (all of them, once converted).
+CASES = [(p, s) for p, s in SECTION_CASES if s is not None]
+IDS = [i for (p, s), i in zip(SECTION_CASES, SECTION_IDS, strict=True) if s is not None]
+
+
+def _csv_text(data) -> str:
+    return data.decode("utf-8") if isinstance(data, bytes) else data.to_csv(index=False)
+
+
+@pytest.fixture
+def capture(monkeypatch):
+    csvs: dict[str, str] = {}
+    notebooks: list[ui.notebook.Notebook] = []
+    original_csv = ui.views.csv_button
+    original_download = ui.notebook.Notebook.download
+
+    def record_csv(df, name, label="Download CSV"):  # noqa: ANN001, ANN202
+        csvs[name] = _csv_text(df)
+        original_csv(df, name, label)
+
+    def record_nb(self, name):  # noqa: ANN001, ANN202
+        notebooks.append(self)
+        original_download(self, name)
+
+    monkeypatch.setattr(ui.views, "csv_button", record_csv)
+    monkeypatch.setattr(ui.notebook.Notebook, "download", record_nb)
+    return csvs, notebooks
+
+
+def execute(nb_json: dict, out: Path) -> None:
+    """Run the notebook in a fresh kernel, then write each declared table to ``out``."""
+    nb = nbformat.reads(json.dumps(nb_json), as_version=4)
+    frames = nb_json["metadata"]["resviz"]["frames"]
+    dump = "\n".join(
+        f"{var}.to_csv({str(out / (name + '.csv'))!r}, index=False)" for name, var in frames.items()
+    )
+    nb.cells.append(nbformat.v4.new_code_cell(dump))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    client = NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(out)}}
+    )
+    with _environ(env):
+        client.execute()
+
+
+class _environ:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env, self.saved = env, dict(os.environ)
+
+    def __enter__(self) -> None:
+        os.environ.update(self.env)
+
+    def __exit__(self, *exc: object) -> None:
+        os.environ.clear()
+        os.environ.update(self.saved)
+
+
+@pytest.mark.parametrize(("page", "section"), CASES, ids=IDS)
+def test_section_notebook_reproduces_its_csvs(app, capture, tmp_path, page, section):
+    csvs, notebooks = capture
+    at = app(page, seed="3", **section_params(section)).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert notebooks, f"{page} / {section} offers no notebook"
+    assert at.get("download_button")
+    for i, nb in enumerate(notebooks):
+        assert nb.section == section
+        declared = nb.frames
+        assert declared, "a notebook that declares no table checks nothing"
+        missing = sorted(set(csvs) - set().union(*(n.frames for n in notebooks)))
+        assert not missing, f"CSVs no notebook reproduces: {missing}"
+        out = tmp_path / f"nb{i}"
+        out.mkdir()
+        execute(nb.to_json(), out)
+        for name in declared:
+            got = pd.read_csv(out / f"{name}.csv")
+            want = pd.read_csv(io.StringIO(csvs[name]))
+            pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=1e-9, atol=1e-12)
+
+
+def test_user_text_enters_a_notebook_only_as_a_literal(app, capture):
+    csvs, notebooks = capture
+    evil = "x'); import os; os.system('echo pwned'); ('"
+    at = app("pages/sinusoidal_encoding.py", text=evil).run()
+    assert not at.exception
+    (nb,) = notebooks
+    code = "\n".join(c["source"] for c in nb.to_json()["cells"] if c["cell_type"] == "code")
+    assert f"text = {evil!r}" in code
+    compile(code, "notebook", "exec")  # still valid Python: the text stayed a string
