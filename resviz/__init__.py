@@ -18,6 +18,7 @@ from .device import (
     pick_device,
     run_with_fallback,
 )
+from .divergence import DIVERGENCE_FACTOR, Divergence, first_divergence
 from .experiments import (
     forward_signal,
     gradient_norms,
@@ -76,9 +77,11 @@ from .text import char_tokenize
 __version__ = "0.1.0"
 
 __all__ = [
+    "DIVERGENCE_FACTOR",
     "Budget",
     "DegradationConfig",
     "DegradationResult",
+    "Divergence",
     "ENCODER_PRESETS",
     "Encoder",
     "EncoderConfig",
@@ -99,6 +102,7 @@ __all__ = [
     "depth_sweep",
     "device_info",
     "estimate",
+    "first_divergence",
     "forward_decomposition",
     "forward_signal",
     "generate_code",
