@@ -252,7 +252,9 @@ if dcfg is not None:
         if curves is None or len(curves) == 0:
             return
         long = curves.melt(
-            id_vars=["variant", "step"], value_vars=["loss", "error"], var_name="measure"
+            id_vars=["variant", "step", "diverged", "divergence"],
+            value_vars=["loss", "error"],
+            var_name="measure",
         )
         views.chart(
             charts.line(
@@ -285,10 +287,10 @@ if dcfg is not None:
             "deep plain curve above the shallow plain one (degradation) while the deep "
             "residual curve ends at or below the shallow residual one. Chance error is 2/3."
         )
-        for row in curves[curves["diverged"]].itertuples():
+        for row in curves[curves["diverged"].astype(bool)].itertuples():
             st.warning(
-                f"{row.variant}: the loss became {row.loss} (not finite) at step {row.step}; "
-                "training of that stack stopped there.",
+                f"{row.variant} diverged at step {row.step} ({row.divergence}); training of "
+                "that stack stopped there (dashed line).",
                 icon=":material/warning:",
             )
 
@@ -303,7 +305,8 @@ if dcfg is not None:
     )
     result = job.result if job is not None else None
     if isinstance(result, rv.DegradationResult):
-        final = result.final[["variant", "kind", "depth", "step", "loss", "accuracy", "diverged"]]
+        cols = ["variant", "kind", "depth", "step", "loss", "accuracy", "diverged", "divergence"]
+        final = result.final[cols]
         views.table(
             final,
             "degradation_final",
