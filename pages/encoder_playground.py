@@ -485,8 +485,11 @@ with train_box:
         curves = job.result.curves if job.result is not None else job.frame
         if curves is None or len(curves) == 0:
             return
-        for n, g in curves[curves["diverged"]].groupby("variant"):
-            st.warning(f"{n} diverged (loss NaN/Inf) at step {int(g['step'].iloc[0])}.")
+        for row in curves[curves["diverged"].astype(bool)].itertuples():
+            st.warning(
+                f"{row.variant} diverged at step {row.step} ({row.divergence}); its training "
+                "stopped there (dashed line)."
+            )
         views.chart(
             int_line(curves, "step", "loss", "variant", points=False, y_title="masked-token loss"),
             curves,

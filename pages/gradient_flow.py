@@ -440,8 +440,10 @@ def train_render(job: jobs.Job) -> None:
         trace.loss,
         "training_loss",
     )
-    for name, step in trace.attrs.get("diverged", {}).items():
-        st.warning(f"{name} diverged at step {step}: its loss or gradient became NaN or Inf.")
+    for name, found in trace.attrs.get("divergence", {}).items():
+        st.warning(
+            f"{name} diverged: {found.describe()}; its training stopped there (dashed line)."
+        )
     mats = {v: trace.heatmap(v) for v in train_variants if v in set(trace.loss["variant"])}
     finite = np.concatenate([m[np.isfinite(m)] for m in mats.values()])
     lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 0.0)
@@ -472,7 +474,7 @@ def train_render(job: jobs.Job) -> None:
     )
     st.caption(
         "Rows are blocks (input side at the top), columns are steps; colour is log10 of the "
-        "block's gradient norm, on one scale for all panels. Grey is not run yet (or, after a divergence, not finite). "
+        "block's gradient norm, on one scale for all panels. Grey is not run (yet, or after a run diverged and stopped) or not finite. "
         + first_vs_last(trace.layers)
         + " Adam divides each step by the gradient's running size, so a cold block is not "
         "necessarily a slow learner until its gradient nears Adam's eps (1e-8)." + zero_note

@@ -10,6 +10,7 @@ import torch
 
 import resviz as rv
 from resviz import norms as N
+from resviz.divergence import divergence_note
 from ui import charts, jobs, views
 from ui.cache import POLICY
 from ui.params import PageParams
@@ -86,12 +87,9 @@ def log_lines(df: pd.DataFrame, y: str, title: str) -> alt.Chart:
 
 
 def diverged_note(df: pd.DataFrame) -> str:
-    bad = df[df["diverged"]]
-    if not len(bad):
-        return "No run produced NaN or Inf."
-    return "Diverged (first NaN/Inf, marked by a triangle on the axis): " + ", ".join(
-        f"{r.variant} at step {r.step}" for r in bad.itertuples()
-    )
+    """Which runs diverged (``rv.first_divergence``), at which step and why, and which
+    did not: read off the frame on screen."""
+    return divergence_note(df)
 
 
 def half_sizes(views: pd.DataFrame, view: str, d: int) -> str:
@@ -525,8 +523,7 @@ def render_stability(job: jobs.Job) -> None:
         "gradients grow. Without residual or norm the gradient is tiny (it shrinks through the "
         "blocks); residual variants start at 2 (the output still holds x) and must learn to "
         "cancel it; Post-norm outputs have unit size per token, so they cannot reach 0 until the "
-        "norm's gain shrinks. At learning rate 0.1 the unnormalized stacks blow up: "
-        + diverged_note(df)
+        f"norm's gain shrinks. At learning rate {float(df['lr'].iloc[0]):g}: " + diverged_note(df)
     )
     views.csv_button(df, "stability_training")
     views.table(N.run_summary(df), "stability_summary")

@@ -295,7 +295,9 @@ if dcfg is not None:
         if curves is None or len(curves) == 0:
             return
         long = curves.melt(
-            id_vars=["variant", "step"], value_vars=["loss", "error"], var_name="measure"
+            id_vars=["variant", "step", "diverged", "divergence"],
+            value_vars=["loss", "error"],
+            var_name="measure",
         )
         views.chart(
             charts.line(
@@ -330,10 +332,10 @@ if dcfg is not None:
             "ending higher than a shallower one. "
             + rv.degradation_summary(curves, dcfg.shallow, dcfg.deep)
         )
-        for row in curves[curves["diverged"]].itertuples():
+        for row in curves[curves["diverged"].astype(bool)].itertuples():
             st.warning(
-                f"{row.variant}: the loss became {row.loss} (not finite) at step {row.step}; "
-                "training of that stack stopped there.",
+                f"{row.variant} diverged at step {row.step} ({row.divergence}); training of "
+                "that stack stopped there (dashed line).",
                 icon=":material/warning:",
             )
 
@@ -348,7 +350,8 @@ if dcfg is not None:
     )
     result = job.result if job is not None else None
     if isinstance(result, rv.DegradationResult):
-        final = result.final[["variant", "kind", "depth", "step", "loss", "accuracy", "diverged"]]
+        cols = ["variant", "kind", "depth", "step", "loss", "accuracy", "diverged", "divergence"]
+        final = result.final[cols]
         views.table(
             final,
             "degradation_final",

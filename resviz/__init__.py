@@ -18,6 +18,7 @@ from .device import (
     pick_device,
     run_with_fallback,
 )
+from .divergence import DIVERGENCE_FACTOR, Divergence, first_divergence
 from .experiments import (
     forward_signal,
     gradient_norms,
@@ -100,9 +101,11 @@ __all__ = [
     "raster",
     "positional",
     "charts",
+    "DIVERGENCE_FACTOR",
     "Budget",
     "DegradationConfig",
     "DegradationResult",
+    "Divergence",
     "ENCODER_PRESETS",
     "Encoder",
     "EncoderConfig",
@@ -134,6 +137,7 @@ __all__ = [
     "findings_stack",
     "findings",
     "format_number",
+    "first_divergence",
     "forward_decomposition",
     "forward_signal",
     "generate_code",

@@ -76,11 +76,17 @@ def line(
     height: int = HEIGHT,
     tooltip_cols: list[str] | None = None,
     x_int: bool = False,
+    mark_diverged: bool = True,
 ) -> alt.Chart:
     """A line per ``color`` group; on a log axis, zero/Inf/NaN points are left out
     of the line and listed in the tooltip-bearing ``status`` markers along the bottom.
     Whole-number x columns (layers, steps) get whole-number ticks; ``x_int=True``
-    forces that for a float column holding whole numbers."""
+    forces that for a float column holding whole numbers.
+
+    A training frame's diverged steps (rows with ``diverged`` True, see
+    :func:`resviz.first_divergence`) are drawn as dashed vertical rules in their
+    group's colour, with the reason (column ``divergence``) in the tooltip and a
+    legend entry; ``mark_diverged=False`` leaves them out."""
     data = mark_nonfinite(df, y, log=log_y)
     scale_y = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
     scale_x = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
@@ -101,6 +107,8 @@ def line(
     ln = base.mark_line(strokeWidth=3, point=points).encode(
         y=alt.Y("plotted:Q", title=y_title or y, scale=scale_y), tooltip=tips
     )
+    layers = [ln]
+    rules = _divergence_rules(df, x, color, enc_color) if mark_diverged else None
     bad = data[data["status"] != "ok"].copy()
     if len(bad):
         # Points a log axis cannot show (0, Inf, NaN) are flagged at the bottom of the
@@ -117,8 +125,46 @@ def line(
                 tooltip=[*tips, alt.Tooltip("status:N")],
             )
         )
-        return style(alt.layer(ln, flags), height)
-    return style(ln, height)
+        layers.append(flags)
+    if rules is not None:
+        layers.append(rules)
+    return style(alt.layer(*layers) if len(layers) > 1 else ln, height)
+
+
+DIVERGED_LEGEND = "diverged (dashed line)"
+
+
+def _divergence_rules(
+    df: pd.DataFrame, x: str, color: str | None, enc_color: alt.Color | alt.ColorValue
+) -> alt.Chart | None:
+    """Dashed rules at the steps where runs diverged, or None if none did."""
+    if "diverged" not in df.columns or not len(df):
+        return None
+    hit = df["diverged"].fillna(False).astype(bool).to_numpy()
+    if not hit.any():
+        return None
+    keep = [c for c in (color, x) if c]
+    marks = df.loc[hit, keep].copy()
+    marks["reason"] = (
+        df.loc[hit, "divergence"].astype(str).to_numpy() if "divergence" in df else "diverged"
+    )
+    marks["mark"] = DIVERGED_LEGEND
+    marks = marks.drop_duplicates()
+    tips = [alt.Tooltip(c) for c in keep] + [alt.Tooltip("reason:N", title="diverged")]
+    return (
+        alt.Chart(marks)
+        .mark_rule(strokeWidth=2)
+        .encode(
+            x=alt.X(f"{x}:Q"),
+            color=enc_color,
+            strokeDash=alt.StrokeDash(
+                "mark:N",
+                scale=alt.Scale(domain=[DIVERGED_LEGEND], range=[[6, 4]]),
+                legend=alt.Legend(title=None, orient="bottom"),
+            ),
+            tooltip=tips,
+        )
+    )
 
 
 def bars(

@@ -21,6 +21,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from .config import EncoderConfig, StackConfig
+from .divergence import Divergence, divergence_column, first_divergence
 from .hooks import capture
 from .models import Encoder, build
 from .skip import forward_decomposition
@@ -208,6 +209,9 @@ def _check_whole(name: str, value: object, lo: int, hi: int) -> None:
         raise ValueError(f"{name}={value} is out of range: choose {lo} to {hi}.")
 
 
+TRAIN_COLUMNS = ("variant", "step", "loss", "grad_norm", "lr", "diverged", "divergence")
+
+
 def train_compare(
     variants: Mapping[str, Config],
     steps: int = 100,
@@ -227,9 +231,12 @@ def train_compare(
 
     Each model is built with its config's seed replaced by ``seed``; batch ``t``
     is identical for every variant. Returns one row per (variant, step) with
-    ``variant, step, loss, grad_norm, lr, diverged`` (``grad_norm``: total L2
-    norm of all gradients before the update). A variant whose loss or gradient
-    becomes NaN or Inf stops there; its last row has ``diverged=True``.
+    ``variant, step, loss, grad_norm, lr, diverged, divergence`` (``grad_norm``:
+    total L2 norm of all gradients before the update). A variant that diverges
+    (:func:`resviz.first_divergence`: loss or gradient NaN/Inf, or loss above
+    ``DIVERGENCE_FACTOR`` times its step-0 loss) stops there; its last row has
+    ``diverged=True`` and the reason in ``divergence``; ``attrs["diverged"]`` maps
+    variant -> step and ``attrs["divergence"]`` variant -> :class:`resviz.Divergence`.
 
     Progress: every ``sync_every`` steps ``callback(frame_so_far, step, steps)``
     is called and ``should_stop()`` is checked; if it returns True, training ends
@@ -268,6 +275,7 @@ def train_compare(
     active = dict.fromkeys(names, True)
     last_step = dict.fromkeys(names, -1)
     diverged_at: dict[str, int] = {}
+    divergence: dict[str, Divergence] = {}
     lrs = [lr * min(1.0, (t + 1) / warmup) if warmup else lr for t in range(steps)]
     stopped = False
 
@@ -283,9 +291,10 @@ def train_compare(
                 {"variant": n, "step": range(k), "loss": loss_np, "grad_norm": g_np, "lr": lrs[:k]}
             )
             df["diverged"] = df["step"] == diverged_at.get(n, -1)
+            df["divergence"] = divergence_column(range(k), divergence.get(n))
             parts.append(df)
         if not parts:
-            return pd.DataFrame(columns=["variant", "step", "loss", "grad_norm", "lr", "diverged"])
+            return pd.DataFrame(columns=[*TRAIN_COLUMNS])
         return pd.concat(parts, ignore_index=True)
 
     def check(upto: int) -> None:
@@ -293,11 +302,10 @@ def train_compare(
             if not active[n]:
                 continue
             k = last_step[n] + 1
-            bad = ~(torch.isfinite(losses[n][:k]) & torch.isfinite(gnorms[n][:k]))
-            if bool(bad.any()):
-                first = int(bad.nonzero()[0, 0])
-                diverged_at[n] = first
-                last_step[n] = first
+            found = first_divergence(losses[n][:k], gnorms[n][:k])
+            if found is not None:
+                divergence[n] = found
+                diverged_at[n] = last_step[n] = found.step
                 active[n] = False
 
     def train_step(n: str, t: int, x: torch.Tensor, y: torch.Tensor) -> None:
@@ -351,6 +359,7 @@ def train_compare(
     out = frame(steps)
     out.attrs["stopped"] = stopped
     out.attrs["diverged"] = dict(diverged_at)
+    out.attrs["divergence"] = dict(divergence)
     return out
 
 

@@ -32,6 +32,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from .config import StackConfig
+from .divergence import Divergence, divergence_column, first_divergence
 from .experiments import make_batch
 from .models import Stack, build
 
@@ -260,9 +261,10 @@ class GradTrace:
     """What :func:`train_layer_grads` records.
 
     ``loss``: one row per (``variant``, ``step``) with ``loss``, ``grad_norm`` (all
-    parameters) and ``diverged``. ``layers``: one row per (``variant``, ``step``,
-    ``layer``) with ``grad_norm`` of that block's parameters before the update.
-    ``attrs``: ``stopped`` and ``diverged`` (variant -> first non-finite step).
+    parameters), ``diverged`` and ``divergence`` (the reason, on the diverged step).
+    ``layers``: one row per (``variant``, ``step``, ``layer``) with ``grad_norm`` of
+    that block's parameters before the update. ``attrs``: ``stopped``, ``diverged``
+    (variant -> step) and ``divergence`` (variant -> :class:`resviz.Divergence`).
     """
 
     loss: pd.DataFrame
@@ -308,9 +310,10 @@ def train_layer_grads(
     All variants must share input and output widths. Each is built with its seed
     replaced by ``seed``; batch ``t`` is identical for every variant: Gaussian
     inputs and the outputs of a fixed random teacher (:func:`teacher_batch`). A
-    variant whose loss or gradients turn NaN or Inf stops at that step, which is
-    marked ``diverged``. Every ``sync_every`` steps ``callback(trace_so_far, step,
-    steps)`` runs and ``should_stop()`` is checked.
+    variant that diverges (:func:`resviz.first_divergence`: loss or gradient
+    NaN/Inf, or loss above ``DIVERGENCE_FACTOR`` times its step-0 loss) stops at
+    that step, which is marked ``diverged``. Every ``sync_every`` steps
+    ``callback(trace_so_far, step, steps)`` runs and ``should_stop()`` is checked.
     """
     if not variants:
         raise ValueError("train_layer_grads needs at least one variant.")
@@ -335,6 +338,7 @@ def train_layer_grads(
     active = dict.fromkeys(names, True)
     last = dict.fromkeys(names, -1)
     diverged: dict[str, int] = {}
+    divergence: dict[str, Divergence] = {}
     stopped = False
 
     def trace(upto: int) -> GradTrace:
@@ -352,6 +356,7 @@ def train_layer_grads(
                 }
             )
             lf["diverged"] = lf["step"] == diverged.get(n, -1)
+            lf["divergence"] = divergence_column(range(k), divergence.get(n))
             loss_parts.append(lf)
             g = per_layer[n][:k].cpu().numpy()  # (k, n_layers)
             steps_idx, layer_idx = np.meshgrid(range(k), range(g.shape[1]), indexing="ij")
@@ -365,7 +370,7 @@ def train_layer_grads(
                     }
                 )
             )
-        cols_l = ["variant", "step", "loss", "grad_norm", "diverged"]
+        cols_l = ["variant", "step", "loss", "grad_norm", "diverged", "divergence"]
         cols_g = ["variant", "step", "layer", "grad_norm"]
         loss_df = (
             pd.concat(loss_parts, ignore_index=True) if loss_parts else pd.DataFrame(columns=cols_l)
@@ -375,17 +380,17 @@ def train_layer_grads(
             if layer_parts
             else pd.DataFrame(columns=cols_g)
         )
-        return GradTrace(loss_df, layer_df, steps, {"stopped": stopped, "diverged": dict(diverged)})
+        attrs = {"stopped": stopped, "diverged": dict(diverged), "divergence": dict(divergence)}
+        return GradTrace(loss_df, layer_df, steps, attrs)
 
     def check() -> None:
         for n in names:
             if not active[n]:
                 continue
-            k = last[n] + 1
-            ok = torch.isfinite(losses[n][:k]) & torch.isfinite(totals[n][:k])
-            if not bool(ok.all()):
-                first = int((~ok).nonzero()[0, 0])
-                diverged[n] = last[n] = first
+            found = first_divergence(losses[n][: last[n] + 1], totals[n][: last[n] + 1])
+            if found is not None:
+                divergence[n] = found
+                diverged[n] = last[n] = found.step
                 active[n] = False
 
     for t in range(steps):

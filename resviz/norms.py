@@ -32,6 +32,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from .config import EncoderConfig, NormPosition, NormType, StackConfig
+from .divergence import Divergence
 from .experiments import train_compare
 from .models import Encoder, FeatureBatchNorm, build
 
@@ -555,6 +556,7 @@ def train_warmup(
     parts: list[pd.DataFrame] = []
     stopped = False
     diverged: dict[str, int] = {}
+    divergence: dict[str, Divergence] = {}
     for i, w in enumerate((0, warmup)):
         suffix = ", no warm-up" if w == 0 else f", warm-up {w}"
 
@@ -582,12 +584,14 @@ def train_warmup(
         )
         parts.append(label(out))
         diverged.update({k + suffix: v for k, v in out.attrs.get("diverged", {}).items()})
+        divergence.update({k + suffix: v for k, v in out.attrs.get("divergence", {}).items()})
         if out.attrs.get("stopped"):
             stopped = True
             break
     df = pd.concat(parts, ignore_index=True)
     df.attrs["stopped"] = stopped
     df.attrs["diverged"] = diverged
+    df.attrs["divergence"] = divergence
     return df
 
 
@@ -637,7 +641,8 @@ def stability_variants(
 
 def run_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per variant of a training frame: ``first_loss, final_loss, min_loss,
-    max_grad_norm, steps_run, diverged_at`` (step of the first NaN/Inf, or None)."""
+    max_grad_norm, steps_run, diverged_at, divergence`` (the step at which the run
+    diverged, see :func:`resviz.first_divergence`, or None; the reason, or "")."""
     rows = []
     for name, g in df.groupby("variant", sort=False):
         bad = g[g["diverged"]]
@@ -650,6 +655,9 @@ def run_summary(df: pd.DataFrame) -> pd.DataFrame:
                 "max_grad_norm": float(g["grad_norm"].max()),
                 "steps_run": int(len(g)),
                 "diverged_at": int(bad["step"].iloc[0]) if len(bad) else None,
+                "divergence": str(bad["divergence"].iloc[0])
+                if len(bad) and "divergence" in g
+                else "",
             }
         )
     return pd.DataFrame(rows)

@@ -37,6 +37,7 @@ from torch.nn import functional as F
 
 from .budget import estimate
 from .config import EncoderConfig
+from .divergence import Divergence, divergence_column, first_divergence
 from .hooks import capture
 from .models import build
 
@@ -661,8 +662,13 @@ def train_masked(
 
     Each model is built with its config's seed replaced by ``seed`` and trained with
     Adam; batch ``t`` is the same for every variant. The loss is the cross-entropy
-    at masked positions only. Curves: ``variant, step, loss, diverged``; a variant
-    whose loss turns NaN/Inf stops there with ``diverged=True`` on that step.
+    at masked positions only. Curves: ``variant, step, loss, grad_norm, diverged,
+    divergence`` (steps count from 1; ``grad_norm``: total L2 norm of the gradients
+    before the update). A variant that diverges (:func:`resviz.first_divergence`:
+    loss or gradient NaN/Inf, or loss above ``DIVERGENCE_FACTOR`` times its first
+    loss) stops there with ``diverged=True`` and the reason in ``divergence`` on
+    that step; ``curves.attrs["diverged"]`` maps variant -> step and
+    ``curves.attrs["divergence"]`` variant -> :class:`resviz.Divergence`.
     ``callback(curves_so_far, step, steps)`` and ``should_stop()`` run every
     ``sync_every`` steps, as in :func:`resviz.train_compare`.
     """
@@ -684,9 +690,12 @@ def train_masked(
     opts = {n: torch.optim.Adam(models[n].parameters(), lr=lr) for n in names}
     gens = {n: torch.Generator().manual_seed(seed) for n in names}
     losses = {n: torch.full((steps,), float("nan"), device=device) for n in names}
+    gnorms = {n: torch.full((steps,), float("nan"), device=device) for n in names}
     last = dict.fromkeys(names, -1)
     diverged: dict[str, int] = {}
+    divergence: dict[str, Divergence] = {}
     stopped = False
+    columns = ["variant", "step", "loss", "grad_norm", "diverged", "divergence"]
 
     def frame(upto: int) -> pd.DataFrame:
         parts = []
@@ -699,12 +708,14 @@ def train_masked(
                             "variant": n,
                             "step": range(1, k + 1),
                             "loss": losses[n][:k].cpu().numpy().astype(float),
-                            "diverged": [s == diverged.get(n, -1) for s in range(k)],
+                            "grad_norm": gnorms[n][:k].cpu().numpy().astype(float),
+                            "diverged": [s == diverged.get(n, -1) for s in range(1, k + 1)],
+                            "divergence": divergence_column(range(1, k + 1), divergence.get(n)),
                         }
                     )
                 )
         if not parts:
-            return pd.DataFrame(columns=["variant", "step", "loss", "diverged"])
+            return pd.DataFrame(columns=columns)
         return pd.concat(parts, ignore_index=True)
 
     for t in range(steps):
@@ -717,6 +728,10 @@ def train_masked(
             loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-100)
             opts[n].zero_grad(set_to_none=True)
             loss.backward()
+            grads = [p.grad for p in models[n].parameters() if p.grad is not None]
+            gnorms[n][t] = (
+                torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads))) if grads else 0.0
+            )
             opts[n].step()
             losses[n][t] = loss.detach()
             last[n] = t
@@ -724,10 +739,12 @@ def train_masked(
             for n in names:
                 if n in diverged:
                     continue
-                bad = ~torch.isfinite(losses[n][: last[n] + 1])
-                if bool(bad.any()):
-                    diverged[n] = int(bad.nonzero()[0, 0])
-                    last[n] = diverged[n]
+                k = last[n] + 1
+                found = first_divergence(losses[n][:k], gnorms[n][:k], first_step=1)
+                if found is not None:
+                    divergence[n] = found
+                    diverged[n] = found.step  # counted from 1, as in the curves
+                    last[n] = found.step - 1
             if callback is not None:
                 callback(frame(t), t + 1, steps)
             if should_stop is not None and should_stop():
@@ -737,6 +754,7 @@ def train_masked(
                 break
     curves = frame(steps)
     curves.attrs["diverged"] = dict(diverged)
+    curves.attrs["divergence"] = dict(divergence)
     states = {
         n: {k: v.detach().to("cpu", copy=True) for k, v in models[n].state_dict().items()}
         for n in names

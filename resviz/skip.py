@@ -45,6 +45,7 @@ from .config import (
     _check_float,
     _check_int,
 )
+from .divergence import Divergence, first_divergence
 from .hooks import capture
 from .models import Stack, StackBlock, build
 
@@ -624,11 +625,14 @@ class LesionConfig:
 class DegradationResult:
     """What :func:`train_degradation` returns.
 
-    ``curves``: ``variant, kind, depth, step, loss, error, diverged`` (loss and
-    error on the whole training set every ``eval_every`` steps); ``final``: one row
+    ``curves``: ``variant, kind, depth, step, loss, error, diverged, divergence``
+    (loss and error on the whole training set every ``eval_every`` steps, and at the
+    step where a variant diverged); ``final``: one row
     per variant; ``lesion``: :func:`lesion` of every trained model; ``signal``:
     :func:`layer_decomposition` of every variant on the task's points, ``stage``
-    ``init`` and ``trained``. ``attrs["stopped"]`` is True when training ended early.
+    ``init`` and ``trained``. ``attrs["stopped"]`` is True when training ended early;
+    ``attrs["diverged"]`` maps variant -> step and ``attrs["divergence"]`` variant ->
+    :class:`resviz.Divergence` (also in ``curves.attrs``).
     """
 
     curves: pd.DataFrame
@@ -688,8 +692,14 @@ def train_degradation(
     on the same batches, then lesion them.
 
     Progress: ``callback(curves_so_far, step, steps)`` at every evaluation, and
-    ``should_stop()`` is checked there. A variant whose loss becomes NaN or Inf
-    stops at that step (``diverged=True`` on its last row).
+    ``should_stop()`` is checked there.
+
+    Divergence (:func:`resviz.first_divergence`) is judged on two series per
+    variant: the training step's batch loss and gradient norm (start: the loss at
+    step 1), checked every step, and the whole-set loss at each evaluation (start:
+    step 0). A variant that diverges stops at that step: it is not updated there,
+    and its last row (the whole-set loss and error at that step) has
+    ``diverged=True`` and the reason in ``divergence``.
     """
     t0 = time.perf_counter()
     device = torch.device(device or "cpu")
@@ -702,23 +712,32 @@ def train_degradation(
     gen = torch.Generator().manual_seed(seed + 1)
     active = dict.fromkeys(models, True)
     rows: list[dict[str, Any]] = []
+    divergence: dict[str, Divergence] = {}
+    eval_start: dict[str, float] = {}
+    train_start: dict[str, float] = {}
+
+    def record_one(n: str, step: int, found: Divergence | None = None) -> None:
+        m = models[n]
+        m.eval()
+        loss, err = evaluate(m, x_all, y_all)
+        m.train()
+        eval_start.setdefault(n, loss)
+        found = found or first_divergence([loss], start=eval_start[n], first_step=step)
+        rows.append(_row(n, cfgs[n], step, loss, err, found))
+        if found is not None:
+            divergence[n] = found
+            active[n] = False
 
     def record(step: int) -> None:
-        for n, m in models.items():
-            if not active[n]:
-                continue
-            m.eval()
-            loss, err = evaluate(m, x_all, y_all)
-            m.train()
-            bad = not math.isfinite(loss)
-            rows.append(_row(n, cfgs[n], step, loss, err, bad))
-            if bad:
-                active[n] = False
+        for n in models:
+            if active[n]:
+                record_one(n, step)
 
     def frame() -> pd.DataFrame:
-        return pd.DataFrame(
-            rows, columns=["variant", "kind", "depth", "step", "loss", "error", "diverged"]
-        )
+        out = pd.DataFrame(rows, columns=list(DEGRADATION_COLUMNS))
+        out.attrs["diverged"] = {n: d.step for n, d in divergence.items()}
+        out.attrs["divergence"] = dict(divergence)
+        return out
 
     record(0)
     stopped = False
@@ -729,12 +748,16 @@ def train_degradation(
             if not active[n]:
                 continue
             loss = F.cross_entropy(m(xb), yb)
-            if not torch.isfinite(loss):
-                rows.append(_row(n, cfgs[n], t, float(loss), float("nan"), True))
-                active[n] = False
-                continue
             opts[n].zero_grad(set_to_none=True)
             loss.backward()
+            grads = [p.grad for p in m.parameters() if p.grad is not None]
+            gnorm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+            value = float(loss.detach())
+            train_start.setdefault(n, value)
+            found = first_divergence([value], [float(gnorm)], start=train_start[n], first_step=t)
+            if found is not None:  # not updated: the row shows the model that diverged
+                record_one(n, t, found)
+                continue
             opts[n].step()
         if t % dcfg.eval_every == 0 or t == dcfg.steps:
             record(t)
@@ -762,7 +785,11 @@ def train_degradation(
         lesion=pd.concat(lesions, ignore_index=True),
         signal=pd.concat(signals, ignore_index=True),
         seconds=time.perf_counter() - t0,
-        attrs={"stopped": stopped},
+        attrs={
+            "stopped": stopped,
+            "diverged": dict(curves.attrs["diverged"]),
+            "divergence": dict(divergence),
+        },
     )
 
 
@@ -868,11 +895,17 @@ def _meta(cfg: StackConfig) -> dict[str, Any]:
     return {"kind": "plain" if cfg.residual == "none" else "residual", "depth": cfg.n_blocks}
 
 
+DEGRADATION_COLUMNS = (
+    "variant", "kind", "depth", "step", "loss", "error", "diverged", "divergence"
+)  # fmt: skip
+
+
 def _row(
-    name: str, cfg: StackConfig, step: int, loss: float, err: float, diverged: bool
+    name: str, cfg: StackConfig, step: int, loss: float, err: float, found: Divergence | None
 ) -> dict[str, Any]:
     return {"variant": name, **_meta(cfg), "step": step, "loss": loss, "error": err,
-            "diverged": diverged}  # fmt: skip
+            "diverged": found is not None,
+            "divergence": found.label if found is not None else ""}  # fmt: skip
 
 
 __all__ = [

@@ -1,6 +1,7 @@
 """The normalization page: measured numbers on the page, widgets, both training panels."""
 
 import ui.jobs
+from resviz.charts import DIVERGED_LEGEND
 
 PAGE = "pages/normalization.py"
 
@@ -85,6 +86,41 @@ def test_stability_training_runs_and_finishes(app):
     done = summary[summary["diverged_at"].isna()]
     assert (done["steps_run"] == 20).all()
     assert any("Finished 20 steps" in c.value for c in at.caption)
+    _assert_caption_matches_summary(at, summary, "0.1")
+    # Each diverged run is marked on both training charts: a dashed rule in the legend.
+    bad = summary[summary["diverged_at"].notna()]
+    marked = [c.proto.spec for c in at.get("vega_lite_chart") if DIVERGED_LEGEND in c.proto.spec]
+    assert len(marked) == (2 if len(bad) else 0)
+    assert all('"rule"' in spec for spec in marked)
+
+
+def _assert_caption_matches_summary(at, summary, lr):
+    """The stability caption names exactly the runs the summary table says diverged,
+    with their steps and reasons, and the others as not diverged."""
+    caption = next(c.value for c in at.caption if "At learning rate" in c.value)
+    assert f"At learning rate {lr}: " in caption
+    bad = summary[summary["diverged_at"].notna()]
+    for r in bad.itertuples():
+        assert f"{r.variant} at step {int(r.diverged_at)} ({r.divergence})" in caption
+    ok = list(summary.loc[summary["diverged_at"].isna(), "variant"])
+    if not len(bad):
+        assert "No run diverged" in caption
+    elif ok:
+        assert caption.endswith("Did not diverge: " + ", ".join(ok) + ".")
+
+
+def test_stability_caption_when_nothing_diverges(app):
+    # The old caption said "At learning rate 0.1 the unnormalized stacks blow up" at
+    # every learning rate; at 0.001 nothing does.
+    at = app(PAGE, s_steps="20", s_lr="0.001").run()
+    at.button(key="stability:start").click().run()
+    assert ui.jobs.REGISTRY.wait(120)
+    at.run()
+    _clean(at)
+    summary = _table(at, "variant", "neither")
+    assert summary["diverged_at"].isna().all()
+    _assert_caption_matches_summary(at, summary, "0.001")
+    assert "blow up" not in " ".join(c.value for c in at.caption)
 
 
 def test_warmup_training_runs_and_finishes(app):

@@ -186,6 +186,10 @@ def test_train_layer_grads_stops_and_marks_divergence():
     )
     step = boom.attrs["diverged"]["boom"]
     assert boom.loss["diverged"].sum() == 1 and boom.loss["step"].max() == step
+    found = rv.first_divergence(boom.loss["loss"], boom.loss["grad_norm"])
+    mine = boom.attrs["divergence"]["boom"]
+    assert (mine.step, mine.reason, mine.quantity) == (found.step, found.reason, found.quantity)
+    assert found.step == step
 
 
 def test_train_layer_grads_rejects_bad_arguments():
