@@ -508,6 +508,18 @@ st.markdown(
 )
 
 
+def start_end_note(df: pd.DataFrame) -> str:
+    """Each run's first loss and its mean over its last ten steps, from the data."""
+    parts = []
+    for name, run in df.groupby("variant", sort=False):
+        loss = run.sort_values("step")["loss"]
+        parts.append(
+            f"{name} {rv.format_number(float(loss.iloc[0]))} to "
+            f"{rv.format_number(float(loss.tail(10).mean()))}"
+        )
+    return "Loss at the first step, then over the last ten steps: " + "; ".join(parts) + "."
+
+
 def render_stability(job: jobs.Job) -> None:
     df = job.result if job.result is not None else job.frame
     if df is None or not len(df):
@@ -518,12 +530,12 @@ def render_stability(job: jobs.Job) -> None:
     with c2:
         views.altair(log_lines(df, "grad_norm", "total gradient norm (log)"), width="stretch")
     st.caption(
-        "The targets are fresh random numbers each step, so nothing can be learned and the best "
-        "loss is 1 (predict 0): the runs differ in how they get there and how large their "
-        "gradients grow. Without residual or norm the gradient is tiny (it shrinks through the "
-        "blocks); residual variants start at 2 (the output still holds x) and must learn to "
-        "cancel it; Post-norm outputs have unit size per token, so they cannot reach 0 until the "
-        f"norm's gain shrinks. At learning rate {float(df['lr'].iloc[0]):g}: " + diverged_note(df)
+        "The targets are fresh random numbers each step, independent of the inputs, so the "
+        "best a run can do is a loss of 1 in expectation (predict 0; one batch can dip a little "
+        "below it): the runs differ in how they get there and how large their gradients grow. "
+        + start_end_note(df)
+        + f" At learning rate {float(df['lr'].iloc[0]):g}: "
+        + diverged_note(df)
     )
     views.csv_button(df, "stability_training")
     views.table(N.run_summary(df), "stability_summary")

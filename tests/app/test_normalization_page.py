@@ -109,9 +109,20 @@ def _assert_caption_matches_summary(at, summary, lr):
         assert caption.endswith("Did not diverge: " + ", ".join(ok) + ".")
 
 
-def test_stability_caption_when_nothing_diverges(app):
+def test_stability_caption_when_nothing_diverges(app, monkeypatch):
     # The old caption said "At learning rate 0.1 the unnormalized stacks blow up" at
     # every learning rate; at 0.001 nothing does.
+    import ui.views
+    from resviz import format_number as num
+
+    seen = {}
+    original = ui.views.csv_button
+
+    def record(df, name, label="Download CSV"):
+        seen[name] = df
+        original(df, name, label)
+
+    monkeypatch.setattr(ui.views, "csv_button", record)
     at = app(PAGE, s_steps="20", s_lr="0.001").run()
     at.button(key="stability:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
@@ -121,6 +132,13 @@ def test_stability_caption_when_nothing_diverges(app):
     assert summary["diverged_at"].isna().all()
     _assert_caption_matches_summary(at, summary, "0.001")
     assert "blow up" not in " ".join(c.value for c in at.caption)
+    # Each run's first loss and its mean over the last ten steps, read from the data.
+    caption = next(c.value for c in at.caption if "At learning rate" in c.value)
+    runs = seen["stability_training"]
+    for name, run in runs.groupby("variant"):
+        loss = run.sort_values("step")["loss"]
+        first, last = num(float(loss.iloc[0])), num(float(loss.tail(10).mean()))
+        assert f"{name} {first} to {last}" in caption
 
 
 def test_warmup_training_runs_and_finishes(app):
