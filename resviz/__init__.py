@@ -8,7 +8,7 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
 """
 
 from . import norms, playground
-from .budget import Budget, Estimate, estimate
+from .budget import Budget, Estimate, combine, estimate
 from .codegen import generate_code
 from .config import ENCODER_PRESETS, EncoderConfig, StackConfig, config_fields
 from .device import (
@@ -94,6 +94,7 @@ __all__ = [
     "build",
     "capture",
     "char_tokenize",
+    "combine",
     "config_fields",
     "configure_threads",
     "depth_sweep",
