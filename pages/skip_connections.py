@@ -10,7 +10,7 @@ import resviz as rv
 from ui import charts, jobs, views
 from ui.cache import POLICY
 from ui.params import PageParams
-from ui.shell import page_setup
+from ui.shell import budget, page_setup
 
 SEED_WIDTHS = (25, 25, 43, 43, 54, 54)
 PRESETS = ["custom depth x width", "seed network 25,25,43,43,54,54"]
@@ -237,9 +237,12 @@ if mode == "none":
     st.caption("Shortcut is set to none above; the residual stacks here use add.")
 
 if dcfg is not None:
-    biggest = dcfg.variants(ctx.seed)[f"residual, {dcfg.deep} blocks"]
-    refusal = views.check_budget(
-        rv.estimate(biggest, batch=dcfg.n_points, steps=4 * dcfg.steps),
+    # The four stacks train side by side; the refusal, if any, is shown by the panel below.
+    refusal = budget().check(
+        rv.combine(
+            rv.estimate(v, batch=dcfg.n_points, steps=dcfg.steps)
+            for v in dcfg.variants(ctx.seed).values()
+        ),
         "This experiment",
     )
 
