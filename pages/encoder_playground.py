@@ -1,6 +1,7 @@
 """Encoder playground: configure an encoder, run it on your text, look inside, train it."""
 
 import dataclasses
+import hashlib
 import math
 
 import altair as alt
@@ -455,17 +456,28 @@ with train_box:
     if len(train_ids) < 2:
         st.info("Training needs at least 2 tokens of text.")
         st.stop()
-    costs = [rv.estimate(c, batch=BATCH, seq_len=T, steps=steps) for c in variants.values()]
-    total = rv.Estimate(
-        params=sum(c.params for c in costs),
-        flops_forward=sum(c.flops_forward for c in costs),
-        activation_bytes=max(c.activation_bytes for c in costs),
-        steps=steps,
+    total = rv.combine(
+        rv.estimate(c, batch=BATCH, seq_len=T, steps=steps) for c in variants.values()
     )
     st.caption(f"Cost of this run before it starts: {total.describe()}.")
     blocked = budget().check(total, "This training run")
     device = ctx.device
-    key = ("playground", cfg, cfg2, train_ids, steps, lr, str(device))
+    # Keyed by everything the user set, not by what it computes to: the text itself
+    # (by digest) and every tokenizer, model and training setting. Two sessions whose
+    # different texts tokenize to the same ids must not see or join each other's run.
+    key = (
+        "playground",
+        hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+        level,
+        max_len,
+        max_vocab,
+        tuple(variants.items()),
+        steps,
+        lr,
+        BATCH,
+        ctx.seed,
+        str(device),
+    )
 
     def work(report, should_stop):
         return PG.train_masked(

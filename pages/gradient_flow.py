@@ -12,7 +12,7 @@ from resviz import gradflow as G
 from ui import charts, jobs, views
 from ui import gradflow_cache as cache
 from ui.params import PageParams
-from ui.shell import page_setup
+from ui.shell import budget, page_setup
 
 ctx = page_setup(
     "Gradient flow",
@@ -332,7 +332,9 @@ def sweep_render(job: jobs.Job) -> None:
     views.csv_button(df, "depth_sweep")
 
 
-sweep_blocked = views.check_budget(
+# One stack at a time, one backward pass each: the deepest one is the cost. The
+# panel below shows the refusal, if any.
+sweep_blocked = budget().check(
     rv.estimate(dataclasses.replace(sweep_base, depth=max(G.DEFAULT_DEPTHS)), batch=32),
     "This depth sweep",
 )
@@ -373,11 +375,11 @@ train_variants = dict(variants)
 if with_scaled:
     train_variants[f"scaled: {scale:g}·x + f(x)"] = dataclasses.replace(base, identity_scale=scale)
 BATCH = 64
-blocked = None
-for cfg in train_variants.values():
-    blocked = blocked or views.check_budget(
-        rv.estimate(cfg, batch=BATCH, steps=steps), "This training run"
-    )
+# The variants train side by side; the panel below shows the refusal, if any.
+blocked = budget().check(
+    rv.combine(rv.estimate(c, batch=BATCH, steps=steps) for c in train_variants.values()),
+    "This training run",
+)
 train_key = ("gradflow:train", tuple(train_variants.items()), steps, lr, ctx.seed, dev)
 
 

@@ -14,7 +14,7 @@ from resviz.divergence import divergence_note
 from ui import charts, jobs, views
 from ui.cache import POLICY
 from ui.params import PageParams
-from ui.shell import page_setup
+from ui.shell import budget, page_setup
 
 
 # ------------------------------------------------------------------ cached experiments
@@ -418,8 +418,13 @@ with c3:
 with c4:
     w_warm = p.slider("warm-up steps", "w_warm", 5, 150, 50, step=5)
 w_variants = N.warmup_variants(w_layers, 64)
-w_block = views.check_budget(
-    rv.estimate(w_variants["Post-LN"], batch=16, seq_len=16, steps=w_steps), "This training run"
+# Both variants train side by side, twice (with and without warm-up): one refusal,
+# shown by the panel below.
+w_block = budget().check(
+    rv.combine(
+        rv.estimate(c, batch=16, seq_len=16, steps=2 * w_steps) for c in w_variants.values()
+    ),
+    "This training run",
 )
 w_cfg = w_variants["Post-LN"]
 st.markdown(
@@ -573,23 +578,36 @@ size = p.select(
     ["16x128x256", "16x128x512", "16x256x1024"],
     "16x128x256",
 )
-nonce = st.session_state.setdefault("_norm_timing_nonce", 0)
-if st.button("Measure again", key="normalization:remeasure", icon=":material/timer:"):
-    st.session_state["_norm_timing_nonce"] = nonce = nonce + 1
-tm = timing(size, str(ctx.device), nonce)
-views.chart(
-    charts.bars(tm, "pass", "median_ms", "norm", y_title="median time (ms)", height=260),
-    tm,
-    "norm_timing",
-    caption=f"Measured on {ctx.device} just now: 7 timed calls after one warm-up, median (min "
-    "and max in the CSV). RMSNorm skips the mean, so it does less arithmetic; whether that "
-    "makes it faster depends on the kernels PyTorch has for this device. Here RMSNorm took "
-    + "; ".join(
-        f"{rv.ratio_words(t.loc['RMSNorm', 'median_ms'], t.loc['LayerNorm', 'median_ms'])} "
-        f"LayerNorm's time {direction}"
-        for direction, t in ((d, g.set_index("norm")) for d, g in tm.groupby("pass", sort=False))
-    )
-    + ".",
+# The timing holds its input many times over (RMSNorm's backward most of all): it
+# has its own estimate, and is refused like a model that does not fit.
+t_refused = views.check_budget(
+    N.norm_timing_cost(*(int(v) for v in size.split("x"))), "Timing at this size"
 )
+nonce = st.session_state.setdefault("_norm_timing_nonce", 0)
+if st.button(
+    "Measure again",
+    key="normalization:remeasure",
+    icon=":material/timer:",
+    disabled=bool(t_refused),
+):
+    st.session_state["_norm_timing_nonce"] = nonce = nonce + 1
+if not t_refused:
+    tm = timing(size, str(ctx.device), nonce)
+    views.chart(
+        charts.bars(tm, "pass", "median_ms", "norm", y_title="median time (ms)", height=260),
+        tm,
+        "norm_timing",
+        caption=f"Measured on {ctx.device} just now: 7 timed calls after one warm-up, median (min "
+        "and max in the CSV). RMSNorm skips the mean, so it does less arithmetic; whether that "
+        "makes it faster depends on the kernels PyTorch has for this device. Here RMSNorm took "
+        + "; ".join(
+            f"{rv.ratio_words(t.loc['RMSNorm', 'median_ms'], t.loc['LayerNorm', 'median_ms'])} "
+            f"LayerNorm's time {direction}"
+            for direction, t in (
+                (d, g.set_index("norm")) for d, g in tm.groupby("pass", sort=False)
+            )
+        )
+        + ".",
+    )
 if torch.cuda.is_available() and ctx.device.type != "cuda":
     st.caption("A GPU is available: pick it in the sidebar to time it there.")

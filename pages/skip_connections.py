@@ -280,9 +280,12 @@ if mode == "none":
     st.caption("Shortcut is set to none above; the residual stacks here use add.")
 
 if dcfg is not None:
-    biggest = dcfg.variants(ctx.seed)[f"residual, {dcfg.deep} blocks"]
-    refusal = views.check_budget(
-        rv.estimate(biggest, batch=dcfg.n_points, steps=4 * dcfg.steps),
+    # The four stacks train side by side; the refusal, if any, is shown by the panel below.
+    refusal = budget().check(
+        rv.combine(
+            rv.estimate(v, batch=dcfg.n_points, steps=dcfg.steps)
+            for v in dcfg.variants(ctx.seed).values()
+        ),
         "This experiment",
     )
 

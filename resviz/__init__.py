@@ -8,7 +8,7 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
 """
 
 from . import charts, findings, findings_stack, norms, playground, positional, raster
-from .budget import Budget, Estimate, estimate
+from .budget import Budget, Estimate, combine, estimate
 from .codegen import generate_code
 from .config import ENCODER_PRESETS, EncoderConfig, StackConfig, config_fields
 from .device import (
@@ -124,6 +124,7 @@ __all__ = [
     "change",
     "char_tokenize",
     "compare",
+    "combine",
     "config_fields",
     "configure_threads",
     "crossing",

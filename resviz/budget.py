@@ -2,14 +2,16 @@
 
 ``estimate`` builds the model on PyTorch's ``meta`` device (shapes only, no
 memory, no init), counts parameters exactly, and derives forward FLOPs and a
-training activation-memory estimate from the layer shapes. ``Budget`` holds the
-limits a shared server applies; ``Budget.check`` returns a message that states
-the estimate, the limit and what to reduce, or None when the run fits.
+training activation-memory estimate from the layer shapes. ``combine`` adds up
+models that train side by side. ``Budget`` holds the limits a shared server
+applies; ``Budget.check`` returns a message that states the estimate, the limit
+and what to reduce, or None when the run fits.
 
 Limits default to values that keep one request comfortable on a 1 GB server
 and can be set with environment variables (``RESVIZ_MAX_PARAMS``,
-``RESVIZ_MAX_ACTIVATION_MB``, ``RESVIZ_MAX_GFLOP``); the app also reads a
-``[budget]`` table from Streamlit secrets with the same names in lower case.
+``RESVIZ_MAX_ACTIVATION_MB``, ``RESVIZ_MAX_MEMORY_MB``, ``RESVIZ_MAX_GFLOP``);
+the app also reads a ``[budget]`` table from Streamlit secrets with the same
+names in lower case.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import functools
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import torch
@@ -155,18 +157,44 @@ def estimate(
     )
 
 
+def combine(estimates: Iterable[Estimate]) -> Estimate:
+    """The cost of several models trained side by side, one step each in turn (as
+    ``train_compare`` and every page's comparison runs do): every model, its
+    gradients and optimizer state stay alive for the whole run, so parameters and
+    FLOPs add up; a model's activations are freed after its step, so the largest
+    one's count. All estimates must have the same ``steps``."""
+    items = list(estimates)
+    if not items:
+        raise ValueError("combine() needs at least one estimate.")
+    if len({e.steps for e in items}) > 1:
+        raise ValueError("combine() needs estimates with the same number of steps.")
+    return Estimate(
+        params=sum(e.params for e in items),
+        flops_forward=sum(e.flops_forward for e in items),
+        activation_bytes=max(e.activation_bytes for e in items),
+        steps=items[0].steps,
+    )
+
+
 @dataclass(frozen=True)
 class Budget:
-    """Per-request limits for a shared server (defaults sized for about 1 GB)."""
+    """Per-request limits for a shared server (defaults sized for about 1 GB).
+
+    ``max_memory_bytes`` bounds :attr:`Estimate.memory_bytes`: weights, their
+    gradients and optimizer state, and activations, everything one experiment
+    holds at once.
+    """
 
     max_params: int = 30_000_000
     max_activation_bytes: int = 256 * 2**20
     max_flops: float = 3e12
+    max_memory_bytes: int = 256 * 2**20
 
     @classmethod
     def from_mapping(cls, env: Mapping[str, object] | None = None) -> Budget:
-        """Read ``RESVIZ_MAX_PARAMS``, ``RESVIZ_MAX_ACTIVATION_MB`` and
-        ``RESVIZ_MAX_GFLOP`` (or lower-case names without the prefix)."""
+        """Read ``RESVIZ_MAX_PARAMS``, ``RESVIZ_MAX_ACTIVATION_MB``,
+        ``RESVIZ_MAX_MEMORY_MB`` and ``RESVIZ_MAX_GFLOP`` (or lower-case names
+        without the prefix)."""
         env = os.environ if env is None else env
         base = cls()
 
@@ -187,6 +215,7 @@ class Budget:
                 get("MAX_ACTIVATION_MB", base.max_activation_bytes / 2**20) * 2**20
             ),
             max_flops=get("MAX_GFLOP", base.max_flops / 1e9) * 1e9,
+            max_memory_bytes=int(get("MAX_MEMORY_MB", base.max_memory_bytes / 2**20) * 2**20),
         )
 
     def check(self, est: Estimate, what: str = "This configuration") -> str | None:
@@ -203,6 +232,17 @@ class Budget:
                 f"{human_bytes(self.max_activation_bytes)}: reduce the batch, sequence length, "
                 "width or depth"
             )
+        elif est.memory_bytes > self.max_memory_bytes:
+            held = (
+                "weights, gradients, optimizer state and activations"
+                if est.steps
+                else "weights and activations"
+            )
+            problems.append(
+                f"~{human_bytes(est.memory_bytes)} of memory ({held}) exceed the limit of "
+                f"{human_bytes(self.max_memory_bytes)}: reduce depth, width, the batch or "
+                "the number of models"
+            )
         if est.flops_total > self.max_flops:
             problems.append(
                 f"~{human_flops(est.flops_total)} exceed the compute limit of "
@@ -213,4 +253,4 @@ class Budget:
         return f"{what} is over this server's budget: " + "; ".join(problems) + "."
 
 
-__all__ = ["Budget", "Estimate", "estimate", "human_bytes", "human_count", "human_flops"]
+__all__ = ["Budget", "Estimate", "combine", "estimate", "human_bytes", "human_count", "human_flops"]

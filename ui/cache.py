@@ -18,17 +18,21 @@ from resviz import charts
 from resviz import playground as PG
 from resviz import positional as P
 
-# The one cache policy every cached wrapper uses (pages and ui modules alike).
+# The one cache policy every cached wrapper uses (pages and ui modules alike)...
 POLICY = {"max_entries": 64, "ttl": 3600}
+# ...except where one value can reach megabytes. At the sinusoidal page's largest
+# setting (1,000 x 1,024) the matrix's CSV is 10.6 MB, the position similarities
+# 7.7 MB and the four side-by-side matrices 2 MB: 64 of each would be 1.3 GB, more
+# than the server has. Four of each hold at most 81 MB.
+LARGE = {"max_entries": 4, "ttl": 3600}
 
 
-@st.cache_data(**POLICY)
 def matrix_frame(n_pos: int, d_model: int, base: float) -> pd.DataFrame:
     """The encoding matrix as a CSV-ready frame: one row per position."""
     return P.encoding_frame(n_pos, d_model, base)
 
 
-@st.cache_data(**POLICY)
+@st.cache_data(**LARGE)
 def position_similarity(n_pos: int, d_model: int, base: float) -> dict[str, object]:
     pe = rv.sinusoidal_encoding(n_pos, d_model, base, dtype=torch.float64)
     dot, _cos = P.position_similarity(pe)
@@ -39,7 +43,7 @@ def position_similarity(n_pos: int, d_model: int, base: float) -> dict[str, obje
     }
 
 
-@st.cache_data(**POLICY)
+@st.cache_data(**LARGE)
 def similarity_matrices(n_pos: int, d_model: int, base: float, seed: int) -> dict[str, object]:
     mats = P.similarity_matrices(n_pos, d_model, base, seed)
     return {name: m.numpy() for name, m in mats.items()}
@@ -61,12 +65,13 @@ def embedding_vs_position(n_pos: int, d_model: int, base: float, seed: int) -> p
     return P.embedding_vs_position(1000, d_model, n_pos, seed=seed, base=base)
 
 
-@st.cache_data(**POLICY)
+@st.cache_data(**LARGE)
 def matrix_csv(n_pos: int, d_model: int, base: float) -> bytes:
     return matrix_frame(n_pos, d_model, base).to_csv(index=False).encode("utf-8")
 
 
-@st.cache_data(**POLICY)
+# A page view draws 6 images; the largest (the 1,000 x 1,024 matrix) is a 1.2 MB PNG.
+@st.cache_data(max_entries=32, ttl=POLICY["ttl"])
 def image_chart(key: tuple, matrix_fn: str, **kw: object) -> alt.LayerChart:
     """An image heatmap (PNG inside Altair axes), cached by what it draws.
 

@@ -6,9 +6,11 @@ registry and the page only reads its progress, from an ``st.fragment`` that
 reruns itself while the job is live. So other widgets keep working, and a click
 neither kills nor corrupts the run.
 
-Runs are keyed by everything that determines their result (configs, seed,
-steps, device), so identical runs are shared: the first session to start one
-computes it and any other session asking for the same key subscribes to it.
+Runs are keyed by everything the user set (configs, seed, steps, device, and
+user text itself rather than what it computes to, so that a session never sees
+a run set up from someone else's text), so identical runs are shared: the first
+session to start one computes it and any other session asking for the same key
+subscribes to it.
 Finished results stay in a bounded LRU. A run stops when every session that
 asked for it pressed Stop or closed its tab, or when it exceeds its time budget.
 At most ``RESVIZ_MAX_JOBS`` runs train at once on the server; the rest queue.

@@ -101,7 +101,8 @@ def sidebar() -> Context:
 
 def budget() -> rv.Budget:
     """The server's per-request limits: environment variables, then a ``[budget]``
-    table in Streamlit secrets (keys ``max_params``, ``max_activation_mb``, ``max_gflop``)."""
+    table in Streamlit secrets (keys ``max_params``, ``max_activation_mb``, ``max_memory_mb``,
+    ``max_gflop``)."""
     values: dict[str, object] = dict(os.environ)
     try:
         section = st.secrets.get("budget")

@@ -1,0 +1,59 @@
+"""One session visiting the heaviest deep link of every page stays within the memory
+the README promises: each page's synchronous work (what it computes while drawing,
+outside background runs) at its largest allowed setting, in turn, in one fresh
+process (tests/app/peak_rss.py), raises the peak resident size by at most
+``SESSION_PEAK_MB`` over a server that has drawn every page once."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import resviz as rv
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# The README's figure: one experiment's memory budget (``rv.Budget().max_memory_bytes``).
+SESSION_PEAK_MB = 256
+
+WORDS = "+".join(f"w{i}" for i in range(64))
+TEXT = "+".join(f"tok{i % 700}" for i in range(12_000))  # 95,000 characters, 700 words
+
+WORST = [
+    # The audit's links: 100 x 512 stacks, their Jacobians and scaled shortcut; the
+    # largest norm views, a 24-layer Post-/Pre-LN comparison and (refused) timing.
+    "gradient_flow?depth=100&width=512&act=sigmoid&norm=batch&L=100&block=100"
+    "&steps=1000&train_scaled=true",
+    "normalization?batch=16&tokens=32&d=128&big=100&small=0.01&layers=24&d_model=128"
+    "&w_layers=12&w_steps=300&s_steps=300&s_norms=true&s_place=true&t_size=16x256x1024",
+    # The largest timing that fits the budget.
+    "normalization?t_size=16x128x512",
+    "skip_connections?depth=64&width=256&mode=concat&project=true&deep=64&steps=2000",
+    f"sinusoidal_encoding?positions=1000&d_model=1024&d=32&k=100&dec=8&text={WORDS}",
+    "encoder_playground?max_len=64&vocab=512&layers=12&d_model=256&heads=16&d_ff=1024"
+    f"&layer=12&head=16&text={TEXT}",
+]
+
+
+def test_worst_deep_links_stay_within_the_session_memory_figure():
+    assert SESSION_PEAK_MB * 2**20 == rv.Budget().max_memory_bytes
+    # As `make run` starts the server (see the Makefile).
+    env = {**os.environ, "MALLOC_ARENA_MAX": "2"}
+    out = subprocess.run(
+        [sys.executable, "-m", "tests.app.peak_rss", *WORST],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        check=True,
+        timeout=900,
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    for link in result["links"]:
+        assert not link["exceptions"], link
+        # The only errors are refusals of what does not fit (training runs, the timing).
+        assert all("over this server's budget" in e for e in link["errors"]), link
+    increase = result["peak_mb"] - result["baseline_mb"]
+    print(f"peak resident increase: {increase:.0f} MB (baseline {result['baseline_mb']:.0f} MB)")
+    assert increase <= SESSION_PEAK_MB, result
