@@ -66,7 +66,7 @@ def test_different_texts_with_the_same_token_ids_do_not_share_a_run(app):
         (
             "pages/skip_connections.py",
             {},
-            {"This stack", "This experiment"},
+            {"This stack", "This experiment", "This lesion study"},
         ),
         (
             "pages/normalization.py",
