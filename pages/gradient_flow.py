@@ -479,8 +479,9 @@ def training_section() -> None:
         lr = float(p.select("Learning rate", "lr"))
     with t3:
         with_scaled = p.toggle("also train l·x + f(x)", "train_scaled")
-        scale = p.float_slider("l (shortcut scale)", "l", disabled=not with_scaled)
-    train_variants = G.training_variants(base, scale if with_scaled else None)
+        # The Derivation section's l, drawn here while it is used.
+        scale = p.float_slider("l (shortcut scale)", "l") if with_scaled else None
+    train_variants = G.training_variants(base, scale)
     # The variants train side by side; the panel below shows the refusal, if any.
     blocked = budget().check(
         rv.combine(rv.estimate(c, batch=BATCH, steps=steps) for c in train_variants.values()),
@@ -550,7 +551,7 @@ def training_section() -> None:
     nb = notebook(S.TRAINING)
     nb.code(
         f"base = rv.{base!r}\n"
-        f"variants = rv.gradflow.training_variants(base, {scale if with_scaled else None!r})\n"
+        f"variants = rv.gradflow.training_variants(base, {scale!r})\n"
         f"trace = rv.train_layer_grads(variants, steps={steps}, seed=seed, lr={lr!r}, "
         f"batch_size={BATCH})\n"
         "loss, layers = trace.loss, trace.layers\n" + code("line", "loss", **LOSS_LINE)
