@@ -567,7 +567,7 @@ def training_section() -> None:
 
 
 # ------------------------------------------------------------------------ shattered
-SH_DEPTHS, SH_WIDTH = (2, 10, 50), 64
+SH_DEPTHS, SH_WIDTH = S.SHATTERED_DEPTHS, S.SHATTERED_WIDTH
 SHATTER_LINE = dict(
     x="input",
     y="grad_scaled",

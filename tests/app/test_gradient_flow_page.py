@@ -156,3 +156,16 @@ def test_training_over_budget_is_refused(app, monkeypatch):
     assert not at.exception
     assert any("over this server's budget" in e.value for e in at.error)
     assert at.button(key="gradflow_train:start").disabled
+
+
+def test_lesson_measure_answers_from_the_numbers_shown(app):
+    from ui.lesson_measures import MEASURES
+
+    settings = {"depth": 50, "act": "relu", "norm": "layer"}
+    at = app(PAGE, **{k: str(v) for k, v in settings.items()}).run()
+    _clean(at)
+    plain = float(_metric(at, "||dL/dx_0|| / ||dL/dx_L||, plain").value)
+    resid = float(_metric(at, "||dL/dx_0|| / ||dL/dx_L||, residual").value)
+    out = MEASURES["gradflow_input_gradient"](settings, 0)
+    assert out.answer == ("plain" if plain > resid else "residual") == "plain"
+    assert f"is {rv.format_number(plain)} in the plain stack" in out.sentence
