@@ -7,7 +7,7 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
     rv.layer_gradients(cfg)  # tidy DataFrame: the gradient-flow page's plain curve at seed 0
 """
 
-from . import charts, findings, findings_stack, norms, playground, positional, raster
+from . import charts, findings, findings_stack, gradflow, norms, playground, positional, raster
 from .budget import Budget, Estimate, combine, estimate
 from .codegen import generate_code
 from .config import ENCODER_PRESETS, EncoderConfig, StackConfig, config_fields
@@ -98,6 +98,7 @@ from .text import char_tokenize
 __version__ = "0.1.0"
 
 __all__ = [
+    "gradflow",
     "raster",
     "positional",
     "charts",

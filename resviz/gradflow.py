@@ -305,6 +305,29 @@ class GradTrace:
             m[d["layer"].to_numpy(), d["step"].to_numpy()] = np.log10(d["grad_norm"].to_numpy())
         return m
 
+    def heatmaps(self) -> Heatmaps:
+        """Every variant's :meth:`heatmap` on one colour scale, ready to draw: exact
+        zeros (``-inf``) are set to the scale's lowest value and counted."""
+        mats = {v: self.heatmap(v) for v in self.loss["variant"].unique()}
+        finite = np.concatenate([m[np.isfinite(m)] for m in mats.values()] or [np.empty(0)])
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 0.0)
+        hi = hi if hi > lo else lo + 1.0
+        zeros = sum(int(np.isneginf(m).sum()) for m in mats.values())
+        shown = {v: np.where(np.isneginf(m), lo, m) for v, m in mats.items()}
+        return Heatmaps(shown, lo, hi, zeros)
+
+
+@dataclass(frozen=True)
+class Heatmaps:
+    """:meth:`GradTrace.heatmaps`: ``matrices`` (variant -> ``[n_layers, steps]`` log10
+    gradient norms, NaN where not run), their shared scale ``vmin`` to ``vmax``, and
+    how many cells were exactly 0 (``zeros``, drawn at ``vmin``)."""
+
+    matrices: dict[str, np.ndarray]
+    vmin: float
+    vmax: float
+    zeros: int
+
 
 def teacher_batch(
     in_dim: int, out_dim: int, batch_size: int, gen: torch.Generator, teacher: torch.Tensor
@@ -456,6 +479,115 @@ def train_layer_grads(
     return trace(steps)
 
 
+# ------------------------------------------------------- the page's frames, ready to chart
+# The gradient-flow page and the notebooks it exports both call these, so what a
+# notebook draws cannot drift from what the page draws.
+
+PLAIN, RESIDUAL = "plain: f(x)", "residual: x + f(x)"
+
+
+def plain_and_residual(base: StackConfig) -> dict[str, StackConfig]:
+    """The two stacks the page compares: ``base`` without a shortcut and with one
+    (``base``'s own ``residual``, ``"add"`` by default), labelled :data:`PLAIN` and
+    :data:`RESIDUAL`."""
+    return {PLAIN: dataclasses.replace(base, residual="none"), RESIDUAL: base}
+
+
+def scaled_label(scale: float) -> str:
+    """The label of the stack ``scale·x + f(x)``."""
+    return f"scaled: {scale:g}·x + f(x)"
+
+
+def training_variants(base: StackConfig, scale: float | None = None) -> dict[str, StackConfig]:
+    """The stacks trained side by side: plain and residual, and ``scale·x + f(x)``
+    when ``scale`` is given."""
+    out = plain_and_residual(base)
+    if scale is not None:
+        out[scaled_label(scale)] = dataclasses.replace(base, identity_scale=scale)
+    return out
+
+
+def _stacked(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    return pd.concat([df.assign(variant=name) for name, df in frames.items()], ignore_index=True)
+
+
+def weight_gradient_frame(per_layer: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Each stack's first-weight gradient per block, from :func:`layer_gradients` frames
+    by label: ``variant``, ``layer`` (block, 1 = input side), ``param`` (its name in
+    the model) and ``grad_norm``."""
+    out = _stacked({name: df.iloc[:-1] for name, df in per_layer.items()})
+    out["param"] = "blocks." + out["layer"].astype(str) + ".fc.weight"
+    out["layer"] = out["layer"] + 1
+    out = out.rename(columns={"weight_grad": "grad_norm"})
+    return out[["variant", "layer", "param", "grad_norm"]]
+
+
+def stream_gradient_frame(per_layer: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Each stack's stream gradient per position, from :func:`layer_gradients` frames by
+    label: ``variant``, ``layer`` (``l``, 0 = input), ``act_grad`` (``||dL/dx_l||``),
+    ``gain`` and ``stream_norm``."""
+    return _stacked(per_layer)[["variant", "layer", "act_grad", "gain", "stream_norm"]]
+
+
+def jacobian_norms(
+    spectra: Mapping[str, pd.DataFrame], per_layer: Mapping[str, pd.DataFrame]
+) -> pd.DataFrame:
+    """One row per stack: the spectral norms (largest singular values) of the branch
+    Jacobian ``J`` and of the block Jacobian, from :func:`block_jacobian` frames by
+    label, beside the whole stack's gain ``||dL/dx_0|| / ||dL/dx_L||`` from its
+    :func:`layer_gradients` frame."""
+    rows = []
+    for name, sv in spectra.items():
+        top = sv.groupby("matrix")["sigma"].max()
+        rows.append(
+            {
+                "variant": name,
+                "||J|| (branch)": float(top["branch J"]),
+                "||block Jacobian||": float(top["block"]),
+                "||dL/dx_0|| / ||dL/dx_L||": float(per_layer[name]["gain"].iloc[0]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def jacobian_spectrum(
+    spectra: Mapping[str, pd.DataFrame], without_shortcut: Sequence[str] = (PLAIN,)
+) -> pd.DataFrame:
+    """Every singular value, from :func:`block_jacobian` frames by label, one curve each:
+    ``variant``, ``matrix``, ``index``, ``sigma`` and ``curve`` (the label up to its
+    colon and the matrix: ``"plain, branch J"``, ``"residual, I + J"``). A stack
+    named in ``without_shortcut`` has one curve: its block Jacobian is its branch's."""
+    out = _stacked(spectra)
+    plain = out["variant"].isin(list(without_shortcut)) & (out["matrix"] == "block")
+    out = out[~plain].reset_index(drop=True)
+    kind = out["variant"].str.split(":").str[0]
+    out["curve"] = kind + ", " + out["matrix"]
+    out.loc[out["matrix"] == "block", "curve"] = kind + ", I + J"
+    return out[["variant", "matrix", "index", "sigma", "curve"]]
+
+
+def identity_ratio_long(ratio: pd.DataFrame) -> pd.DataFrame:
+    """:func:`identity_ratio`'s measured gain and identity term as two curves:
+    ``blocks_above``, ``ratio`` and ``curve``."""
+    cols = {
+        "measured": "measured ||dL/dx_l|| / ||dL/dx_L||",
+        "identity_term": "identity term l^(L-l)",
+    }
+    return pd.concat(
+        [
+            ratio[["blocks_above", col]].rename(columns={col: "ratio"}).assign(curve=label)
+            for col, label in cols.items()
+        ],
+        ignore_index=True,
+    )
+
+
+def with_variant(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with a ``variant`` column, ``"plain"`` or ``"residual"``, from its
+    ``residual`` column (a sweep's or the shattered gradients')."""
+    return df.assign(variant=np.where(df["residual"] == "none", "plain", "residual"))
+
+
 # ------------------------------------------------------------- shattered gradients
 
 
@@ -574,16 +706,50 @@ def shattered_summary(
     )
 
 
+def lag_table(acf: pd.DataFrame, lag: int = 1) -> pd.DataFrame:
+    """The autocorrelation at ``lag`` per depth, a column per net:
+    ``depth``, ``plain lag-1 autocorrelation``, ``residual lag-1 autocorrelation``."""
+    return (
+        with_variant(acf[acf["lag"] == lag])
+        .pivot(index="depth", columns="variant", values="corr")
+        .reset_index()
+        .rename(columns={v: f"{v} lag-{lag} autocorrelation" for v in ("plain", "residual")})
+        .rename_axis(columns=None)
+    )
+
+
+def acf_curves(acf: pd.DataFrame) -> pd.DataFrame:
+    """:func:`shattered_summary`'s autocorrelations with ``variant`` and a ``curve``
+    per net (``"plain, depth 50"``)."""
+    out = with_variant(acf)
+    out["curve"] = out["variant"] + ", depth " + out["depth"].astype(str)
+    return out
+
+
 __all__ = [
     "DEFAULT_DEPTHS",
+    "PLAIN",
+    "RESIDUAL",
     "GradTrace",
+    "Heatmaps",
+    "acf_curves",
     "autocorrelation",
     "block_jacobian",
     "depth_sweep",
     "identity_ratio",
+    "identity_ratio_long",
+    "jacobian_norms",
+    "jacobian_spectrum",
+    "lag_table",
     "layer_gradients",
+    "plain_and_residual",
+    "scaled_label",
+    "stream_gradient_frame",
     "shattered_gradients",
     "shattered_summary",
     "teacher_batch",
     "train_layer_grads",
+    "training_variants",
+    "weight_gradient_frame",
+    "with_variant",
 ]

@@ -33,13 +33,10 @@ def identity_ratio(cfg: rv.StackConfig, seed: int, device: str) -> tuple[pd.Data
 @st.cache_data(show_spinner="Measuring the Jacobian...", **POLICY)
 def block_jacobian(
     cfg: rv.StackConfig, layer: int, seed: int, device: str
-) -> tuple[tuple[pd.DataFrame, float, float], str | None]:
-    def run(d: torch.device) -> tuple[pd.DataFrame, float, float]:
-        df = G.block_jacobian(cfg, layer, seed=seed, device=d)
-        # attrs do not survive the cache's pickling reliably: return them beside the frame.
-        return df, df.attrs["block_norm"], df.attrs["branch_norm"]
-
-    return _on(device, run)
+) -> tuple[pd.DataFrame, str | None]:
+    # The spectral norms are the frame's largest singular values (G.jacobian_norms):
+    # nothing rides in attrs, which the cache's pickling does not keep reliably.
+    return _on(device, lambda d: G.block_jacobian(cfg, layer, seed=seed, device=d))
 
 
 @st.cache_data(show_spinner="Differentiating along the input line...", **POLICY)

@@ -1,14 +1,14 @@
-"""Predict, then measure: the answer to a lesson question, computed from the data.
+"""Lesson measures: a lesson's prediction answered from the data its page shows.
 
-A lesson step's ``[steps.predict]`` names a measure here. The measure recomputes
-what the step's section shows, with the page's declared defaults overridden by
-the settings on screen (``settings``: URL name -> value) and the session's seed,
-and returns which choice the numbers support and a sentence with the numbers. The
-lesson's ``expect`` is only what its author expects: if a setting turns the
-outcome around, the page says what was measured.
-
-Each measure's docstring lists the choices it answers with (a lesson's choices
-must be these labels).
+A lesson step may ask a question before the page is shown (``[steps.predict]`` in
+``ui/lessons.py``); its ``measure`` names a function here that computes the answer:
+``fn(settings, seed) -> Measured``. ``settings`` are the step's URL settings by name
+(typed as ``ui/specs`` checks them), over the page's declared defaults; the function
+makes the same library calls as the section that shows the data, so the answer is
+the one on screen. ``answer`` is one of the question's choice labels (each
+function's docstring lists its choices) and ``sentence`` states the measured numbers.
+Register each function in ``MEASURES``. Nothing here imports streamlit; torch is
+imported when a measure runs.
 """
 
 from __future__ import annotations
@@ -17,39 +17,151 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-
-import resviz as rv
-from resviz import positional as P
-
-from .specs.pages import spec_of
-
 
 @dataclass(frozen=True)
 class Measured:
-    answer: str  # one of the question's choices
-    sentence: str  # what was measured, with the numbers
+    answer: str
+    sentence: str
 
 
 Measure = Callable[[Mapping[str, Any], int], Measured]
 
 
-def settings_for(page: str, settings: Mapping[str, Any]) -> dict[str, Any]:
-    """The page's declared defaults, overridden by ``settings``."""
-    out = {p.name: p.default for p in spec_of(page).params}
-    out.update(settings)
-    return out
+def _with_defaults(page: str, settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The page's declared defaults, overridden by ``settings`` (names it declares)."""
+    from .specs.pages import spec_of
+
+    values = {p.name: p.default for p in spec_of(page).params}
+    values.update({k: v for k, v in settings.items() if k in values})
+    return values
+
+
+# ------------------------------------------------------------------- gradient_flow
+def _gradflow_stack(v: Mapping[str, Any], seed: int):  # noqa: ANN202 - rv.StackConfig
+    import resviz as rv
+
+    return rv.StackConfig(
+        depth=v["depth"],
+        width=v["width"],
+        activation=v["act"],
+        init=v["init"],
+        norm=v["norm"],
+        seed=seed,
+    )
+
+
+def _num(x: float) -> str:
+    from resviz.findings import format_number
+
+    return format_number(x)
+
+
+def gradflow_input_gradient(settings: Mapping[str, Any], seed: int) -> Measured:
+    """Gradient flow, Per layer: which stack passes the larger gradient back to its
+    input, relative to its output (``||dL/dx_0|| / ||dL/dx_L||`` at init)?
+
+    Choices: ``"plain"`` (the plain stack's ratio is strictly larger) or
+    ``"residual"``. Residual at the defaults (tanh, 10 blocks); plain with LayerNorm
+    before deep ReLU blocks (``depth=50, act="relu", norm="layer"``), where the plain
+    stack's gradient grows towards the input."""
+    from resviz import gradflow as G
+
+    v = _with_defaults("gradient_flow", settings)
+    gains = {
+        name: float(G.layer_gradients(cfg, seed=seed)["gain"].iloc[0])
+        for name, cfg in G.plain_and_residual(_gradflow_stack(v, seed)).items()
+    }
+    plain, resid = gains[G.PLAIN], gains[G.RESIDUAL]
+    answer = "plain" if plain > resid else "residual"
+    return Measured(
+        answer,
+        f"||dL/dx_0|| / ||dL/dx_L|| is {_num(plain)} in the plain stack and {_num(resid)} in "
+        f"the residual one ({v['depth']} blocks of width {v['width']}, {v['act']}, "
+        f"init {v['init']}, norm {v['norm']}, seed {seed}).",
+    )
+
+
+def gradflow_scaled_shortcut(settings: Mapping[str, Any], seed: int) -> Measured:
+    """Gradient flow, Derivation: through L blocks of ``l·x + f(x)``, does the gradient
+    reaching the input shrink or grow (the measured ``||dL/dx_0|| / ||dL/dx_L||``)?
+
+    Choices: ``"shrinks"`` (the ratio is below 1, or NaN: no gradient at the output)
+    or ``"grows"`` (1 or more). Shrinks at the default ``l = 0.5``; grows at
+    ``l = 1.5``, where the identity term l^L explodes."""
+    import dataclasses
+    import math
+
+    from resviz import gradflow as G
+
+    v = _with_defaults("gradient_flow", settings)
+    base = _gradflow_stack(v, seed)
+    cfg = dataclasses.replace(
+        base,
+        depth=v["L"],
+        identity_scale=v["l"],
+        init="small" if v["small"] else base.init,
+    )
+    ratio = G.identity_ratio(cfg, seed=seed)
+    measured = float(ratio["measured"].iloc[0])
+    theory = float(ratio["identity_term"].iloc[0])
+    answer = "grows" if measured >= 1 else "shrinks"
+    shown = _num(measured) if math.isfinite(measured) else "not a number"
+    return Measured(
+        answer,
+        f"With l = {v['l']:g} and L = {v['L']} the measured ||dL/dx_0|| / ||dL/dx_L|| is "
+        f"{shown}; the identity term l^L is {_num(theory)}.",
+    )
+
+
+def gradflow_plain_shattered(settings: Mapping[str, Any], seed: int) -> Measured:
+    """Gradient flow, Shattered: is the deepest plain net's ``df/dx`` still smooth
+    between neighbouring inputs (lag-1 autocorrelation at least 0.5)?
+
+    Choices: ``"smooth"`` (at least 0.5, or undefined: a constant gradient) or
+    ``"shattered"`` (below 0.5, towards white noise). Shattered with batch
+    normalization (the default); smooth without it, where df/dx is a step function."""
+    import math
+
+    from resviz import gradflow as G
+
+    from .specs.gradient_flow import SHATTERED_DEPTHS, SHATTERED_WIDTH
+
+    v = _with_defaults("gradient_flow", settings)
+    norm = "batch" if v["bn"] else "none"
+    _, acf = G.shattered_summary(SHATTERED_DEPTHS, width=SHATTERED_WIDTH, norm=norm, seed=seed)
+    deepest = max(SHATTERED_DEPTHS)
+    lag1 = G.lag_table(acf).set_index("depth").loc[deepest, "plain lag-1 autocorrelation"]
+    corr = float(lag1)
+    answer = "shattered" if corr < 0.5 else "smooth"
+    shown = _num(corr) if math.isfinite(corr) else "undefined (the gradient is constant)"
+    return Measured(
+        answer,
+        f"The plain {deepest}-block net's lag-1 autocorrelation of df/dx is {shown}, "
+        f"{'with' if v['bn'] else 'without'} batch normalization (seed {seed}).",
+    )
+
+
+def _rv():  # noqa: ANN202 - the resviz module, imported when a measure runs
+    import resviz
+
+    return resviz
+
+
+def _torch():  # noqa: ANN202
+    import torch
+
+    return torch
 
 
 # ------------------------------------------------------------- sinusoidal_encoding
 def offset_only(settings: Mapping[str, Any], seed: int) -> Measured:
     """Choices: "only on p - q", "on p too". Whether PE(p).PE(q) depends on the
     offset alone, over the positions shown (float64)."""
-    s = settings_for("sinusoidal_encoding", settings)
-    pe = rv.sinusoidal_encoding(
-        int(s["positions"]), int(s["d_model"]), float(s["base"]), dtype=torch.float64
+    s = _with_defaults("sinusoidal_encoding", settings)
+    pe = _rv().sinusoidal_encoding(
+        int(s["positions"]), int(s["d_model"]), float(s["base"]), dtype=_torch().float64
     )
-    err = P.offset_dependence(pe)
+    err = _rv().positional.offset_dependence(pe)
     scale = int(s["d_model"]) / 2  # PE(p).PE(p) = d/2
     answer = "only on p - q" if err <= 1e-9 * scale else "on p too"
     return Measured(
@@ -62,11 +174,11 @@ def offset_only(settings: Mapping[str, Any], seed: int) -> Measured:
 def similarity_monotone(settings: Mapping[str, Any], seed: int) -> Measured:
     """Choices: "falls steadily", "rises again somewhere". Whether PE(0).PE(k) falls
     with every step of k over the positions shown."""
-    s = settings_for("sinusoidal_encoding", settings)
-    pe = rv.sinusoidal_encoding(
-        int(s["positions"]), int(s["d_model"]), float(s["base"]), dtype=torch.float64
+    s = _with_defaults("sinusoidal_encoding", settings)
+    pe = _rv().sinusoidal_encoding(
+        int(s["positions"]), int(s["d_model"]), float(s["base"]), dtype=_torch().float64
     )
-    by = P.similarity_by_offset(pe)
+    by = _rv().positional.similarity_by_offset(pe)
     rises = by["offset"][by["dot"].diff() > 1e-9].tolist()
     if rises:
         return Measured(
@@ -77,11 +189,16 @@ def similarity_monotone(settings: Mapping[str, Any], seed: int) -> Measured:
     return Measured(
         "falls steadily",
         f"Over offsets 0 to {len(by) - 1}, PE(0).PE(k) falls at every step, from "
-        f"{rv.format_number(float(by['dot'].iloc[0]))} to {rv.format_number(float(by['dot'].iloc[-1]))}.",
+        f"{_num(float(by['dot'].iloc[0]))} to {_num(float(by['dot'].iloc[-1]))}.",
     )
 
 
 MEASURES: dict[str, Measure] = {
+    # gradient_flow
+    "gradflow_input_gradient": gradflow_input_gradient,
+    "gradflow_scaled_shortcut": gradflow_scaled_shortcut,
+    "gradflow_plain_shattered": gradflow_plain_shattered,
+    # sinusoidal_encoding
     "offset_only": offset_only,
     "similarity_monotone": similarity_monotone,
 }

@@ -87,6 +87,6 @@ NOTEBOOK_EXAMPLE = NotebookExample(
     page="pages/gradient_flow.py",
     chart="activation_gradients",
     variant="plain: f(x)",
-    what="the plain stack's curve of `||dL/dx_l||` per layer (column `act_grad`) in section 1 "
-    "of Gradient flow",
+    what="the plain stack's curve of `||dL/dx_l||` per layer (column `act_grad`) in the Per "
+    "layer section of Gradient flow",
 )

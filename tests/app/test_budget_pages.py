@@ -58,11 +58,8 @@ def test_different_texts_with_the_same_token_ids_do_not_share_a_run(app):
 @pytest.mark.parametrize(
     "page, params, refused",
     [
-        (
-            "pages/gradient_flow.py",
-            {},
-            {"This depth sweep", "This training run"},
-        ),
+        ("pages/gradient_flow.py", {"section": "Depth sweep"}, {"This depth sweep"}),
+        ("pages/gradient_flow.py", {"section": "Training"}, {"This training run"}),
         (
             "pages/skip_connections.py",
             {},
@@ -89,6 +86,7 @@ def test_the_issue_url_refuses_training_once(app):
     are drawn, the three-way training is refused, once."""
     at = app(
         "pages/gradient_flow.py",
+        section="Training",
         depth="100",
         width="512",
         act="sigmoid",
@@ -106,7 +104,7 @@ def test_gradient_flow_worst_settings_fit_the_default_budget(app):
     """Gradient flow computes sections 1 and 2 while drawing, with no refusal path:
     its sliders are bounded so that the deepest, widest stack fits the default budget
     (one backward pass holds the weights, the activations and one weight gradient)."""
-    at = app("pages/gradient_flow.py").run()
+    at = app("pages/gradient_flow.py", section="Derivation").run()
     depth = int(max(at.slider(key="gradient_flow:depth").max, at.slider(key="gradient_flow:L").max))
     width = int(at.slider(key="gradient_flow:width").max)
     for norm in at.selectbox(key="gradient_flow:norm").options:

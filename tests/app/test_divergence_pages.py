@@ -51,7 +51,7 @@ def test_gradient_flow_names_a_blow_up_and_marks_it(app, monkeypatch):
     monkeypatch.setattr(
         G, "F", ScriptedF("mse_loss", "train_layer_grads", [1, 1, 1, BLOW_UP], per_step=2)
     )
-    at = _train(app, "pages/gradient_flow.py", "gradflow_train", steps="20")
+    at = _train(app, "pages/gradient_flow.py", "gradflow_train", section="Training", steps="20")
     warnings = [w.value for w in at.warning if "diverged" in w.value]
     assert len(warnings) == 2
     for w in warnings:

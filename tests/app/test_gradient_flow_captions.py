@@ -9,6 +9,7 @@ import pytest
 
 import ui.jobs
 from resviz import gradflow as G
+from tests.app.conftest import open_section
 
 PAGE = "pages/gradient_flow.py"
 NUM = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"
@@ -54,6 +55,8 @@ def test_relu_kaiming_captions_say_the_gradient_grows(app):
     assert float(m[3]) / float(m[2]) == pytest.approx(gain, rel=0.03)
 
     # The Jacobian captions quote the table beside them.
+    open_section(at, "Derivation")
+    _clean(at)
     table = next(
         df.value for df in at.dataframe if "||block Jacobian||" in df.value.columns
     ).set_index("variant")
@@ -91,7 +94,7 @@ def test_tanh_layer_norm_plain_stack_does_not_shrink(app):
 
 def test_depth_sweep_captions_quote_the_sweep(app, monkeypatch):
     monkeypatch.setattr(G, "DEFAULT_DEPTHS", (1, 8, 100))
-    at = app(PAGE).run()
+    at = app(PAGE, section="Depth sweep").run()
     at.button(key="gradflow_sweep:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
@@ -123,7 +126,7 @@ def test_depth_sweep_captions_quote_the_sweep(app, monkeypatch):
 
 def test_heatmap_caption_quotes_step_zero(app):
     # With LayerNorm a plain tanh stack's first block is not "decades colder" at step 0.
-    at = app(PAGE, act="tanh", norm="layer", steps="20").run()
+    at = app(PAGE, section="Training", act="tanh", norm="layer", steps="20").run()
     at.button(key="gradflow_train:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
@@ -148,14 +151,14 @@ def test_shattered_caption_without_batch_norm(app):
     # Zero biases and no batch norm: df/dx is a step function, whose autocorrelation at
     # lag k is 1 - 2k/256, so no net falls below 0.5 by lag 16 (0.875): plain depth 50
     # does not "drop to about 0 at lag 1".
-    at = app(PAGE).run()
+    at = app(PAGE, section="Shattered").run()
     at.toggle(key="gradient_flow:bn").set_value(False).run()
     _clean(at)
     cap = _caption(at, "The autocorrelation function of each gradient.")
     for variant in ("plain", "residual"):
         for d in (2, 10, 50):
             assert f"{variant} depth {d}: not by lag 16" in cap, cap
-    on = app(PAGE).run()
+    on = app(PAGE, section="Shattered").run()
     cap = _caption(on, "The autocorrelation function of each gradient.")
     lag1 = next(
         df.value for df in on.dataframe if "plain lag-1 autocorrelation" in df.value.columns

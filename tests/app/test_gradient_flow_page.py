@@ -2,8 +2,10 @@
 
 import pytest
 
+import resviz as rv
 import ui.jobs
 from resviz import gradflow as G
+from tests.app.conftest import open_section
 
 PAGE = "pages/gradient_flow.py"
 
@@ -34,19 +36,31 @@ def _job(name):
     return jobs[0]
 
 
-def test_default_view_measures_and_sweeps(app, monkeypatch):
-    # Fewer depths keep the test short; tests/unit pins the sweep's numbers.
-    monkeypatch.setattr(G, "DEFAULT_DEPTHS", (1, 8, 64))
+def test_first_view_is_light_and_measures(app):
     at = app(PAGE).run()
     _clean(at)
     plain = float(_metric(at, "||dL/dx_0|| / ||dL/dx_L||, plain").value)
     resid = float(_metric(at, "||dL/dx_0|| / ||dL/dx_L||, residual").value)
     assert plain < 0.1 and resid > 0.9
+    # Only the first section draws: its two charts, their CSVs and its notebook.
+    assert len(at.get("vega_lite_chart")) == 2
+    assert _downloads(at) == ["Download CSV", "Download CSV", "Reproduce in a notebook"]
+    assert len(at.metric) == 2
+    open_section(at, "Derivation")
+    _clean(at)
     assert _metric(at, "l^L = 0.5^30").value == "9.313e-10"
     assert float(_metric(at, "measured ||dL/dx_0||").value) == pytest.approx(9.313e-10, rel=0.01)
+    assert len(at.get("vega_lite_chart")) == 2  # the spectrum and the scaled shortcut
     # Nothing runs in the background until a button asks for it.
     assert not ui.jobs.REGISTRY.running()
-    assert len(at.get("vega_lite_chart")) == 8
+
+
+def test_sweep_button_runs_and_shows_the_result(app, monkeypatch):
+    # Fewer depths keep the test short; tests/unit pins the sweep's numbers.
+    monkeypatch.setattr(G, "DEFAULT_DEPTHS", (1, 8, 64))
+    at = app(PAGE, section="Depth sweep").run()
+    _clean(at)
+    assert len(at.get("vega_lite_chart")) == 0
     at.button(key="gradflow_sweep:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
@@ -55,14 +69,16 @@ def test_default_view_measures_and_sweeps(app, monkeypatch):
     assert sweep.state == "done" and len(sweep.result) == 3 * 8
     tanh = sweep.result[sweep.result["activation"] == "tanh"].set_index(["residual", "depth"])
     assert tanh.loc[("none", 64), "gain"] < 1e-10 < tanh.loc[("add", 64), "gain"]
-    # 2 + 2 charts at init, 4 sweep panels, 3 + 1 shattered-gradient charts; 9 CSVs.
-    assert len(at.get("vega_lite_chart")) == 12
-    assert len(_downloads(at)) == 9
+    assert len(at.get("vega_lite_chart")) == 4  # a panel per activation
+    assert _downloads(at) == ["Download CSV", "Reproduce in a notebook"]
     assert any("underflowed float32" in c.value for c in at.caption)
+    # The sweep sets depth and activation itself: they are not drawn, and do not key it.
+    assert not [s for s in at.slider if s.key == "gradient_flow:depth"]
+    assert sweep.key[1] == rv.StackConfig(depth=1, seed=0)
 
 
 def test_train_button_runs_and_shows_the_result(app):
-    at = app(PAGE, steps="20").run()
+    at = app(PAGE, section="Training", steps="20").run()
     at.button(key="gradflow_train:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
@@ -74,18 +90,22 @@ def test_train_button_runs_and_shows_the_result(app):
     assert len(trace.layers) == 2 * 20 * 10
     assert any("Finished 20 steps" in c.value for c in at.caption)
     assert "Download per-layer CSV" in _downloads(at)
+    assert len(at.get("vega_lite_chart")) == 3  # the loss and a heatmap per stack
 
 
 def test_widget_click_does_not_kill_training_and_stop_works(app):
-    at = app(PAGE, steps="1000", train_scaled="true").run()
+    at = app(PAGE, section="Training", steps="1000", train_scaled="true").run()
     at.button(key="gradflow_train:start").click().run()
     job = _job("gradflow_train")
     assert len(job.key[1]) == 3  # plain, residual and the scaled shortcut
-    # Clicks elsewhere on the page rerun the script; the run goes on.
+    # Clicks in other sections rerun the script; the run goes on.
+    open_section(at, "Derivation")
     at.slider(key="gradient_flow:block").set_value(5).run()
+    open_section(at, "Shattered")
     at.toggle(key="gradient_flow:bn").set_value(False).run()
     _clean(at)
     assert job.live and not job.stop_event.is_set()
+    open_section(at, "Training")
     at.button(key="gradflow_train:stop").click().run()
     assert ui.jobs.REGISTRY.wait(60)
     at.run()
@@ -95,19 +115,36 @@ def test_widget_click_does_not_kill_training_and_stop_works(app):
     assert ui.jobs.REGISTRY.get(job.key) is None
 
 
+def test_the_shortcut_scale_is_shared_by_derivation_and_training(app):
+    at = app(PAGE, section="Derivation", l="0.8").run()
+    _clean(at)
+    assert _metric(at, "l^L = 0.8^30")
+    open_section(at, "Training")
+    # Drawn while the scaled stack is trained, with the derivation's value.
+    assert not [s for s in at.slider if s.key == "gradient_flow:l"]
+    at.toggle(key="gradient_flow:train_scaled").set_value(True).run()
+    assert at.slider(key="gradient_flow:l").value == 0.8
+    at.slider(key="gradient_flow:l").set_value(1.0).run()
+    assert at.query_params["l"] in ("1", ["1"])
+    open_section(at, "Derivation")
+    assert _metric(at, "l^L = 1^30")
+
+
 def test_section_controls(app):
-    at = app(PAGE, block="50", depth="4").run()
+    at = app(PAGE, section="Derivation", block="50", depth="4").run()
     _clean(at)
     # The inspected block is clamped to the depth.
     assert any("block 4's Jacobians" in c.value for c in at.caption)
-    at.radio(key="gradient_flow:measure").set_value("||dL/dW_1||").run()
-    _clean(at)
     at.slider(key="gradient_flow:l").set_value(0.0).run()
     _clean(at)
     assert _metric(at, "relative difference").value == "undefined"
     at.slider(key="gradient_flow:l").set_value(1.0).run()
     at.slider(key="gradient_flow:L").set_value(10).run()
     assert float(_metric(at, "measured ||dL/dx_0||").value) == pytest.approx(1.0, abs=2e-3)
+    open_section(at, "Depth sweep")
+    at.radio(key="gradient_flow:measure").set_value("||dL/dW_1||").run()
+    _clean(at)
+    open_section(at, "Shattered")
     at.toggle(key="gradient_flow:bn").set_value(False).run()
     _clean(at)
     assert at.dataframe[-1].value.shape[0] == 3
@@ -115,7 +152,20 @@ def test_section_controls(app):
 
 def test_training_over_budget_is_refused(app, monkeypatch):
     monkeypatch.setenv("RESVIZ_MAX_GFLOP", "1")
-    at = app(PAGE, steps="500").run()
+    at = app(PAGE, section="Training", steps="500").run()
     assert not at.exception
     assert any("over this server's budget" in e.value for e in at.error)
     assert at.button(key="gradflow_train:start").disabled
+
+
+def test_lesson_measure_answers_from_the_numbers_shown(app):
+    from ui.lesson_measures import MEASURES
+
+    settings = {"depth": 50, "act": "relu", "norm": "layer"}
+    at = app(PAGE, **{k: str(v) for k, v in settings.items()}).run()
+    _clean(at)
+    plain = float(_metric(at, "||dL/dx_0|| / ||dL/dx_L||, plain").value)
+    resid = float(_metric(at, "||dL/dx_0|| / ||dL/dx_L||, residual").value)
+    out = MEASURES["gradflow_input_gradient"](settings, 0)
+    assert out.answer == ("plain" if plain > resid else "residual") == "plain"
+    assert f"is {rv.format_number(plain)} in the plain stack" in out.sentence

@@ -21,9 +21,10 @@ WORDS = "+".join(f"w{i}" for i in range(64))
 TEXT = "+".join(f"tok{i % 700}" for i in range(12_000))  # 95,000 characters, 700 words
 
 WORST = [
-    # The audit's links: 100 x 512 stacks, their Jacobians and scaled shortcut; the
+    # The audit's links: 100 x 512 stacks, their Jacobians and scaled shortcut (the
+    # Derivation section, which computes the Per layer section's stacks too); the
     # largest norm views, a 24-layer Post-/Pre-LN comparison and (refused) timing.
-    "gradient_flow?depth=100&width=512&act=sigmoid&norm=batch&L=100&block=100"
+    "gradient_flow?section=Derivation&depth=100&width=512&act=sigmoid&norm=batch&L=100&block=100"
     "&steps=1000&train_scaled=true",
     "normalization?batch=16&tokens=32&d=128&big=100&small=0.01&layers=24&d_model=128"
     "&w_layers=12&w_steps=300&s_steps=300&s_norms=true&s_place=true&t_size=16x256x1024",

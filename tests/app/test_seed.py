@@ -16,7 +16,7 @@ from ui.registry import NOTEBOOK_EXAMPLE
 # Each page's first seeded chart, and the section that draws it where the page has
 # sections. The sinusoidal page's first four sections are closed forms: nothing random.
 FIRST_SEEDED = {
-    "pages/gradient_flow.py": "gradient_norms",
+    "pages/gradient_flow.py": ("gradient_norms", "Per layer"),
     "pages/skip_connections.py": "forward_signal",
     "pages/normalization.py": "norm_views",
     "pages/sinusoidal_encoding.py": ("encoding_norms", "Alternatives"),

@@ -41,9 +41,14 @@ def test_sinusoidal_even_d_from_url_is_used(app):
 @pytest.mark.parametrize(
     ("page", "params", "key", "default"),
     [
-        ("pages/gradient_flow.py", {"steps": "205"}, "gradient_flow:steps", 200),
-        ("pages/gradient_flow.py", {"l": "0.33"}, "gradient_flow:l", 0.5),
-        ("pages/gradient_flow.py", {"l": "٠.٥"}, "gradient_flow:l", 0.5),
+        (
+            "pages/gradient_flow.py",
+            {"steps": "205", "section": "Training"},
+            "gradient_flow:steps",
+            200,
+        ),
+        ("pages/gradient_flow.py", {"l": "0.33", "section": "Derivation"}, "gradient_flow:l", 0.5),
+        ("pages/gradient_flow.py", {"l": "٠.٥", "section": "Derivation"}, "gradient_flow:l", 0.5),
         ("pages/gradient_flow.py", {"depth": "١٢"}, "gradient_flow:depth", 10),
         ("pages/normalization.py", {"shift": "5.25"}, "normalization:shift", 5.0),
         ("pages/skip_connections.py", {"steps": "410"}, "skip_connections:steps", 400),
@@ -59,7 +64,7 @@ def test_off_step_and_non_ascii_values_are_refused(app, page, params, key, defau
 
 
 def test_on_step_float_from_url_is_used_and_round_trips(app):
-    at = app("pages/gradient_flow.py", l="0.35").run()
+    at = app("pages/gradient_flow.py", section="Derivation", l="0.35").run()
     assert not at.warning
     assert at.slider(key="gradient_flow:l").value == 0.35
     assert at.query_params["l"] in ("0.35", ["0.35"])
@@ -74,7 +79,7 @@ def test_seed_in_arabic_indic_digits_is_refused(app):
 # ------------------------------------------------- widgets after the old sync()
 def test_shattered_gradients_toggle_is_in_the_url(app):
     """``bn`` is drawn near the end of the page, after the old ``p.sync()`` call."""
-    at = app("pages/gradient_flow.py", bn="false").run()
+    at = app("pages/gradient_flow.py", section="Shattered", bn="false").run()
     assert not at.exception
     assert not at.warning, _warning_text(at)
     assert at.toggle(key="gradient_flow:bn").value is False

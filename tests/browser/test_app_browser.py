@@ -13,7 +13,7 @@ pytestmark = pytest.mark.browser
 # Charts each page's first section draws (the sinusoidal page's first is a table).
 MIN_CHARTS = {
     "skip_connections": 2,
-    "gradient_flow": 1,
+    "gradient_flow": 2,
     "normalization": 1,
     "sinusoidal_encoding": 0,
     "encoder_playground": 2,

@@ -1,7 +1,9 @@
-"""The gradient-flow page in Chromium: charts drawn, a CSV, live training, the sweep."""
+"""The gradient-flow page in Chromium: each section drawn on its own, a CSV and a
+notebook, live training, the sweep."""
 
 import csv
 import io
+import json
 import re
 
 import pytest
@@ -10,9 +12,6 @@ from tests.browser.conftest import download_named, screenshot, wait_ready
 
 pytestmark = pytest.mark.browser
 
-CHARTS_AT_LOAD = 8  # sections 1, 2 and 5
-DOWNLOADS_AT_LOAD = 8
-
 
 def _charts(pg) -> int:
     return pg.locator(
@@ -20,27 +19,43 @@ def _charts(pg) -> int:
     ).count()
 
 
-def test_gradient_flow_deep_link_download_train_and_sweep(server, page):
-    page.goto(f"{server.url}/gradient_flow?depth=6&steps=400")
-    wait_ready(page, charts=CHARTS_AT_LOAD, downloads=DOWNLOADS_AT_LOAD, timeout=120_000)
-    assert page.locator("[data-testid='stException']").count() == 0
-    assert page.locator(".katex").count() >= 1  # the derivation is typeset
+def _open(pg, label: str) -> None:
+    pg.get_by_role("tab", name=label).click()
+    pg.wait_for_url(f"**section={label.replace(' ', '+')}**")
 
-    # The stream-gradient CSV holds one row per position x_0..x_6 per variant.
+
+def test_gradient_flow_sections_download_train_and_sweep(server, page):
+    page.goto(f"{server.url}/gradient_flow?depth=6&steps=400")
+    # The first view: two charts, their CSVs and the notebook.
+    wait_ready(page, charts=2, downloads=3, timeout=120_000)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert _charts(page) == 2
     download = download_named(page, "activation_gradients.csv")
     rows = list(csv.DictReader(io.StringIO(open(download.path()).read())))
-    assert len(rows) == 2 * 7
+    assert len(rows) == 2 * 7  # one row per position x_0..x_6 per variant
     assert all(float(r["act_grad"]) >= 0 for r in rows)
-    screenshot(page, "gradient_flow_default")
+    nb = json.loads(open(download_named(page, "gradient_flow_per_layer.ipynb").path()).read())
+    code = "\n".join(c["source"] for c in nb["cells"] if c["cell_type"] == "code")
+    assert "depth=6" in code and "rv.layer_gradients" in code
+    screenshot(page, "gradient_flow_per_layer")
+
+    _open(page, "Derivation")
+    wait_ready(page, charts=2, downloads=4, timeout=120_000)
+    assert page.locator(".katex").count() >= 1  # the derivation is typeset
+    assert "depth=6" in page.url  # the shared settings stay in the link
+    screenshot(page, "gradient_flow_derivation")
 
     # Live training: the progress text counts up and the charts appear before the end.
+    _open(page, "Training")
+    wait_ready(page, downloads=1)
+    assert _charts(page) == 0  # nothing runs until asked
     page.get_by_role("button", name="Train").click()
     progress = page.get_by_text(re.compile(r"gradflow_train: step \d+ of 400"))
     progress.first.wait_for(timeout=60_000)
     page.wait_for_function(
-        f"""() => document.querySelectorAll(
+        """() => document.querySelectorAll(
             "[data-testid='stVegaLiteChart'] canvas, [data-testid='stVegaLiteChart'] svg.marks"
-        ).length > {CHARTS_AT_LOAD}""",
+        ).length > 0""",
         timeout=60_000,
     )
     partial = page.get_by_text(re.compile(r"step (\d+) of 400")).first.inner_text()
@@ -48,13 +63,15 @@ def test_gradient_flow_deep_link_download_train_and_sweep(server, page):
     screenshot(page, "gradient_flow_training_live")
     page.get_by_text("Finished 400 steps").wait_for(timeout=180_000)
     assert done_at_partial < 400
-    wait_ready(page, charts=CHARTS_AT_LOAD + 3, timeout=60_000)
+    wait_ready(page, charts=3, timeout=60_000)  # the loss and a heatmap per stack
     screenshot(page, "gradient_flow_trained")
 
     # The depth sweep runs in the background too; its four panels appear.
+    _open(page, "Depth sweep")
+    wait_ready(page, downloads=1)
     page.get_by_role("button", name="Sweep").click()
     page.get_by_text(re.compile(r"Finished \d+ stacks")).wait_for(timeout=240_000)
-    wait_ready(page, charts=CHARTS_AT_LOAD + 3 + 4, timeout=60_000)
+    wait_ready(page, charts=4, timeout=60_000)
     assert page.locator("[data-testid='stException']").count() == 0
-    assert _charts(page) >= CHARTS_AT_LOAD + 7
+    assert _charts(page) == 4
     screenshot(page, "gradient_flow_swept")

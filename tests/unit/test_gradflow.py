@@ -238,3 +238,65 @@ def test_shattered_summary_columns():
     assert list(grads.columns) == ["residual", "depth", "x", "grad", "grad_scaled"]
     assert len(grads) == 64 and len(acf) == 8
     assert isinstance(acf, pd.DataFrame)
+
+
+# ------------------------------------------------------- frames the page and notebooks share
+
+
+def test_page_frames_from_layer_gradients():
+    base = rv.StackConfig(depth=3, width=8, seed=1)
+    variants = G.plain_and_residual(base)
+    assert variants[G.PLAIN].residual == "none" and variants[G.RESIDUAL] is base
+    per_layer = {n: G.layer_gradients(c, seed=2) for n, c in variants.items()}
+    w = G.weight_gradient_frame(per_layer)
+    assert list(w.columns) == ["variant", "layer", "param", "grad_norm"]
+    assert w["layer"].tolist() == [1, 2, 3, 1, 2, 3]  # blocks, counted from 1
+    assert w["param"].iloc[0] == "blocks.0.fc.weight" and w["grad_norm"].notna().all()
+    s = G.stream_gradient_frame(per_layer)
+    assert len(s) == 2 * 4 and s["layer"].tolist()[:4] == [0, 1, 2, 3]
+    t = G.training_variants(base, 0.5)
+    assert list(t)[-1] == "scaled: 0.5·x + f(x)" and t["scaled: 0.5·x + f(x)"].identity_scale == 0.5
+    assert list(G.training_variants(base)) == [G.PLAIN, G.RESIDUAL]
+
+
+def test_jacobian_frames_read_the_norms_off_the_spectrum():
+    base = rv.StackConfig(depth=2, width=6, seed=0)
+    variants = G.plain_and_residual(base)
+    spectra = {n: G.block_jacobian(c, 1) for n, c in variants.items()}
+    per_layer = {n: G.layer_gradients(c) for n, c in variants.items()}
+    norms = G.jacobian_norms(spectra, per_layer).set_index("variant")
+    for n, sv in spectra.items():
+        assert norms.loc[n, "||block Jacobian||"] == sv.attrs["block_norm"]
+        assert norms.loc[n, "||J|| (branch)"] == sv.attrs["branch_norm"]
+    curves = G.jacobian_spectrum(spectra)
+    assert set(curves["curve"]) == {"plain, branch J", "residual, branch J", "residual, I + J"}
+    assert len(curves) == 3 * 6
+
+
+def test_heatmaps_share_one_scale_and_count_zeros():
+    cfg = rv.StackConfig(depth=2, width=4, seed=0)
+    trace = G.train_layer_grads(G.plain_and_residual(cfg), steps=3)
+    trace.layers.loc[0, "grad_norm"] = 0.0
+    maps = trace.heatmaps()
+    assert list(maps.matrices) == [G.PLAIN, G.RESIDUAL] and maps.zeros == 1
+    assert all(m.shape == (2, 3) for m in maps.matrices.values())
+    values = np.concatenate([m.ravel() for m in maps.matrices.values()])
+    assert values.min() == maps.vmin and values.max() == maps.vmax
+
+
+def test_shattered_tables():
+    grads, acf = G.shattered_summary((2, 3), width=8, n_points=16, max_lag=2)
+    assert set(G.with_variant(grads)["variant"]) == {"plain", "residual"}
+    lag1 = G.lag_table(acf)
+    assert list(lag1.columns) == [
+        "depth",
+        "plain lag-1 autocorrelation",
+        "residual lag-1 autocorrelation",
+    ]
+    assert lag1["depth"].tolist() == [2, 3]
+    assert set(G.acf_curves(acf)["curve"]) == {
+        "plain, depth 2",
+        "plain, depth 3",
+        "residual, depth 2",
+        "residual, depth 3",
+    }
