@@ -34,6 +34,7 @@ from tests.browser.conftest import (  # noqa: E402
 )
 from tests.browser.test_app_browser import MIN_CHARTS  # noqa: E402
 from ui.registry import PAGES  # noqa: E402
+from ui.specs.pages import spec_of  # noqa: E402
 
 
 def med(values: list[float]) -> str:
@@ -93,6 +94,30 @@ def deep_links(
     return cold, warm, changed, cached
 
 
+def section_switches(browser, url: str, labels: tuple[str, ...]) -> dict[str, float]:
+    """Open the page's first section, then click every other tab in turn: time from
+    the click until the URL names the section and the script has finished."""
+    out: dict[str, float] = {}
+    if len(labels) < 2:
+        return out
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    pg.goto(url)
+    wait_ready(pg, settle_ms=0)
+    for label in labels[1:]:
+        start = time.monotonic()
+        pg.get_by_role("tab", name=label, exact=True).click()
+        pg.wait_for_function(
+            "(s) => new URLSearchParams(location.search).get('section') === s",
+            arg=label,
+            timeout=60_000,
+        )
+        wait_ready(pg, settle_ms=0)
+        out[label] = time.monotonic() - start
+    ctx.close()
+    return out
+
+
 def main(repeats: int = 5) -> None:
     t0 = time.monotonic()
     server = Server()
@@ -113,6 +138,7 @@ def main(repeats: int = 5) -> None:
                 cold, warm, _, _ = deep_links(browser, base.url, 3, repeats, steps=False)
             finally:
                 base.stop()
+            floor = statistics.median(cold)
             print(
                 f"{'baseline (bare page)':22s} deep link: fresh context {med(cold)}, "
                 f"cached front end {med(warm)}"
@@ -120,14 +146,22 @@ def main(repeats: int = 5) -> None:
             for info in PAGES:
                 url = f"{server.url}/{info.url_path}"
                 cold, warm, changed, cached = deep_links(
-                    browser, url, MIN_CHARTS[info.url_path], repeats
+                    browser, url, MIN_CHARTS.get(info.url_path, 0), repeats
                 )
                 print(
-                    f"{info.url_path:22s} deep link: fresh context {med(cold)}, "
+                    f"{info.url_path:22s} deep link (first section): fresh context {med(cold)} "
+                    f"= {statistics.median(cold) / floor:.2f}x the bare page, "
                     f"cached front end {med(warm)}; slider step {med(changed)}, "
                     f"back (cached) {med(cached)}"
                 )
-            print(f"server RSS after every page: {rss_mb(server.proc.pid):.0f} MB")
+                switches = section_switches(browser, url, spec_of(info.url_path).sections)
+                if switches:
+                    print(
+                        f"{'':22s} section switch: "
+                        + ", ".join(f"{k} {v:.2f} s" for k, v in switches.items())
+                        + f"; slowest {max(switches.values()):.2f} s"
+                    )
+            print(f"server RSS after every section of every page: {rss_mb(server.proc.pid):.0f} MB")
             browser.close()
     finally:
         server.stop()

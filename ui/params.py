@@ -43,7 +43,7 @@ from .specs import SHARED as SHARED_SPEC
 from .specs.pages import spec_of
 
 # Parameters every page may carry (the shared sidebar's, and the open section).
-SHARED = (*sorted(SHARED_SPEC.names), SECTION_PARAM)
+SHARED = (*sorted(SHARED_SPEC.names), SECTION_PARAM, "lesson", "step")
 # Hidden sections' widgets keep their values (and URL parameters) while the user
 # stays on the page: a tab switch must not reset them.
 PERSIST: dict[str, Any] = {"persist_state": "page"}
@@ -124,6 +124,21 @@ def finish_run() -> None:
             st.session_state[f"_params_seen:{p.page}"] = True
     for k in unknown:
         del st.query_params[k]
+
+
+class _Held:
+    """A tab held back until the lesson step's prediction is locked in: never open."""
+
+    open = False
+
+    def __init__(self, tab: Any) -> None:
+        self._tab = tab
+
+    def __enter__(self) -> Any:
+        return self._tab.__enter__()
+
+    def __exit__(self, *exc: object) -> Any:
+        return self._tab.__exit__(*exc)
 
 
 class PageParams:
@@ -226,6 +241,9 @@ class PageParams:
         labels = list(self.spec.sections)
         if not labels:
             raise ValueError(f"{self.page} declares no sections in ui/specs")
+        from .lesson_view import banner
+
+        ready = banner(self.page)  # a lesson step's text and question, when opened from one
         raw = st.query_params.get_all(SECTION_PARAM)
         if self.fresh and raw and (len(raw) > 1 or raw[0] not in labels):
             shown = raw[0] if len(raw) == 1 else f"given {len(raw)} times"
@@ -234,7 +252,7 @@ class PageParams:
                 f"{_md_plain(', '.join(labels))}); showing {_md_plain(labels[0])}."
             )
             del st.query_params[SECTION_PARAM]
-        return list(
+        tabs = list(
             st.tabs(
                 labels,
                 key=SECTION_PARAM,
@@ -243,6 +261,7 @@ class PageParams:
                 bind="query-params",
             )
         )
+        return tabs if ready else [_Held(t) for t in tabs]
 
     # --------------------------------------------------------------- widgets
     def slider(

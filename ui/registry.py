@@ -51,6 +51,13 @@ PAGES: tuple[PageInfo, ...] = (
         "encoder_playground",
         "Configure a transformer encoder, run it on your text, look inside.",
     ),
+    PageInfo(
+        "pages/workshop.py",
+        "Workshop",
+        ":material/co_present:",
+        "workshop",
+        "Step through a lesson on a projector; participants follow each step by link or QR code.",
+    ),
 )
 
 

@@ -11,7 +11,7 @@ import torch
 
 import resviz as rv
 
-from . import st_internals
+from . import projector, st_internals
 from .params import PageParams
 
 
@@ -70,6 +70,7 @@ def ensure_entry_point() -> None:
 def page_setup(title: str, intro: str) -> Context:
     """Draw the page header and the shared sidebar; return the run settings."""
     ensure_entry_point()
+    projector.apply()
     st.title(title)
     st.markdown(intro)
     return sidebar()

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 from altair.vegalite.data import default_data_transformer
 
-from . import st_internals
+from . import projector, st_internals
 from .charts import MEMO
 
 
@@ -59,7 +59,10 @@ alt.data_transformers.enable("resviz_arrow")
 
 def altair(c: alt.TopLevelMixin, **kw: object) -> None:
     """``st.altair_chart`` without per-rerun schema validation or a global lock."""
-    st.vega_lite_chart(spec(c), width=kw.pop("width", "stretch"), **kw)
+    d = spec(c)
+    if projector.on():
+        d = projector.scale_chart(d)
+    st.vega_lite_chart(d, width=kw.pop("width", "stretch"), **kw)
 
 
 def spec(c: alt.TopLevelMixin) -> dict[str, object]:

@@ -17,7 +17,7 @@ PAGE_NAMES = (
 
 def spec_of(page: str) -> PageSpec:
     """The page's ``SPEC`` (an empty one for a page that declares nothing yet)."""
-    if page not in PAGE_NAMES:
+    if page not in (*PAGE_NAMES, "workshop"):
         return PageSpec()
     try:
         module = importlib.import_module(f"ui.specs.{page}")

@@ -1,0 +1,104 @@
+"""Workshop: a presenter steps through a lesson; participants follow each step by link."""
+
+import io
+from urllib.parse import urlencode, urlsplit
+
+import segno
+import streamlit as st
+
+from ui import lesson_view, projector
+from ui.params import PageParams, md_escape
+from ui.registry import PAGES
+from ui.shell import page_setup
+
+ctx = page_setup(
+    "Workshop",
+    "Pick a lesson and step through it. **Open this step** shows the step's page with its "
+    "settings and text; participants open the same step in their own session from the link "
+    "or the QR code, change what they like, and come back to the step's settings with one "
+    "button. Lessons are TOML files in `lessons/` (see the README).",
+)
+p = PageParams("workshop")
+all_lessons, errors = lesson_view.lessons()
+for message in errors:
+    st.error("A lesson file was not loaded: " + md_escape(message, 400), icon=":material/error:")
+if not all_lessons:
+    st.info("No lesson is available: add a TOML file to `lessons/`.")
+    st.stop()
+
+ids = list(all_lessons)
+c1, c2, c3 = st.columns([2, 1, 1])
+with c1:
+    lesson_id = p.select(
+        "Lesson",
+        "lesson",
+        ids,
+        format_func=lambda i: all_lessons[i].title,
+    )
+lesson = all_lessons[lesson_id]
+n = len(lesson.steps)
+with c2:
+    index = p.number("Step", "step", help=f"1 to {n}")
+with c3:
+    st.session_state[projector.KEY] = p.toggle(
+        "Projector mode",
+        "projector",
+        help="Larger type in text and charts, and the sidebar hidden, on every page of your "
+        "session (participants are not affected).",
+    )
+if index > n:
+    st.warning(f"This lesson has {n} steps; showing the last.")
+    index = n
+step = lesson.steps[index - 1]
+
+if lesson.summary:
+    st.caption(lesson.summary)
+left, right = st.columns([3, 2])
+with left:
+    st.subheader(f"Step {index} of {n}: {step.title}")
+    st.markdown(step.text)
+    where = next(pg.title for pg in PAGES if pg.url_path == step.page)
+    st.caption(f"Opens {where}" + (f", section {step.section}" if step.section else "") + ".")
+    b1, b2, b3 = st.columns(3)
+
+    def move(to: int) -> None:
+        st.session_state["workshop:step"] = to
+
+    b1.button(
+        "Previous", key="workshop:prev", on_click=move, args=(index - 1,), disabled=index == 1
+    )
+    b2.button("Next", key="workshop:next", on_click=move, args=(index + 1,), disabled=index == n)
+    if b3.button("Open this step", key="workshop:open", type="primary"):
+        lesson_view.go_to(lesson, index)
+    if step.predict is not None:
+        q = step.predict
+        st.markdown(f"**Predict first:** {q.question}")
+        st.markdown("\n".join(f"- {c}" for c in q.choices))
+        with st.expander("Reveal the answer"):
+            from ui.lesson_measures import MEASURES
+
+            measured = MEASURES[q.measure](dict(step.settings), ctx.seed)
+            st.markdown(
+                f"Measured with this step's settings: **{measured.answer}**. {measured.sentence}"
+            )
+            if measured.answer != q.expect:
+                st.caption(f"The lesson expected {q.expect}; the measurement says otherwise.")
+    st.markdown("**Steps**")
+    st.markdown(
+        "\n".join(
+            f"{i}. " + (f"**{s.title}**" if i == index else s.title)
+            for i, s in enumerate(lesson.steps, start=1)
+        )
+    )
+
+with right:
+    base = urlsplit(st.context.url or "http://localhost:8501/workshop")
+    root = base.path.rsplit("/", 1)[0]
+    link = f"{base.scheme}://{base.netloc}{root}/{step.page}?" + urlencode(
+        step.query(lesson.id, index)
+    )
+    st.markdown("**Participants: open this step**")
+    st.code(link, language=None, wrap_lines=True)
+    png = io.BytesIO()
+    segno.make(link, error="m").save(png, kind="png", scale=8, border=2)
+    st.image(png.getvalue(), width=360, caption="Scan to open this step")

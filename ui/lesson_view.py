@@ -1,0 +1,148 @@
+"""A page opened from a lesson: the step's text, predict-then-measure, and navigation.
+
+A link with ``lesson=<id>&step=<n>`` (the workshop page makes them) opens a page
+at a lesson step. Above the page's sections this draws the step's text, Previous /
+Next, a button that brings the view back to the step's settings after a
+participant has played with it, and, for a step with a question, a prediction to
+lock in before the step's section is shown; then the measured answer beside it.
+Everything lives in the visitor's own session: nothing is shared, so it works the
+same behind several replicas.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from .lessons import Lesson, Step, load_lessons
+from .params import md_escape
+
+LESSON, STEP = "lesson", "step"
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def lessons() -> tuple[dict[str, Lesson], list[str]]:
+    """Every lesson, re-read at most once a minute (a teacher may add one meanwhile)."""
+    return load_lessons()
+
+
+def current(page: str) -> tuple[Lesson, int, Step] | None:
+    """The lesson step named in the URL, if it is one of this page's steps."""
+    lesson_id = st.query_params.get(LESSON)
+    raw_step = st.query_params.get(STEP)
+    if not lesson_id or not raw_step:
+        return None
+    lesson = lessons()[0].get(lesson_id)
+    if lesson is None or not raw_step.isascii() or not raw_step.isdigit():
+        return None
+    index = int(raw_step)
+    if not 1 <= index <= len(lesson.steps) or lesson.steps[index - 1].page != page:
+        return None
+    return lesson, index, lesson.steps[index - 1]
+
+
+def step_page_path(step: Step) -> str:
+    from .registry import PAGES
+
+    return next(p.path for p in PAGES if p.url_path == step.page)
+
+
+def go_to(lesson: Lesson, index: int) -> None:
+    """Open step ``index`` with exactly its settings (a fresh view of its page)."""
+    step = lesson.steps[index - 1]
+    prefix = f"{step.page}:"
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(prefix)]:
+        del st.session_state[key]
+    st.session_state.pop("section", None)
+    st.session_state.pop(f"_params_seen:{step.page}", None)
+    st.switch_page(step_page_path(step), query_params=step.query(lesson.id, index))
+
+
+def _measure(page: str, step: Step, seed: int):
+    from .lesson_measures import MEASURES
+    from .specs.pages import spec_of
+
+    spec = spec_of(page)
+    shown = {
+        p.name: st.session_state[f"{page}:{p.name}"]
+        for p in spec.params
+        if f"{page}:{p.name}" in st.session_state
+    }
+    return MEASURES[step.predict.measure](shown, seed)
+
+
+def banner(page: str) -> bool:
+    """Draw the lesson step above the page's sections; False while the step's
+    question waits for a prediction (the page then holds back its section)."""
+    found = current(page)
+    if found is None:
+        return True
+    lesson, index, step = found
+    n = len(lesson.steps)
+    ready = True
+    with st.container(border=True, key="lesson-banner"):
+        st.caption(f"Lesson: {md_escape(lesson.title, 120)} · step {index} of {n}")
+        st.subheader(step.title)
+        st.markdown(step.text)
+        c1, c2, c3 = st.columns([1, 1, 2])
+        if c1.button(
+            "Previous", key="lesson:prev", disabled=index == 1, icon=":material/arrow_back:"
+        ):
+            go_to(lesson, index - 1)
+        if c2.button(
+            "Next", key="lesson:next", disabled=index == n, icon=":material/arrow_forward:"
+        ):
+            go_to(lesson, index + 1)
+        if c3.button(
+            "Back to this step's settings",
+            key="lesson:reset",
+            icon=":material/restart_alt:",
+            help="Undo your changes to the settings: the view the step opened with.",
+        ):
+            go_to(lesson, index)
+        if step.predict is not None:
+            ready = _predict(page, lesson, index, step)
+    return ready
+
+
+def _predict(page: str, lesson: Lesson, index: int, step: Step) -> bool:
+    q = step.predict
+    assert q is not None
+    locked_key = f"lesson:locked:{lesson.id}:{index}"
+    st.markdown(f"**Predict first:** {q.question}")
+    choice = st.radio(
+        "Your prediction",
+        list(q.choices),
+        index=None,
+        key=f"lesson:choice:{lesson.id}:{index}",
+        horizontal=True,
+        disabled=locked_key in st.session_state,
+    )
+    if locked_key not in st.session_state:
+        if st.button(
+            "Lock in my prediction", key="lesson:lock", disabled=choice is None, type="primary"
+        ):
+            st.session_state[locked_key] = choice
+            st.rerun()
+        st.info("Lock in a prediction to see the measurement.", icon=":material/psychology:")
+        return False
+    predicted = st.session_state[locked_key]
+    seed = int(st.session_state.get("shared:seed", 0))
+    measured = _measure(page, step, seed)
+    if measured.answer == predicted:
+        st.success(
+            f"You predicted **{md_escape(predicted)}**. Measured: **{md_escape(measured.answer)}**. "
+            + measured.sentence,
+            icon=":material/check_circle:",
+        )
+    else:
+        st.warning(
+            f"You predicted **{md_escape(predicted)}**. Measured: **{md_escape(measured.answer)}**. "
+            + measured.sentence,
+            icon=":material/info:",
+        )
+    if measured.answer != q.expect:
+        st.caption(
+            f"The lesson expected {md_escape(q.expect)}; with the settings on screen the "
+            "measurement says otherwise."
+        )
+    return True
