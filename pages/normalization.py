@@ -501,6 +501,12 @@ def warmup_section() -> None:
         f"{w_cfg.vocab_size}, batch 16 x 16) with Adam at a peak rate of {w_lr:g}, once at full "
         f"rate from step 0 and once warmed up linearly over {w_warm} steps."
     )
+    views.table(
+        N.variant_table(w_variants),
+        "warmup_variants",
+        caption="The two models, built from the same seed; each is trained twice, without "
+        "and with warm-up, on the same batches.",
+    )
 
     def warmup_finding(df: pd.DataFrame) -> str:
         """Which of each placement's two runs ends lower, with the final losses."""
@@ -558,6 +564,8 @@ def warmup_section() -> None:
         f"{ctx.seed}\n"
         f"{device_code()}\n"
         "variants = rv.norms.warmup_variants(w_layers, 64)\n"
+        "models = rv.norms.variant_table(variants)\n"
+        "display(models)\n"
         "runs = rv.norms.train_warmup(variants, w_warm, steps=w_steps, lr=w_lr, seed=seed, "
         "device=device)\n"
         "summary = rv.norms.run_summary(runs)\n"
@@ -565,6 +573,7 @@ def warmup_section() -> None:
         "rv.charts.line(runs, 'step', 'loss', 'variant', log_y=True, points=False, "
         "x_title='step', y_title='cross-entropy (log)')"
     )
+    nb.frame("warmup_variants", "models")
     nb.frame("warmup_training", "runs").frame("warmup_summary", "summary")
     nb.download("normalization_warmup")
 
@@ -606,6 +615,7 @@ def stability_section() -> None:
         "of random targets from random inputs (batch 16 x 32), Adam, every variant from the "
         "same seed on the same batches."
     )
+    views.table(N.variant_table(s_variants), "stability_variants")
 
     def render_stability(job: jobs.Job) -> None:
         df = job.result if job.result is not None else job.frame
@@ -656,6 +666,8 @@ def stability_section() -> None:
         f"lr, steps, seed = {s_lr!r}, {s_steps}, {ctx.seed}\n"
         f"{device_code()}\n"
         "variants = rv.norms.stability_variants(norm, placement, extra=extra)\n"
+        "models = rv.norms.variant_table(variants)\n"
+        "display(models)\n"
         "runs = rv.train_compare(variants, steps=steps, seed=seed, lr=lr, batch_size=16, "
         "seq_len=32, task='regression', device=device)\n"
         "summary = rv.norms.run_summary(runs)\n"
@@ -665,6 +677,7 @@ def stability_section() -> None:
         "rv.charts.line(runs, 'step', 'grad_norm', 'variant', log_y=True, points=False, "
         "x_title='step', y_title='total gradient norm (log)')"
     )
+    nb.frame("stability_variants", "models")
     nb.frame("stability_training", "runs").frame("stability_summary", "summary")
     nb.download("normalization_stability")
 

@@ -31,7 +31,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .budget import Estimate
+from .budget import Estimate, estimate
 from .config import EncoderConfig, NormPosition, NormType, StackConfig
 from .divergence import Divergence
 from .experiments import train_compare
@@ -720,6 +720,29 @@ def stability_variants(
     return out
 
 
+def variant_table(variants: dict[str, EncoderConfig] | dict[str, StackConfig]) -> pd.DataFrame:
+    """The models a training run compares, one row each: ``variant, residual`` (``add``
+    or ``none``; a stack's ``scaled`` and ``concat`` as they are), ``norm,
+    placement`` (empty without a norm), ``layers`` (an encoder's layers or a stack's
+    blocks), ``width`` (``d_model`` or the stack's width) and ``parameters`` (exact,
+    :func:`resviz.estimate`)."""
+    rows = []
+    for name, cfg in variants.items():
+        encoder = isinstance(cfg, EncoderConfig)
+        rows.append(
+            {
+                "variant": name,
+                "residual": ("add" if cfg.residual else "none") if encoder else cfg.residual,
+                "norm": NORM_LABELS.get(cfg.norm, cfg.norm),
+                "placement": "" if cfg.norm == "none" else cfg.norm_position,
+                "layers": cfg.n_layers if encoder else cfg.depth,
+                "width": cfg.d_model if encoder else cfg.width,
+                "parameters": estimate(cfg).params,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def run_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per variant of a training frame: ``first_loss, final_loss, min_loss,
     max_grad_norm, steps_run, diverged_at, divergence`` (the step at which the run
@@ -854,6 +877,7 @@ __all__ = [
     "run_summary",
     "scaled_batch",
     "stability_variants",
+    "variant_table",
     "textbook_layernorm",
     "train_warmup",
     "warmup_variants",

@@ -11,9 +11,11 @@ def _metric(at, prefix):
     return next(m for m in at.metric if m.label.startswith(prefix))
 
 
-def _table(at, first_col, value):
+def _table(at, first_col, value, having=None):
     for df in at.dataframe:
         v = df.value
+        if having is not None and having not in v.columns:
+            continue
         if first_col in v.columns and (v[first_col] == value).any():
             return v
     raise AssertionError(f"no table with {first_col} = {value}")
@@ -112,7 +114,7 @@ def test_stability_training_runs_and_finishes(app):
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
     _clean(at)
-    summary = _table(at, "variant", "neither")
+    summary = _table(at, "variant", "neither", having="steps_run")
     assert set(summary["variant"]) == {
         "residual + LayerNorm (pre)",
         "residual only",
@@ -120,6 +122,11 @@ def test_stability_training_runs_and_finishes(app):
         "neither",
     }
     assert (summary["steps_run"] <= 20).all()
+    models = _table(at, "variant", "neither", having="parameters").set_index("variant")
+    assert list(models.index) == list(summary["variant"])
+    assert (
+        models.loc["residual + LayerNorm (pre)", "parameters"] > models.loc["neither", "parameters"]
+    )
     done = summary[summary["diverged_at"].isna()]
     assert (done["steps_run"] == 20).all()
     assert any("Finished 20 steps" in c.value for c in at.caption)
@@ -165,7 +172,7 @@ def test_stability_caption_when_nothing_diverges(app, monkeypatch):
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
     _clean(at)
-    summary = _table(at, "variant", "neither")
+    summary = _table(at, "variant", "neither", having="steps_run")
     assert summary["diverged_at"].isna().all()
     _assert_caption_matches_summary(at, summary, "0.001")
     assert "blow up" not in " ".join(c.value for c in at.caption)
