@@ -318,9 +318,9 @@ def invariance_table(
 
 def invariance_wide(table: pd.DataFrame) -> pd.DataFrame:
     """:func:`invariance_table` with one column per norm: ``transformation,
-    measured_on`` and each of :data:`INVARIANCE_NORMS` (its ``max_abs_change``),
-    rows in the table's order."""
-    return (
+    measured_on`` and each of :data:`INVARIANCE_NORMS` in that order (its
+    ``max_abs_change``), rows in the table's order."""
+    wide = (
         table.pivot_table(
             index=["transformation", "measured_on"],
             columns="norm",
@@ -330,6 +330,8 @@ def invariance_wide(table: pd.DataFrame) -> pd.DataFrame:
         .reset_index()
         .rename_axis(columns=None)
     )
+    norms = [n for n in INVARIANCE_NORMS if n in wide.columns]
+    return wide[["transformation", "measured_on", *norms]]
 
 
 # -------------------------------------------------------------- 4. BatchNorm's batch
