@@ -293,3 +293,57 @@ def image_heatmap(
         .configure_legend(labelFontSize=FONT_SIZE - 2, titleFontSize=FONT_SIZE - 2)
         .configure_title(fontSize=TITLE_SIZE, anchor="start")
     )
+
+
+def grid_heatmap(
+    df: pd.DataFrame,
+    x: str,
+    y: str,
+    value: str,
+    *,
+    title: str = "",
+    x_title: str | None = None,
+    y_title: str | None = None,
+    height: int = HEIGHT,
+    max_cells: int = 2000,
+) -> alt.Chart | alt.LayerChart:
+    """A long-form grid as :func:`heatmap` (rectangles with tooltips) up to
+    ``max_cells`` cells, as :func:`image_heatmap` (one picture, ``y`` down the rows
+    and ``x`` across the columns) above that."""
+    if len(df) > max_cells:
+        m = df.pivot(index=y, columns=x, values=value).to_numpy()
+        return image_heatmap(
+            m, title=title, x_title=x_title or x, y_title=y_title or y, height=height
+        )
+    return heatmap(df, x, y, value, title=title, x_title=x_title, y_title=y_title, height=height)
+
+
+def histograms(
+    df: pd.DataFrame,
+    facet: str,
+    *,
+    sort: list[str] | None = None,
+    columns: int = 2,
+    x_title: str = "value",
+    y_title: str = "count",
+    width: int = 380,
+    height: int = 150,
+) -> alt.FacetChart:
+    """Binned counts (columns ``bin_start, bin_end, count``) as bars, one panel per
+    value of ``facet`` (in the order ``sort``), each panel with its own axes."""
+    return (
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            x=alt.X("bin_start:Q", title=x_title),
+            x2="bin_end:Q",
+            y=alt.Y("count:Q", title=y_title),
+            color=alt.value(PALETTE[0]),
+            tooltip=[facet, "bin_start", "bin_end", "count"],
+        )
+        .properties(width=width, height=height)
+        .facet(facet=alt.Facet(f"{facet}:N", sort=sort, title=None), columns=columns)
+        .resolve_scale(x="independent", y="independent")
+        .configure_axis(labelFontSize=12, titleFontSize=13)
+        .configure_header(labelFontSize=14)
+    )

@@ -31,7 +31,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .budget import Estimate
+from .budget import Estimate, estimate
 from .config import EncoderConfig, NormPosition, NormType, StackConfig
 from .divergence import Divergence
 from .experiments import train_compare
@@ -147,6 +147,25 @@ def norm_histograms(views: dict[str, torch.Tensor], bins: int = 40) -> pd.DataFr
     return pd.concat(parts, ignore_index=True)
 
 
+VIEW_TITLES = {
+    "raw": "raw (as drawn)",
+    "LayerNorm": "LayerNorm (each token over features)",
+    "BatchNorm": "BatchNorm (each feature over batch)",
+    "RMSNorm": "RMSNorm (each token, no centring)",
+}
+
+
+def half_means(views: pd.DataFrame, view: str) -> tuple[float, float]:
+    """In :func:`norm_views`'s frame, one view: the mean ``|value|`` of the first half
+    of the features (the ones :func:`scaled_batch` multiplies by ``big``) and of the
+    second half (``small``)."""
+    sub = views[views["view"] == view]
+    d = int(sub["feature"].max()) + 1
+    first = sub[sub["feature"] < d // 2]["value"].abs().mean()
+    second = sub[sub["feature"] >= d // 2]["value"].abs().mean()
+    return float(first), float(second)
+
+
 # ------------------------------------------------------- 2. textbook versus torch LayerNorm
 def textbook_layernorm(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
     """The common hand-written LayerNorm: ``(x - mean) / (std + eps)`` with the
@@ -199,6 +218,14 @@ def layernorm_gap(
             "predicted": predicted.numpy(),
             "approx": approx.double().numpy(),
         }
+    )
+
+
+def gap_long(gap: pd.DataFrame) -> pd.DataFrame:
+    """:func:`layernorm_gap`'s measured and predicted columns in long form, to chart
+    as two lines: ``token, what`` (``measured``/``predicted``), ``gap``."""
+    return gap.melt(
+        id_vars=["token"], value_vars=["measured", "predicted"], var_name="what", value_name="gap"
     )
 
 
@@ -289,6 +316,24 @@ def invariance_table(
     return df
 
 
+def invariance_wide(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`invariance_table` with one column per norm: ``transformation,
+    measured_on`` and each of :data:`INVARIANCE_NORMS` in that order (its
+    ``max_abs_change``), rows in the table's order."""
+    wide = (
+        table.pivot_table(
+            index=["transformation", "measured_on"],
+            columns="norm",
+            values="max_abs_change",
+            sort=False,
+        )
+        .reset_index()
+        .rename_axis(columns=None)
+    )
+    norms = [n for n in INVARIANCE_NORMS if n in wide.columns]
+    return wide[["transformation", "measured_on", *norms]]
+
+
 # -------------------------------------------------------------- 4. BatchNorm's batch
 @torch.no_grad()
 def batch_dependence(
@@ -350,6 +395,12 @@ def batch_dependence(
             for f, v in enumerate(out.tolist()):
                 rows.append({"scenario": name, "mode": mode, "feature": f, "value": v})
     return pd.DataFrame(rows), pd.DataFrame(summary)
+
+
+def batch_values_shown(values: pd.DataFrame, mode: str, n_features: int = 16) -> pd.DataFrame:
+    """The rows of :func:`batch_dependence`'s ``values`` for one ``mode`` (``train``
+    or ``eval``) and the first ``n_features`` features: one line per scenario."""
+    return values[(values["mode"] == mode) & (values["feature"] < n_features)]
 
 
 # ------------------------------------------------------------- 5. Post-LN versus Pre-LN
@@ -517,6 +568,37 @@ def grad_summary(df: pd.DataFrame) -> pd.DataFrame:
     return g
 
 
+def xiong_depths(n_layers: int) -> tuple[int, ...]:
+    """The depths the last-layer gradient is measured at for an ``n_layers`` encoder:
+    1, 2, 4, 8, 16 up to ``n_layers``, and ``n_layers`` itself."""
+    if n_layers < 1:
+        raise ValueError("n_layers must be at least 1.")
+    return tuple(sorted({1, 2, 4, 8, 16, n_layers} & set(range(1, n_layers + 1))))
+
+
+def prepost_grads(n_layers: int, d_model: int, seed: int, init: str = "xavier") -> pd.DataFrame:
+    """:func:`last_layer_grad` at :func:`xiong_depths` ``(n_layers)``, seeds ``seed``,
+    ``seed + 1`` and ``seed + 2``, batch 4: the Post-LN/Pre-LN gradient chart's data."""
+    return last_layer_grad(
+        xiong_depths(n_layers), (seed, seed + 1, seed + 2), d_model, init, batch_size=4
+    )
+
+
+def grad_ratio_lines(summary: pd.DataFrame) -> pd.DataFrame:
+    """:func:`grad_summary`'s ``ratio_to_L1`` per variant plus the reference
+    ``1/sqrt(L)`` (relative to the shallowest depth) as a third variant, named
+    ``"1/sqrt(L)"``: ``variant, n_layers, ratio_to_L1``."""
+    ref = summary[summary["variant"] == summary["variant"].iloc[0]][["n_layers", "inv_sqrt_L"]]
+    ref = ref.rename(columns={"inv_sqrt_L": "ratio_to_L1"}).assign(variant="1/sqrt(L)")
+    return pd.concat(
+        [
+            summary[["variant", "n_layers", "ratio_to_L1"]],
+            ref[["variant", "n_layers", "ratio_to_L1"]],
+        ],
+        ignore_index=True,
+    )
+
+
 # ------------------------------------------------------------ 5b. warm-up training
 def warmup_variants(
     n_layers: int = 8, d_model: int = 64, vocab_size: int = 64
@@ -640,6 +722,29 @@ def stability_variants(
     return out
 
 
+def variant_table(variants: dict[str, EncoderConfig] | dict[str, StackConfig]) -> pd.DataFrame:
+    """The models a training run compares, one row each: ``variant, residual`` (``add``
+    or ``none``; a stack's ``scaled`` and ``concat`` as they are), ``norm,
+    placement`` (empty without a norm), ``layers`` (an encoder's layers or a stack's
+    blocks), ``width`` (``d_model`` or the stack's width) and ``parameters`` (exact,
+    :func:`resviz.estimate`)."""
+    rows = []
+    for name, cfg in variants.items():
+        encoder = isinstance(cfg, EncoderConfig)
+        rows.append(
+            {
+                "variant": name,
+                "residual": ("add" if cfg.residual else "none") if encoder else cfg.residual,
+                "norm": NORM_LABELS.get(cfg.norm, cfg.norm),
+                "placement": "" if cfg.norm == "none" else cfg.norm_position,
+                "layers": cfg.n_layers if encoder else cfg.depth,
+                "width": cfg.d_model if encoder else cfg.width,
+                "parameters": estimate(cfg).params,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def run_summary(df: pd.DataFrame) -> pd.DataFrame:
     """Per variant of a training frame: ``first_loss, final_loss, min_loss,
     max_grad_norm, steps_run, diverged_at, divergence`` (the step at which the run
@@ -750,10 +855,16 @@ def norm_timing(
 __all__ = [
     "AXES",
     "VIEWS",
+    "VIEW_TITLES",
     "apply_norms",
     "batch_dependence",
+    "batch_values_shown",
+    "gap_long",
+    "grad_ratio_lines",
     "grad_summary",
+    "half_means",
     "invariance_table",
+    "invariance_wide",
     "last_layer_grad",
     "layernorm_gap",
     "make_norms",
@@ -763,14 +874,17 @@ __all__ = [
     "norm_timing_cost",
     "norm_views",
     "predicted_gap",
+    "prepost_grads",
     "prepost_stream",
     "run_summary",
     "scaled_batch",
     "stability_variants",
+    "variant_table",
     "textbook_layernorm",
     "train_warmup",
     "warmup_variants",
     "xiong_config",
+    "xiong_depths",
     "xiong_encoder",
     "xiong_inputs",
 ]

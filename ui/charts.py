@@ -37,7 +37,9 @@ __all__ = [
     "PALETTE",
     "TITLE_SIZE",
     "bars",
+    "grid_heatmap",
     "heatmap",
+    "histograms",
     "image_heatmap",
     "line",
     "mark_nonfinite",
@@ -177,3 +179,5 @@ line = _memoised(_charts.line)
 bars = _memoised(_charts.bars)
 heatmap = _memoised(_charts.heatmap)
 image_heatmap = _memoised(_charts.image_heatmap)
+grid_heatmap = _memoised(_charts.grid_heatmap)
+histograms = _memoised(_charts.histograms)

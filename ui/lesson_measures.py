@@ -17,6 +17,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import torch
+
+import resviz as rv
+from resviz import norms as N
+
+from .specs.pages import spec_of
+
 
 @dataclass(frozen=True)
 class Measured:
@@ -29,7 +36,6 @@ Measure = Callable[[Mapping[str, Any], int], Measured]
 
 def _with_defaults(page: str, settings: Mapping[str, Any]) -> dict[str, Any]:
     """The page's declared defaults, overridden by ``settings`` (names it declares)."""
-    from .specs.pages import spec_of
 
     values = {p.name: p.default for p in spec_of(page).params}
     values.update({k: v for k, v in settings.items() if k in values})
@@ -148,7 +154,6 @@ def _rv():  # noqa: ANN202 - the resviz module, imported when a measure runs
 
 
 def _torch():  # noqa: ANN202
-    import torch
 
     return torch
 
@@ -193,6 +198,66 @@ def similarity_monotone(settings: Mapping[str, Any], seed: int) -> Measured:
     )
 
 
+# ------------------------------------------------------------------- normalization
+def _norm_input(s: Mapping[str, Any], seed: int) -> Any:
+    """The normalization page's input batch (its first three sections), as shown."""
+    return N.scaled_batch(
+        int(s["batch"]), int(s["tokens"]), int(s["d"]), float(s["big"]), float(s["small"]), seed
+    )
+
+
+def layernorm_keeps_halves(settings: Mapping[str, Any], seed: int) -> Measured:
+    """Choices: "yes", "no". Whether, after LayerNorm, the first half of the features
+    (multiplied by "first half x") is still more than twice as large as the second
+    half: mean |value| in sample 0, as the Four views caption measures it."""
+    s = _with_defaults("normalization", settings)
+    frame = N.norm_views(N.apply_norms(_norm_input(s, seed)), 0)
+    raw, ln = N.half_means(frame, "raw"), N.half_means(frame, "LayerNorm")
+    ratio = ln[0] / ln[1]
+    return Measured(
+        "yes" if ratio > 2 else "no",
+        f"Mean |value| of the first half over the second half's, in sample 0: "
+        f"{rv.format_number(raw[0] / raw[1])} raw, {rv.format_number(ratio)} after LayerNorm "
+        f"(halves x{float(s['big']):g} and x{float(s['small']):g}).",
+    )
+
+
+def textbook_gap_large(settings: Mapping[str, Any], seed: int) -> Measured:
+    """Choices: "yes", "no". Whether the hand-written LayerNorm (unbiased std, eps on
+    the std) differs from torch's somewhere by more than 0.05: the largest
+    |textbook - torch| over every token of the batch, as the Textbook LayerNorm
+    section measures it. Its cause, the factor sqrt((d-1)/d), matters at small d."""
+    s = _with_defaults("normalization", settings)
+    gap = N.layernorm_gap(_norm_input(s, seed))
+    d = int(s["d"])
+    largest = float(gap["measured"].max())
+    return Measured(
+        "yes" if largest > 0.05 else "no",
+        f"Largest |textbook - torch| over {len(gap)} tokens of d = {d} features: "
+        f"{rv.format_number(largest)} (the formulas predict "
+        f"{rv.format_number(float(gap['predicted'].max()))}; sqrt((d-1)/d) = "
+        f"{rv.format_number(((d - 1) / d) ** 0.5)}).",
+    )
+
+
+def preln_stream_doubles(settings: Mapping[str, Any], seed: int) -> Measured:
+    """Choices: "yes", "no". Whether the Pre-LN stream's ||x_l||²/d at the last layer
+    is more than twice its value at the input, at init (the Pre-LN vs Post-LN
+    section's stream chart). Xavier's larger weights make it grow faster than
+    PyTorch's default init."""
+    s = _with_defaults("normalization", settings)
+    layers = int(s["layers"])
+    stream = N.prepost_stream(layers, int(s["d_model"]), seed, str(s["init"]))
+    pre = stream[stream["variant"] == "Pre-LN"].sort_values("layer")["sq_norm_per_dim"]
+    first, last = float(pre.iloc[0]), float(pre.iloc[-1])
+    return Measured(
+        "yes" if last > 2 * first else "no",
+        f"Pre-LN's ||x_l||²/d goes from {rv.format_number(first)} at the input to "
+        f"{rv.format_number(last)} after layer {layers} ({rv.format_number(last / first)} "
+        f"times; {s['init']} init, d = {s['d_model']}).",
+    )
+
+
 MEASURES: dict[str, Measure] = {
     # gradient_flow
     "gradflow_input_gradient": gradflow_input_gradient,
@@ -201,4 +266,7 @@ MEASURES: dict[str, Measure] = {
     # sinusoidal_encoding
     "offset_only": offset_only,
     "similarity_monotone": similarity_monotone,
+    "layernorm_keeps_halves": layernorm_keeps_halves,
+    "textbook_gap_large": textbook_gap_large,
+    "preln_stream_doubles": preln_stream_doubles,
 }

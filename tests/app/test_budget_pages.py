@@ -67,9 +67,10 @@ def test_different_texts_with_the_same_token_ids_do_not_share_a_run(app):
         ),
         (
             "pages/normalization.py",
-            {"w_layers": "2", "w_steps": "20", "layers": "2"},
-            {"This training run", "Timing at this size"},
+            {"section": "Warm-up", "w_layers": "2", "w_steps": "20"},
+            {"This training run"},
         ),
+        ("pages/normalization.py", {"section": "Cost"}, {"Timing at this size"}),
     ],
 )
 def test_each_refused_experiment_shows_its_refusal_once(app, monkeypatch, page, params, refused):

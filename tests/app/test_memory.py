@@ -23,13 +23,25 @@ TEXT = "+".join(f"tok{i % 700}" for i in range(12_000))  # 95,000 characters, 70
 WORST = [
     # The audit's links: 100 x 512 stacks, their Jacobians and scaled shortcut (the
     # Derivation section, which computes the Per layer section's stacks too); the
-    # largest norm views, a 24-layer Post-/Pre-LN comparison and (refused) timing.
+    # largest norm views, a 24-layer Post-/Pre-LN comparison and (refused) timing, each
+    # section of the normalization page opened by its own link.
     "gradient_flow?section=Derivation&depth=100&width=512&act=sigmoid&norm=batch&L=100&block=100"
     "&steps=1000&train_scaled=true",
-    "normalization?batch=16&tokens=32&d=128&big=100&small=0.01&layers=24&d_model=128"
-    "&w_layers=12&w_steps=300&s_steps=300&s_norms=true&s_place=true&t_size=16x256x1024",
+    *(
+        f"normalization?section={section}&batch=16&tokens=32&d=128&big=100&small=0.01"
+        "&layers=24&d_model=128&w_layers=12&w_steps=300&s_steps=300&s_norms=true&s_place=true"
+        "&t_size=16x256x1024"
+        for section in (
+            "Four+views",
+            "Invariances",
+            "Pre-LN+vs+Post-LN",
+            "Warm-up",
+            "Stability",
+            "Cost",
+        )
+    ),
     # The largest timing that fits the budget.
-    "normalization?t_size=16x128x512",
+    "normalization?section=Cost&t_size=16x128x512",
     "skip_connections?depth=64&width=256&mode=concat&project=true&deep=64&steps=2000",
     f"sinusoidal_encoding?positions=1000&d_model=1024&d=32&k=100&dec=8&text={WORDS}",
     "encoder_playground?max_len=64&vocab=512&layers=12&d_model=256&heads=16&d_ff=1024"

@@ -12,6 +12,7 @@ import pytest
 
 import ui.jobs
 from resviz import norms as N
+from tests.app.conftest import open_section
 
 PAGE = "pages/normalization.py"
 NUM = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"
@@ -44,7 +45,7 @@ def _table(at, column, value):
 
 
 def test_warmup_caption_states_which_run_ends_lower(app):
-    at = app(PAGE, w_layers="2", w_steps="20", w_warm="10", w_lr="0.001").run()
+    at = app(PAGE, section="Warm-up", w_layers="2", w_steps="20", w_warm="10", w_lr="0.001").run()
     at.button(key="warmup:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
@@ -66,7 +67,7 @@ def test_warmup_caption_states_which_run_ends_lower(app):
 
 
 def test_prepost_sentences_quote_this_model(app):
-    at = app(PAGE, layers="4", init="default").run()
+    at = app(PAGE, section="Pre-LN vs Post-LN", layers="4", init="default").run()
     _clean(at)
     text = " ".join(m.value for m in at.markdown)
     assert "9.7" not in text and "10.9" not in text
@@ -106,6 +107,8 @@ def test_four_views_and_invariances_follow_the_batch_above(app):
     cap = _caption(at, "All values of the batch.")
     assert "share one scale, x1" in cap
     # The invariance table is measured on this batch, and its caption lists its rows.
+    open_section(at, "Invariances")
+    _clean(at)
     table = _table(at, "transformation", "re-scale the weights W")
     direct = N.invariance_table(4, 16, 16, seed=0, big=1.0, small=1.0)
     rms = direct[direct["norm"] == "RMSNorm"].set_index(["transformation", "measured_on"])
@@ -126,7 +129,7 @@ def test_four_views_and_invariances_follow_the_batch_above(app):
 
 
 def test_batch_dependence_caption_quotes_its_table(app):
-    at = app(PAGE).run()
+    at = app(PAGE, section="Batch dependence").run()
     _clean(at)
     summ = _table(at, "scenario", "other samples x10")
     train = summ[summ["mode"] == "train"].set_index("scenario")["max_abs_change"]
@@ -134,6 +137,8 @@ def test_batch_dependence_caption_quotes_its_table(app):
     m = re.search(rf"other samples x10: {NUM};", cap)
     assert m and float(m[1]) == pytest.approx(train["other samples x10"], rel=5e-3)
     assert "batch of 1 token: cannot be normalized" in cap
+    open_section(at, "Cost")
+    _clean(at)
     cap = _caption(at, "Measured on cpu just now")
     assert "on CUDA both are fused" not in cap
     assert re.search(rf"Here RMSNorm took {NUM} times LayerNorm's time forward", cap)

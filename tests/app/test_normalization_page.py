@@ -2,6 +2,7 @@
 
 import ui.jobs
 from resviz.charts import DIVERGED_LEGEND
+from tests.app.conftest import open_section
 
 PAGE = "pages/normalization.py"
 
@@ -10,9 +11,11 @@ def _metric(at, prefix):
     return next(m for m in at.metric if m.label.startswith(prefix))
 
 
-def _table(at, first_col, value):
+def _table(at, first_col, value, having=None):
     for df in at.dataframe:
         v = df.value
+        if having is not None and having not in v.columns:
+            continue
         if first_col in v.columns and (v[first_col] == value).any():
             return v
     raise AssertionError(f"no table with {first_col} = {value}")
@@ -23,59 +26,95 @@ def _clean(at):
     assert not at.error, [e.value for e in at.error]
 
 
-def test_default_view_shows_measured_numbers(app):
+def test_default_view_is_the_four_views_alone(app):
     at = app(PAGE).run()
     _clean(at)
-    # Four heatmaps, histograms, gap, two BatchNorm panels, stream, gradient, timing.
-    assert len(at.get("vega_lite_chart")) >= 11
-    measured = float(_metric(at, "measured max").value)
-    predicted = float(_metric(at, "predicted").value)
-    assert measured > 0.01 and abs(measured - predicted) < 1e-4
+    # Four heatmaps and the histograms: no other section computes or draws.
+    assert len(at.get("vega_lite_chart")) == 5
+    assert not at.metric
     stats = _table(at, "view", "LayerNorm").set_index("view")
     assert stats.loc["LayerNorm", "token_mean_absmax"] < 1e-5
     assert abs(stats.loc["BatchNorm", "feature_std_max"] - 1) < 1e-3
+    assert not any(b.key == "warmup:start" for b in at.button)
+
+
+def test_each_section_shows_measured_numbers(app):
+    at = app(PAGE, section="Textbook LayerNorm").run()
+    _clean(at)
+    measured = float(_metric(at, "measured max").value)
+    predicted = float(_metric(at, "predicted").value)
+    assert measured > 0.01 and abs(measured - predicted) < 1e-4
+    at = open_section(at, "Invariances")
+    _clean(at)
     inv = _table(at, "transformation", "re-centre the weights W")
     recentre = inv[inv["transformation"] == "re-centre the weights W"].iloc[0]
     assert recentre["LayerNorm"] < 1e-5 and recentre["RMSNorm"] > 1e-2
+    at = open_section(at, "Pre-LN vs Post-LN")
+    _clean(at)
     grads = _table(at, "variant", "Pre-LN")
     pre = grads[grads["variant"] == "Pre-LN"].set_index("n_layers")["ratio_to_L1"]
     post = grads[grads["variant"] == "Post-LN"].set_index("n_layers")["ratio_to_L1"]
     assert pre[8] < 0.75 and 0.7 < post[8] < 1.5  # measured: Pre-LN 0.44-0.47, Post-LN 0.91-1.02
     # Nothing trains until asked.
+    at = open_section(at, "Warm-up")
     assert at.button(key="warmup:start").disabled is False
+    at = open_section(at, "Stability")
     assert at.button(key="stability:stop").disabled is True
 
 
+def test_every_section_opens_and_a_switch_keeps_the_input_settings(app):
+    from ui.specs.normalization import INPUT_SECTIONS, SPEC
+
+    at = app(PAGE, d="16", batch="4").run()
+    for label in SPEC.sections:
+        open_section(at, label)
+        _clean(at)
+        if label in INPUT_SECTIONS:
+            assert at.selectbox(key="normalization:d").value == "16"
+            assert at.query_params["d"] == "16"
+        else:
+            assert not any(s.key == "normalization:d" for s in at.selectbox)
+
+
 def test_url_sets_widgets_and_bad_values_warn(app):
-    at = app(PAGE, layers="4", init="default", s_norm="rms", s_pos="post", d="16").run()
+    url = dict(layers="4", init="default", s_norm="rms", s_pos="post", d="16")
+    at = app(PAGE, section="Pre-LN vs Post-LN", **url).run()
     _clean(at)
     assert at.slider(key="normalization:layers").value == 4
-    assert at.selectbox(key="normalization:s_norm").value == "rms"
     assert not at.warning
-    bad = app(PAGE, layers="99", s_pos="middle", shift="nan").run()
+    at = open_section(at, "Stability")
+    assert at.selectbox(key="normalization:s_norm").value == "rms"
+    assert at.query_params["d"] == "16"  # a hidden section's setting stays in the URL
+    # A bad value is reported when its section opens, and falls back to the default.
+    bad = app(PAGE, section="Invariances", layers="99", s_pos="middle", shift="nan").run()
     _clean(bad)
-    text = " ".join(w.value for w in bad.warning)
-    assert "outside 1 to 24" in text and "middle" in text and "shift" in text
+    assert "shift" in " ".join(w.value for w in bad.warning)
+    for section, words in (("Pre-LN vs Post-LN", "outside 1 to 24"), ("Stability", "middle")):
+        open_section(bad, section)
+        _clean(bad)
+        assert words in " ".join(w.value for w in bad.warning), section
+    assert bad.radio(key="normalization:s_pos").value == "pre"
 
 
 def test_toggles_and_radio(app):
-    at = app(PAGE).run()
+    at = app(PAGE, section="Stability").run()
     at.toggle(key="normalization:s_norms").set_value(True).run()
     at.toggle(key="normalization:s_place").set_value(True).run()
     at.radio(key="normalization:s_pos").set_value("post").run()
     _clean(at)
     assert at.query_params["s_pos"] in ("post", ["post"])
+    at = open_section(at, "Cost")
     at.button(key="normalization:remeasure").click().run()
     _clean(at)
 
 
 def test_stability_training_runs_and_finishes(app):
-    at = app(PAGE, s_steps="20", s_lr="0.1").run()
+    at = app(PAGE, section="Stability", s_steps="20", s_lr="0.1").run()
     at.button(key="stability:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
     _clean(at)
-    summary = _table(at, "variant", "neither")
+    summary = _table(at, "variant", "neither", having="steps_run")
     assert set(summary["variant"]) == {
         "residual + LayerNorm (pre)",
         "residual only",
@@ -83,6 +122,11 @@ def test_stability_training_runs_and_finishes(app):
         "neither",
     }
     assert (summary["steps_run"] <= 20).all()
+    models = _table(at, "variant", "neither", having="parameters").set_index("variant")
+    assert list(models.index) == list(summary["variant"])
+    assert (
+        models.loc["residual + LayerNorm (pre)", "parameters"] > models.loc["neither", "parameters"]
+    )
     done = summary[summary["diverged_at"].isna()]
     assert (done["steps_run"] == 20).all()
     assert any("Finished 20 steps" in c.value for c in at.caption)
@@ -123,12 +167,12 @@ def test_stability_caption_when_nothing_diverges(app, monkeypatch):
         original(df, name, label)
 
     monkeypatch.setattr(ui.views, "csv_button", record)
-    at = app(PAGE, s_steps="20", s_lr="0.001").run()
+    at = app(PAGE, section="Stability", s_steps="20", s_lr="0.001").run()
     at.button(key="stability:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
     _clean(at)
-    summary = _table(at, "variant", "neither")
+    summary = _table(at, "variant", "neither", having="steps_run")
     assert summary["diverged_at"].isna().all()
     _assert_caption_matches_summary(at, summary, "0.001")
     assert "blow up" not in " ".join(c.value for c in at.caption)
@@ -142,7 +186,7 @@ def test_stability_caption_when_nothing_diverges(app, monkeypatch):
 
 
 def test_warmup_training_runs_and_finishes(app):
-    at = app(PAGE, w_layers="2", w_steps="20", w_warm="10", w_lr="0.005").run()
+    at = app(PAGE, section="Warm-up", w_layers="2", w_steps="20", w_warm="10", w_lr="0.005").run()
     at.button(key="warmup:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()

@@ -18,7 +18,7 @@ from ui.registry import NOTEBOOK_EXAMPLE
 FIRST_SEEDED = {
     "pages/gradient_flow.py": ("gradient_norms", "Per layer"),
     "pages/skip_connections.py": "forward_signal",
-    "pages/normalization.py": "norm_views",
+    "pages/normalization.py": ("norm_views", "Four views"),
     "pages/sinusoidal_encoding.py": ("encoding_norms", "Alternatives"),
     "pages/encoder_playground.py": "attention",
 }

@@ -50,7 +50,12 @@ def test_sinusoidal_even_d_from_url_is_used(app):
         ("pages/gradient_flow.py", {"l": "0.33", "section": "Derivation"}, "gradient_flow:l", 0.5),
         ("pages/gradient_flow.py", {"l": "٠.٥", "section": "Derivation"}, "gradient_flow:l", 0.5),
         ("pages/gradient_flow.py", {"depth": "١٢"}, "gradient_flow:depth", 10),
-        ("pages/normalization.py", {"shift": "5.25"}, "normalization:shift", 5.0),
+        (
+            "pages/normalization.py",
+            {"shift": "5.25", "section": "Invariances"},
+            "normalization:shift",
+            5.0,
+        ),
         ("pages/skip_connections.py", {"steps": "410"}, "skip_connections:steps", 400),
     ],
 )

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.browser
 MIN_CHARTS = {
     "skip_connections": 2,
     "gradient_flow": 2,
-    "normalization": 1,
+    "normalization": 5,
     "sinusoidal_encoding": 0,
     "encoder_playground": 2,
 }
