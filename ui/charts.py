@@ -41,6 +41,7 @@ __all__ = [
     "image_heatmap",
     "line",
     "mark_nonfinite",
+    "scatter",
     "style",
 ]
 
@@ -177,3 +178,4 @@ line = _memoised(_charts.line)
 bars = _memoised(_charts.bars)
 heatmap = _memoised(_charts.heatmap)
 image_heatmap = _memoised(_charts.image_heatmap)
+scatter = _memoised(_charts.scatter)
