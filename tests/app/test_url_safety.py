@@ -51,7 +51,12 @@ def test_sinusoidal_even_d_from_url_is_used(app):
         ("pages/gradient_flow.py", {"l": "٠.٥", "section": "Derivation"}, "gradient_flow:l", 0.5),
         ("pages/gradient_flow.py", {"depth": "١٢"}, "gradient_flow:depth", 10),
         ("pages/normalization.py", {"shift": "5.25"}, "normalization:shift", 5.0),
-        ("pages/skip_connections.py", {"steps": "410"}, "skip_connections:steps", 400),
+        (
+            "pages/skip_connections.py",
+            {"steps": "410", "section": "Degradation"},
+            "skip_connections:steps",
+            400,
+        ),
     ],
 )
 def test_off_step_and_non_ascii_values_are_refused(app, page, params, key, default):
