@@ -286,7 +286,7 @@ def task_chart(dcfg: rv.DegradationConfig | rv.LesionConfig, name: str, turns: s
     """The spirals the stacks learn (drawn before any training)."""
     points = task(dcfg, ctx.seed)
     views.chart(
-        charts.scatter(points, "x1", "x2", "class", title=f"The task: {turns}", height=300),
+        charts.scatter(points, "x1", "x2", "class", title=f"The task: {turns}", height=340),
         points,
         name,
     )
@@ -296,7 +296,7 @@ def task_code(turns: str) -> str:
     return (
         "task = rv.skip.task_frame(cfg, seed)  # the spirals it trains on\n"
         f"rv.charts.scatter(task, 'x1', 'x2', 'class', title={f'The task: {turns}'!r}, "
-        "height=300)"
+        "height=340)"
     )
 
 
@@ -503,7 +503,8 @@ def lesion_section() -> None:
             "network barely noticed, a plain one broke. Here a plain and a residual stack of "
             f"the same depth (width {lcfg.width}, with the activation, init and shortcut chosen "
             f"above; Adam at {lcfg.lr:g}) learn spirals with {per_arm(lcfg.turns)}, "
-            "easier than the Degradation section's, because a lesion only says something "
+            f"easier than the Degradation section's {per_arm(rv.DegradationConfig.turns)}, "
+            "because a lesion only says something "
             "about a stack that learned its task. Then each block in turn is deleted "
             "(x_{l+1} = x_l) and the stack is scored again. The first block maps the 2-d "
             "points to the width and cannot be deleted."

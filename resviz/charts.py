@@ -305,15 +305,16 @@ def scatter(
     x_title: str | None = None,
     y_title: str | None = None,
     height: int = HEIGHT,
-    size: int = 24,
+    size: int = 16,
 ) -> alt.Chart:
-    """Points, one colour per ``color`` group (nominal); both axes on one scale, so
-    a circle stays round when the chart is as wide as it is high."""
+    """Points, one colour per ``color`` group (nominal, legend on the right, so the
+    plot keeps its height); both axes on one scale, so a circle stays round when the
+    plot is as wide as it is high."""
     lo = float(min(df[x].min(), df[y].min())) if len(df) else 0.0
     hi = float(max(df[x].max(), df[y].max())) if len(df) else 1.0
     scale = alt.Scale(domain=[lo, hi], nice=True)
     enc_color = (
-        alt.Color(f"{color}:N", scale=alt.Scale(range=PALETTE), legend=alt.Legend(orient="bottom"))
+        alt.Color(f"{color}:N", scale=alt.Scale(range=PALETTE), legend=alt.Legend(orient="right"))
         if color
         else alt.value(PALETTE[0])
     )
