@@ -205,14 +205,19 @@ MEASURES: dict[str, Measure] = {
 
 
 # ------------------------------------------------------------------ skip_connections
-def _skip_signal(settings: Mapping[str, Any], seed: int) -> tuple[rv.StackConfig, Any]:
+def _skip_signal(settings: Mapping[str, Any], seed: int) -> tuple[Any, Any]:
     """The Signal section's stack and frame for these settings (``rv.skip.compare_signal``,
     the page's call), the page's defaults under them (``ui.skip_configs``, checked as
     the page checks its URL)."""
     from . import skip_configs
 
     cfg = skip_configs.stack_config(skip_configs.defaults(settings), seed)
-    return cfg, rv.skip.compare_signal(cfg, seed=cfg.seed)
+    return cfg, _rv().skip.compare_signal(cfg, seed=cfg.seed)
+
+
+def _skip_num(x: float) -> str:
+    """Three significant digits, as the Signal section's captions write them."""
+    return _rv().findings_stack.num(x)
 
 
 def skip_norm_trend(settings: Mapping[str, Any], seed: int) -> Measured:
@@ -229,8 +234,8 @@ def skip_norm_trend(settings: Mapping[str, Any], seed: int) -> Measured:
         answer = "grows" if last > first else "shrinks"
     return Measured(
         answer,
-        f"With shortcut {cfg.residual}, the mean norm is {rv.findings_stack.num(first)} at "
-        f"block 1 and {rv.findings_stack.num(last)} at block {int(rows['block'].iloc[-1])}: "
+        f"With shortcut {cfg.residual}, the mean norm is {_skip_num(first)} at "
+        f"block 1 and {_skip_num(last)} at block {int(rows['block'].iloc[-1])}: "
         f"it {answer}.",
     )
 
@@ -239,9 +244,9 @@ def skip_last_block_term(settings: Mapping[str, Any], seed: int) -> Measured:
     """Choices: "shortcut", "update". Skip connections, Signal: in the last block's
     output y = s + u, which term holds most of it: "shortcut" when identity_share is
     above 1/2, else "update" (identity_share is 0 without a shortcut)."""
-    num = rv.findings_stack.num
+    num = _skip_num
     _, signal = _skip_signal(settings, seed)
-    last = rv.skip.shortcut_terms(signal).iloc[-1]
+    last = _rv().skip.shortcut_terms(signal).iloc[-1]
     share = float(last["identity_share"])
     answer = "shortcut" if share > 0.5 else "update"
     return Measured(
@@ -263,8 +268,8 @@ def skip_residual_lesion(settings: Mapping[str, Any], seed: int) -> Measured:
     from . import skip_configs
 
     lcfg = skip_configs.lesion_config(skip_configs.defaults(settings))
-    result = rv.train_lesion(lcfg, seed)
-    summary = rv.lesion_summary(result.lesion, lcfg.classes)
+    result = _rv().train_lesion(lcfg, seed)
+    summary = _rv().lesion_summary(result.lesion, lcfg.classes)
     res = summary[summary["kind"] == "residual"].iloc[0]
     plain = summary[summary["kind"] == "plain"].iloc[0]
     if not res["learned"]:
