@@ -347,3 +347,41 @@ def histograms(
         .configure_axis(labelFontSize=12, titleFontSize=13)
         .configure_header(labelFontSize=14)
     )
+
+
+def scatter(
+    df: pd.DataFrame,
+    x: str,
+    y: str,
+    color: str | None = None,
+    *,
+    title: str = "",
+    x_title: str | None = None,
+    y_title: str | None = None,
+    height: int = HEIGHT,
+    size: int = 16,
+) -> alt.Chart:
+    """Points, one colour per ``color`` group (nominal, legend on the right, so the
+    plot keeps its height); both axes on one scale, so a circle stays round when the
+    plot is as wide as it is high."""
+    lo = float(min(df[x].min(), df[y].min())) if len(df) else 0.0
+    hi = float(max(df[x].max(), df[y].max())) if len(df) else 1.0
+    scale = alt.Scale(domain=[lo, hi], nice=True)
+    enc_color = (
+        alt.Color(f"{color}:N", scale=alt.Scale(range=PALETTE), legend=alt.Legend(orient="right"))
+        if color
+        else alt.value(PALETTE[0])
+    )
+    tips = [alt.Tooltip(c) for c in (color,) if c]
+    tips += [alt.Tooltip(f"{x}:Q", format=".3g"), alt.Tooltip(f"{y}:Q", format=".3g")]
+    chart = (
+        alt.Chart(df, title=title)
+        .mark_circle(size=size, opacity=0.7)
+        .encode(
+            x=alt.X(f"{x}:Q", title=x_title or x, scale=scale),
+            y=alt.Y(f"{y}:Q", title=y_title or y, scale=scale),
+            color=enc_color,
+            tooltip=tips,
+        )
+    )
+    return style(chart, height)

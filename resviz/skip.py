@@ -23,9 +23,10 @@ Behind the skip-connections page, usable from a notebook:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -891,6 +892,120 @@ def lesion_caption(summary: pd.DataFrame, classes: int = 3) -> str:
     return " ".join(parts)
 
 
+# ------------------------------------------------- ready-to-chart frames (the page's)
+
+
+def signal_variants(cfg: StackConfig) -> dict[str, StackConfig]:
+    """The stacks :func:`compare_signal` measures, by name: ``plain`` (``cfg`` without
+    its shortcut) and ``shortcut: {cfg.residual}`` (``cfg``); the latter alone when
+    ``cfg`` has no shortcut."""
+    out = {}
+    if cfg.residual != "none":
+        out["plain"] = dataclasses.replace(cfg, residual="none")
+    out[f"shortcut: {cfg.residual}"] = cfg
+    return out
+
+
+def signal_frame(decompositions: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """:func:`layer_decomposition` frames by variant name as one frame: ``variant``
+    and ``block`` (``layer + 1``, counted from 1 as on the charts) added, ``layer``
+    dropped."""
+    parts = [df.assign(variant=name) for name, df in decompositions.items()]
+    out = pd.concat(parts, ignore_index=True)
+    out["block"] = out["layer"] + 1
+    return out.drop(columns="layer")
+
+
+def compare_signal(
+    cfg: StackConfig,
+    seed: int = 0,
+    batch_size: int = 256,
+    device: torch.device | str | None = None,
+) -> pd.DataFrame:
+    """:func:`forward_decomposition` of each of :func:`signal_variants` (weights from
+    ``cfg.seed``, the Gaussian batch from ``seed``), as :func:`signal_frame`."""
+    return signal_frame(
+        {
+            name: forward_decomposition(c, seed=seed, batch_size=batch_size, device=device)
+            for name, c in signal_variants(cfg).items()
+        }
+    )
+
+
+SHORTCUT_TERMS = ("block", "shortcut_norm", "update_norm", "identity_share", "cosine")
+
+
+def shortcut_terms(signal: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`compare_signal` for the stack with the shortcut (not
+    ``plain``): ``block, shortcut_norm, update_norm, identity_share, cosine``."""
+    return signal.loc[signal["variant"] != "plain", list(SHORTCUT_TERMS)].reset_index(drop=True)
+
+
+def share_long(terms: pd.DataFrame) -> pd.DataFrame:
+    """:func:`shortcut_terms` in long form for one chart: ``block, measure``
+    (``identity_share`` or ``cosine``) ``, value``."""
+    return terms.melt(
+        id_vars=["block"],
+        value_vars=["identity_share", "cosine"],
+        var_name="measure",
+        value_name="value",
+    )
+
+
+def path_bars(paths: pd.DataFrame) -> pd.DataFrame:
+    """:func:`path_lengths` for the bar chart: the lengths some path has (the one row
+    there is when there is one), with the fraction of paths as ``paths``."""
+    shown = paths[paths["count"] > 0] if len(paths) > 1 else paths
+    return shown.assign(paths=shown["fraction"]).reset_index(drop=True)
+
+
+def path_table(paths: pd.DataFrame) -> pd.DataFrame:
+    """:func:`path_lengths` as a table to download: ``count`` as text, exact (C(64, 32)
+    is above 2^53, where a float, a spreadsheet's or the browser's, rounds)."""
+    return paths.assign(count=paths["count"].astype(str))
+
+
+def task_frame(dcfg: DegradationConfig | LesionConfig, seed: int = 0) -> pd.DataFrame:
+    """The :func:`spirals` that :func:`train_degradation` trains ``dcfg`` on with
+    ``seed``: ``x1, x2`` (the point) and ``class``."""
+    x, y = spirals(dcfg.n_points, dcfg.classes, dcfg.turns, dcfg.noise, seed=seed)
+    return pd.DataFrame({"x1": x[:, 0].numpy(), "x2": x[:, 1].numpy(), "class": y.numpy()})
+
+
+def curves_long(curves: pd.DataFrame, measure: str) -> pd.DataFrame:
+    """One measure (``loss`` or ``error``) of :class:`DegradationResult` ``.curves`` for
+    one chart: ``variant, step, diverged, divergence, measure, value``."""
+    if measure not in ("loss", "error"):
+        raise ValueError(f"measure={measure!r} is not one of 'loss', 'error'.")
+    return curves.melt(
+        id_vars=["variant", "step", "diverged", "divergence"],
+        value_vars=[measure],
+        var_name="measure",
+    )
+
+
+FINAL_COLUMNS = ("variant", "kind", "depth", "step", "loss", "accuracy", "diverged", "divergence")
+
+
+def final_table(result: DegradationResult) -> pd.DataFrame:
+    """Where each stack ended: ``variant, kind, depth, step, loss, accuracy, diverged,
+    divergence``."""
+    return result.final[list(FINAL_COLUMNS)].reset_index(drop=True)
+
+
+def cosine_stages(result: DegradationResult) -> pd.DataFrame:
+    """The residual stacks' :func:`layer_decomposition` at init and trained, with
+    ``block`` (``layer + 1``) and ``series`` (``"{variant}, {stage}"``) for one chart."""
+    sig = result.signal[result.signal["kind"] == "residual"].reset_index(drop=True)
+    return sig.assign(block=sig["layer"] + 1, series=sig["variant"] + ", " + sig["stage"])
+
+
+def lesion_blocks(les: pd.DataFrame) -> pd.DataFrame:
+    """:func:`lesion` frames with ``block`` (``deleted + 1``, counted from 1 as on the
+    chart)."""
+    return les.assign(block=les["deleted"] + 1)
+
+
 def _meta(cfg: StackConfig) -> dict[str, Any]:
     return {"kind": "plain" if cfg.residual == "none" else "residual", "depth": cfg.n_blocks}
 
@@ -910,6 +1025,18 @@ def _row(
 
 __all__ = [
     "LESION_SMALL_DROP",
+    "compare_signal",
+    "cosine_stages",
+    "curves_long",
+    "final_table",
+    "lesion_blocks",
+    "path_bars",
+    "path_table",
+    "share_long",
+    "shortcut_terms",
+    "signal_frame",
+    "signal_variants",
+    "task_frame",
     "DegradationConfig",
     "DegradationResult",
     "LesionConfig",

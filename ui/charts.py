@@ -43,6 +43,7 @@ __all__ = [
     "image_heatmap",
     "line",
     "mark_nonfinite",
+    "scatter",
     "style",
 ]
 
@@ -181,3 +182,4 @@ heatmap = _memoised(_charts.heatmap)
 image_heatmap = _memoised(_charts.image_heatmap)
 grid_heatmap = _memoised(_charts.grid_heatmap)
 histograms = _memoised(_charts.histograms)
+scatter = _memoised(_charts.scatter)

@@ -270,3 +270,96 @@ MEASURES: dict[str, Measure] = {
     "textbook_gap_large": textbook_gap_large,
     "preln_stream_doubles": preln_stream_doubles,
 }
+
+
+# ------------------------------------------------------------------ skip_connections
+def _skip_signal(settings: Mapping[str, Any], seed: int) -> tuple[Any, Any]:
+    """The Signal section's stack and frame for these settings (``rv.skip.compare_signal``,
+    the page's call), the page's defaults under them (``ui.skip_configs``, checked as
+    the page checks its URL)."""
+    from . import skip_configs
+
+    cfg = skip_configs.stack_config(skip_configs.defaults(settings), seed)
+    return cfg, _rv().skip.compare_signal(cfg, seed=cfg.seed)
+
+
+def _skip_num(x: float) -> str:
+    """Three significant digits, as the Signal section's captions write them."""
+    return _rv().findings_stack.num(x)
+
+
+def skip_norm_trend(settings: Mapping[str, Any], seed: int) -> Measured:
+    """Choices: "grows", "shrinks", "stays the same". Skip connections, Signal: from
+    block 1 to the last block, whether the mean norm of the stack as set (the
+    ``shortcut: <mode>`` curve) grows or shrinks; "stays the same" when equal to 1e-9,
+    as with ReZero at init, where every block is exactly the identity."""
+    cfg, signal = _skip_signal(settings, seed)
+    rows = signal[signal["variant"] != "plain"]
+    first, last = float(rows["norm"].iloc[0]), float(rows["norm"].iloc[-1])
+    if abs(last - first) <= 1e-9 * max(abs(first), abs(last)):
+        answer = "stays the same"
+    else:
+        answer = "grows" if last > first else "shrinks"
+    return Measured(
+        answer,
+        f"With shortcut {cfg.residual}, the mean norm is {_skip_num(first)} at "
+        f"block 1 and {_skip_num(last)} at block {int(rows['block'].iloc[-1])}: "
+        f"it {answer}.",
+    )
+
+
+def skip_last_block_term(settings: Mapping[str, Any], seed: int) -> Measured:
+    """Choices: "shortcut", "update". Skip connections, Signal: in the last block's
+    output y = s + u, which term holds most of it: "shortcut" when identity_share is
+    above 1/2, else "update" (identity_share is 0 without a shortcut)."""
+    num = _skip_num
+    _, signal = _skip_signal(settings, seed)
+    last = _rv().skip.shortcut_terms(signal).iloc[-1]
+    share = float(last["identity_share"])
+    answer = "shortcut" if share > 0.5 else "update"
+    return Measured(
+        answer,
+        f"At block {int(last['block'])}, identity_share = {num(share)} "
+        f"(mean ||s|| {num(last['shortcut_norm'])}, mean ||u|| {num(last['update_norm'])}): "
+        f"most of the output is the {answer}.",
+    )
+
+
+def skip_residual_lesion(settings: Mapping[str, Any], seed: int) -> Measured:
+    """Choices: "barely changes", "suffers", "did not learn". Skip connections, Lesion:
+    deleting one block of the trained residual stack, judged as the section's caption
+    judges it (``rv.lesion_caption``): it learned the task (accuracy halfway from
+    chance to perfect) and loses at most ``LESION_SMALL_DROP`` (5 points) on average.
+    Trains the section's two stacks (seconds at the defaults)."""
+    from resviz.skip import LESION_SMALL_DROP
+
+    from . import skip_configs
+
+    lcfg = skip_configs.lesion_config(skip_configs.defaults(settings))
+    result = _rv().train_lesion(lcfg, seed)
+    summary = _rv().lesion_summary(result.lesion, lcfg.classes)
+    res = summary[summary["kind"] == "residual"].iloc[0]
+    plain = summary[summary["kind"] == "plain"].iloc[0]
+    if not res["learned"]:
+        answer = "did not learn"
+    elif res["mean_drop"] <= LESION_SMALL_DROP:
+        answer = "barely changes"
+    else:
+        answer = "suffers"
+    return Measured(
+        answer,
+        f"The residual stack ({lcfg.depth} blocks, accuracy {res['intact']:.2f} intact) "
+        f"loses {100 * res['mean_drop']:.1f} accuracy points on average when one block is "
+        f"deleted, the plain one (accuracy {plain['intact']:.2f}) "
+        f"{100 * plain['mean_drop']:.1f}: the residual stack {answer}.",
+    )
+
+
+MEASURES.update(
+    {
+        "skip_norm_trend": skip_norm_trend,
+        "skip_last_block_term": skip_last_block_term,
+        "skip_residual_lesion": skip_residual_lesion,
+    }
+)
+# ------------------------------------------------------------ end skip_connections

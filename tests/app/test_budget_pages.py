@@ -60,11 +60,9 @@ def test_different_texts_with_the_same_token_ids_do_not_share_a_run(app):
     [
         ("pages/gradient_flow.py", {"section": "Depth sweep"}, {"This depth sweep"}),
         ("pages/gradient_flow.py", {"section": "Training"}, {"This training run"}),
-        (
-            "pages/skip_connections.py",
-            {},
-            {"This stack", "This experiment", "This lesion study"},
-        ),
+        ("pages/skip_connections.py", {"section": "Signal"}, {"This stack"}),
+        ("pages/skip_connections.py", {"section": "Degradation"}, {"This experiment"}),
+        ("pages/skip_connections.py", {"section": "Lesion"}, {"This lesion study"}),
         (
             "pages/normalization.py",
             {"section": "Warm-up", "w_layers": "2", "w_steps": "20"},

@@ -66,7 +66,15 @@ def test_skip_connections_names_a_blow_up_and_marks_it(app, monkeypatch):
     monkeypatch.setattr(
         S, "F", ScriptedF("cross_entropy", "train_degradation", [1, 1, BLOW_UP], per_step=4)
     )
-    at = _train(app, "pages/skip_connections.py", "degradation", shallow="1", deep="3", steps="40")
+    at = _train(
+        app,
+        "pages/skip_connections.py",
+        "degradation",
+        section="Degradation",
+        shallow="1",
+        deep="3",
+        steps="40",
+    )
     warnings = [w.value for w in at.warning if "diverged" in w.value]
     assert len(warnings) == 4
     assert all(f"diverged at step 3 ({LABEL})" in w and "not finite" not in w for w in warnings)

@@ -120,6 +120,14 @@ SECTION_SETUP = {
         start_and_wait("warmup:start"),
     ),
     ("pages/normalization.py", "Stability"): ({"s_steps": "20"}, start_and_wait("stability:start")),
+    ("pages/skip_connections.py", "Degradation"): (
+        {"shallow": "2", "deep": "4", "steps": "60"},
+        start_and_wait("degradation:start"),
+    ),
+    ("pages/skip_connections.py", "Lesion"): (
+        {"l_depth": "4", "l_steps": "100"},
+        start_and_wait("lesion:start"),
+    ),
 }
 
 

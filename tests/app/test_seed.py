@@ -17,7 +17,7 @@ from ui.registry import NOTEBOOK_EXAMPLE
 # sections. The sinusoidal page's first four sections are closed forms: nothing random.
 FIRST_SEEDED = {
     "pages/gradient_flow.py": ("gradient_norms", "Per layer"),
-    "pages/skip_connections.py": "forward_signal",
+    "pages/skip_connections.py": ("forward_signal", "Signal"),
     "pages/normalization.py": ("norm_views", "Four views"),
     "pages/sinusoidal_encoding.py": ("encoding_norms", "Alternatives"),
     "pages/encoder_playground.py": "attention",
@@ -77,7 +77,7 @@ def test_gradient_flow_weights_follow_the_sidebar_seed(frames):
 
 def test_skip_connections_weights_follow_the_sidebar_seed(frames):
     seed = 4
-    shown = frames("pages/skip_connections.py", seed)["forward_signal"]
+    shown = frames("pages/skip_connections.py", seed, "Signal")["forward_signal"]
     shown = shown[shown["variant"] == "shortcut: add"].drop(columns=["variant", "block"])
     cfg = rv.StackConfig(  # the page's defaults
         depth=16, width=64, activation="relu", alpha=0.0, alpha_learnable=True, seed=seed

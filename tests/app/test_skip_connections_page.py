@@ -3,6 +3,8 @@
 import resviz as rv
 import ui.jobs
 from resviz.findings_stack import num
+from tests.app.conftest import open_section
+from ui.specs.skip_connections import SPEC
 
 PAGE = "pages/skip_connections.py"
 
@@ -12,16 +14,37 @@ def _clean(at):
     assert not at.error, [e.value for e in at.error]
 
 
-def test_default_view_shows_block_code_signal_and_paths(app):
+def test_default_view_is_the_block_its_table_and_code(app):
     at = app(PAGE).run()
     _clean(at)
+    assert [t.label for t in at.tabs] == list(SPEC.sections)
     table = at.dataframe[0].value
     assert len(table) == 16 and set(table["shortcut"]) == {"identity"}
     code = at.code[0].value
     assert "class Block(nn.Module)" in code and "SEED = 0" in code
-    assert len(at.get("vega_lite_chart")) >= 3
-    assert any("2^16 = 65,536 paths" in c.value for c in at.caption)
+    # The first view is light: no section below it computes or draws.
+    assert len(at.get("vega_lite_chart")) == 0
+    assert "Train" not in [b.label for b in at.button]
+
+
+def test_every_section_opens_and_keeps_the_stack_settings(app):
+    at = app(PAGE, depth="6", act="tanh").run()
+    for label in SPEC.sections:
+        open_section(at, label)
+        _clean(at)
+        assert at.selectbox(key="skip_connections:act").value == "tanh", label
+        assert at.query_params["act"] == "tanh"
+        if label in ("Stack", "Signal", "Paths"):
+            assert at.slider(key="skip_connections:depth").value == 6
+    open_section(at, "Signal")
+    assert len(at.get("vega_lite_chart")) == 2  # the norms, the share and cosine
+    open_section(at, "Paths")
+    assert any("2^6 = 64 paths" in c.value for c in at.caption)
+    open_section(at, "Degradation")
     assert "Train" in [b.label for b in at.button]
+    assert len(at.get("vega_lite_chart")) == 1  # the task, before any training
+    open_section(at, "Lesion")
+    assert "Lesion" in [b.label for b in at.button]
 
 
 def test_seed_network_preset_shows_which_blocks_got_a_shortcut(app):
@@ -64,11 +87,11 @@ def test_modes_toggles_and_inconsistent_settings(app):
 
 def test_train_then_lesion(app):
     ui.jobs.REGISTRY.clear()
-    at = app(PAGE, shallow="1", deep="3", steps="40", l_depth="4", l_steps="100").run()
+    at = app(
+        PAGE, section="Degradation", shallow="1", deep="3", steps="40", l_depth="4", l_steps="100"
+    ).run()
     _clean(at)
-    headers = [h.value for h in at.header]
-    assert "5. Lesion study: delete one block" in headers
-    assert not any("mean_drop" in d.value.columns for d in at.dataframe)  # nothing trained yet
+    assert not any("accuracy" in d.value.columns for d in at.dataframe)  # nothing trained yet
     at.button(key="degradation:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
@@ -78,7 +101,10 @@ def test_train_then_lesion(app):
         ["plain, 1 blocks", "plain, 3 blocks", "residual, 1 blocks", "residual, 3 blocks"]
     )
     assert (final["step"] == 40).all() and final["loss"].gt(0).all()
-    # The lesion study trains its own two stacks, on its own button.
+    # The lesion study trains its own two stacks, on its own button, in its own section.
+    open_section(at, "Lesion")
+    _clean(at)
+    assert "Lesion study: delete one block" in [h.value for h in at.subheader]
     assert not any("mean_drop" in d.value.columns for d in at.dataframe)
     at.button(key="lesion:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
@@ -113,7 +139,7 @@ def _caption(at, words):
 def test_forward_signal_caption_states_the_measured_norms(app):
     # Sigmoid keeps the plain stack's norm flat: the old caption's "shrinks or grows
     # geometrically" was false here.
-    at = app(PAGE, act="sigmoid").run()
+    at = app(PAGE, section="Signal", act="sigmoid").run()
     _clean(at)
     signal = next(f for f in _frames(at) if {"norm", "variant"} <= set(f.columns))
     plain = signal[signal["variant"] == "plain"]
@@ -133,7 +159,7 @@ def test_forward_signal_caption_states_the_measured_norms(app):
 def test_identity_share_caption_measures_concat_cosine(app):
     # Concat never adds x and f(x), so there is no cosine of summed terms (one
     # definition, rv.layer_decomposition); the caption says so instead of a range.
-    at = app(PAGE, mode="concat", project="true", depth="6", width="16").run()
+    at = app(PAGE, section="Signal", mode="concat", project="true", depth="6", width="16").run()
     _clean(at)
     share = next(f for f in _frames(at) if "measure" in f.columns)
     cos = share[share["measure"] == "cosine"]
@@ -142,7 +168,7 @@ def test_identity_share_caption_measures_concat_cosine(app):
     assert "with concat, which places x and f(x) side by side" in cap
     assert "The cosine has no finite value" in cap
     # With added shortcuts the caption gives the measured range.
-    at = app(PAGE, depth="6", width="16").run()
+    at = app(PAGE, section="Signal", depth="6", width="16").run()
     _clean(at)
     share = next(f for f in _frames(at) if "measure" in f.columns)
     cos = share[share["measure"] == "cosine"].dropna()
@@ -155,7 +181,7 @@ def test_identity_share_caption_measures_concat_cosine(app):
 
 
 def test_path_and_table_captions_follow_the_settings(app):
-    at = app(PAGE, mode="none").run()
+    at = app(PAGE, section="Paths", mode="none").run()
     _clean(at)
     paths = next(f for f in _frames(at) if "paths" in f.columns)
     assert len(paths) == 1  # one path length, one path
@@ -177,7 +203,7 @@ def test_degradation_and_cosine_captions_state_the_trained_numbers(app):
     ui.jobs.REGISTRY.clear()
     # Concat: the old text said block 1 "has no shortcut"; short training: the old
     # caption told the reader to look for degradation, which this run does not show.
-    at = app(PAGE, mode="concat", shallow="1", deep="3", steps="40").run()
+    at = app(PAGE, section="Degradation", mode="concat", shallow="1", deep="3", steps="40").run()
     _clean(at)
     intro = next(m.value for m in at.markdown if "He et al. (2016" in m.value)
     assert "has no shortcut" not in intro and "projected back to the width" in intro

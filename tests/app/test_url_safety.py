@@ -56,7 +56,12 @@ def test_sinusoidal_even_d_from_url_is_used(app):
             "normalization:shift",
             5.0,
         ),
-        ("pages/skip_connections.py", {"steps": "410"}, "skip_connections:steps", 400),
+        (
+            "pages/skip_connections.py",
+            {"steps": "410", "section": "Degradation"},
+            "skip_connections:steps",
+            400,
+        ),
     ],
 )
 def test_off_step_and_non_ascii_values_are_refused(app, page, params, key, default):

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.browser
 
 # Charts each page's first section draws (the sinusoidal page's first is a table).
 MIN_CHARTS = {
-    "skip_connections": 2,
+    "skip_connections": 0,
     "gradient_flow": 2,
     "normalization": 5,
     "sinusoidal_encoding": 0,

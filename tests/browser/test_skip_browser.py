@@ -1,4 +1,5 @@
-"""The skip-connections page in Chromium: charts drawn, a CSV download, live training."""
+"""The skip-connections page in Chromium: the light first view with a CSV download,
+then its sections by tab, the Degradation and Lesion runs filling in live."""
 
 import csv
 import io
@@ -10,13 +11,18 @@ from tests.browser.conftest import screenshot, wait_ready
 pytestmark = pytest.mark.browser
 
 
+def _charts(page) -> int:
+    return page.locator("[data-testid='stVegaLiteChart']").count()
+
+
 def test_skip_page_trains_live_and_downloads(server, page):
     page.goto(f"{server.url}/skip_connections?preset=seed+network+25%2C25%2C43%2C43%2C54%2C54"
               "&mismatch=project&shallow=2&deep=6&steps=200&l_depth=4&l_steps=100")  # fmt: skip
-    wait_ready(page, charts=3, downloads=3)
+    wait_ready(page, downloads=2)  # the shortcut table's CSV and the notebook
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.get_by_text("projection").count() >= 1
     assert "class Block(nn.Module)" in page.locator("[data-testid='stCode']").first.inner_text()
+    assert _charts(page) == 0  # the first view: formula, table and code, no chart
     with page.expect_download() as dl:
         page.get_by_role("button", name="Download CSV").first.click()
     assert dl.value.suggested_filename == "shortcuts.csv"
@@ -24,11 +30,19 @@ def test_skip_page_trains_live_and_downloads(server, page):
     assert [r["shortcut"] for r in rows] == [
         "identity", "projection", "identity", "projection", "identity",
     ]  # fmt: skip
-    screenshot(page, "skip_connections_before_training")
+    screenshot(page, "skip_connections_stack")
 
-    before = page.locator("[data-testid='stVegaLiteChart']").count()
+    page.get_by_role("tab", name="Signal").click()
+    page.wait_for_url("**section=Signal**")
+    wait_ready(page, charts=2)
+    screenshot(page, "skip_connections_signal")
+
+    page.get_by_role("tab", name="Degradation").click()
+    page.wait_for_url("**section=Degradation**")
+    wait_ready(page, charts=1)  # the spirals, before any training
+    before = _charts(page)
     page.get_by_role("button", name="Train").click()
-    # The curves fill in while it runs, then the cos(x, f(x)) chart appears.
+    # The curves fill in while it runs, then the cos(shortcut, update) chart appears.
     try:
         page.get_by_text("Finished 200 steps").wait_for(timeout=120_000)
     finally:
@@ -36,8 +50,12 @@ def test_skip_page_trains_live_and_downloads(server, page):
     wait_ready(page, charts=before + 3)
     assert page.locator("[data-testid='stException']").count() == 0
     screenshot(page, "skip_connections_trained")
+
     # The lesion study trains its own two stacks, then draws the lesion chart.
-    before = page.locator("[data-testid='stVegaLiteChart']").count()
+    page.get_by_role("tab", name="Lesion").click()
+    page.wait_for_url("**section=Lesion**")
+    wait_ready(page, charts=1)
+    before = _charts(page)
     page.get_by_role("button", name="Lesion", exact=True).click()
     page.get_by_text("Finished 100 steps").wait_for(timeout=120_000)
     wait_ready(page, charts=before + 1)

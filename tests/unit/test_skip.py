@@ -317,3 +317,58 @@ def test_training_reports_progress_stops_and_marks_divergence():
     assert not math.isfinite(flagged.loc["residual, 30 blocks", "loss"])
     # The other stacks train on; the broken one has no rows after its failure.
     assert out.curves.groupby("variant")["step"].max().to_dict()["plain, 30 blocks"] == 20
+
+
+# ------------------------------------------------- the page's ready-to-chart frames
+def test_compare_signal_is_forward_decomposition_per_variant():
+    cfg = rv.StackConfig(depth=4, width=8, residual="scaled", alpha=0.5, seed=2)
+    signal = rv.skip.compare_signal(cfg, seed=5, batch_size=16)
+    assert list(signal["variant"].unique()) == ["plain", "shortcut: scaled"]
+    assert "layer" not in signal and signal["block"].tolist() == [1, 2, 3, 4] * 2
+    for name, c in rv.skip.signal_variants(cfg).items():
+        want = rv.forward_decomposition(c, seed=5, batch_size=16).drop(columns="layer")
+        got = signal[signal["variant"] == name].drop(columns=["variant", "block"])
+        assert got.reset_index(drop=True).equals(want)
+    terms = rv.skip.shortcut_terms(signal)
+    assert list(terms.columns) == list(rv.skip.SHORTCUT_TERMS) and len(terms) == 4
+    assert len(rv.skip.share_long(terms)) == 8
+    # Without a shortcut there is one variant, and no plain twin.
+    plain = rv.skip.compare_signal(rv.StackConfig(depth=3, width=8, residual="none"))
+    assert plain["variant"].unique().tolist() == ["shortcut: none"]
+
+
+def test_path_table_keeps_counts_exact():
+    paths = rv.path_lengths(rv.StackConfig(depth=64, width=8))
+    table = rv.skip.path_table(paths)
+    assert table.loc[table["length"] == 32, "count"].item() == str(math.comb(64, 32))
+    bars = rv.skip.path_bars(paths)
+    assert (bars["count"] > 0).all() and bars["paths"].sum() == pytest.approx(1.0)
+    one = rv.skip.path_bars(rv.path_lengths(rv.StackConfig(depth=3, width=8, residual="none")))
+    assert len(one) == 1 and one["paths"].item() == 1.0
+
+
+def test_task_frame_is_the_training_spirals():
+    lcfg = rv.LesionConfig(depth=4, steps=20)
+    frame = rv.skip.task_frame(lcfg, seed=3)
+    x, y = rv.spirals(lcfg.n_points, lcfg.classes, lcfg.turns, lcfg.noise, seed=3)
+    assert frame[["x1", "x2"]].to_numpy().tolist() == x.numpy().tolist()
+    assert frame["class"].tolist() == y.tolist()
+
+
+def test_trained_frames_for_the_charts():
+    dcfg = rv.DegradationConfig(shallow=1, deep=2, width=8, steps=20)
+    result = rv.train_degradation(dcfg, seed=1)
+    loss = rv.skip.curves_long(result.curves, "loss")
+    assert (
+        set(loss["measure"]) == {"loss"}
+        and loss["value"].tolist() == result.curves["loss"].tolist()
+    )
+    with pytest.raises(ValueError, match="measure"):
+        rv.skip.curves_long(result.curves, "accuracy")
+    final = rv.skip.final_table(result)
+    assert list(final.columns) == list(rv.skip.FINAL_COLUMNS) and len(final) == 4
+    cos = rv.skip.cosine_stages(result)
+    assert set(cos["kind"]) == {"residual"} and (cos["block"] == cos["layer"] + 1).all()
+    assert set(cos["series"]) == {f"{v}, {s}" for v, s in zip(cos["variant"], cos["stage"])}
+    les = rv.skip.lesion_blocks(result.lesion)
+    assert (les["block"] == les["deleted"] + 1).all()
