@@ -177,3 +177,6 @@ line = _memoised(_charts.line)
 bars = _memoised(_charts.bars)
 heatmap = _memoised(_charts.heatmap)
 image_heatmap = _memoised(_charts.image_heatmap)
+# The encoder playground's attention maps and shares.
+attention_map = _memoised(_charts.attention_map)
+share_bars = _memoised(_charts.share_bars)
