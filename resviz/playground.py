@@ -641,6 +641,38 @@ def masked_batch(
     return inputs, targets
 
 
+def batch_frame(
+    ids: Sequence[int],
+    vocab: Vocab,
+    batch_size: int = 8,
+    seq_len: int = 32,
+    seed: int = 0,
+    mask_rate: float = 0.15,
+) -> pd.DataFrame:
+    """The first batch :func:`train_masked` draws with ``seed`` (same arguments), as text.
+
+    One row per window: ``window`` (from 1), ``input`` (its tokens as the model sees
+    them, ``[MASK]`` where hidden), ``hidden`` (the masked tokens, in order) and
+    ``n_masked``. Words are joined with spaces, characters without.
+    """
+    stream = torch.tensor(list(ids)[:TRAIN_MAX_TOKENS])
+    gen = torch.Generator().manual_seed(seed)
+    x, y = masked_batch(stream, batch_size, seq_len, gen, mask_rate)
+    sep = " " if vocab.level == "word" else ""
+    rows = []
+    for w in range(x.shape[0]):
+        hidden = [vocab.token(int(t)) for t in y[w] if int(t) != -100]
+        rows.append(
+            {
+                "window": w + 1,
+                "input": sep.join(vocab.token(int(t)) for t in x[w]),
+                "hidden": ", ".join(hidden),
+                "n_masked": len(hidden),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 @dataclass
 class MaskedRun:
     """What :func:`train_masked` returns: loss curves and the trained weights (CPU)."""
@@ -925,6 +957,7 @@ __all__ = [
     "attention_frame",
     "attention_maps",
     "axis_labels",
+    "batch_frame",
     "build_vocab",
     "clean_text",
     "collapse_before_after",

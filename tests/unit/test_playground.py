@@ -350,3 +350,16 @@ def test_before_after_frames_and_predictions_of_a_trained_run():
     assert len(preds) == 2 * len(positions)
     single = pg.predict_masked(run.model("your model"), toks.ids, vocab, positions)
     assert preds[preds["variant"] == "your model"]["p_token"].tolist() == single["p_token"].tolist()
+
+
+def test_batch_frame_is_the_first_batch_training_sees():
+    vocab, ids, _ = _setup()
+    df = pg.batch_frame(ids, vocab, batch_size=4, seq_len=8, seed=3)
+    x, y = pg.masked_batch(torch.tensor(ids), 4, 8, torch.Generator().manual_seed(3))
+    assert list(df.columns) == ["window", "input", "hidden", "n_masked"]
+    assert df["window"].tolist() == [1, 2, 3, 4]
+    assert df["n_masked"].tolist() == (y != -100).sum(dim=1).tolist()
+    first = df.iloc[0]
+    assert first["input"].split(" ") == [vocab.token(int(t)) for t in x[0]]
+    assert first["input"].count("[MASK]") == first["n_masked"]
+    assert first["hidden"].split(", ") == [vocab.token(int(t)) for t in y[0] if t != -100]
