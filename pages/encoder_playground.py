@@ -28,6 +28,7 @@ ctx = page_setup(
 p = PageParams(PAGE)
 PRESETS = rv.ENCODER_PRESETS
 BATCH = 8  # training windows per step
+CODE_OPEN = "playground_code_open"  # the code expander's state (a view, not a setting)
 
 
 def _widget_value(name: str, value: object) -> object:
@@ -261,22 +262,29 @@ def model_section(s: Setup) -> None:
         "now, on a server others share.",
     )
     code = cache.playground_code(cfg)
-    with st.expander("PyTorch code for exactly this configuration"):
-        st.code(code, language="python")
-        st.download_button(
-            "Download encoder.py",
-            code.encode("utf-8"),
-            file_name="encoder.py",
-            mime="text/x-python",
-            key="code:encoder",
-            on_click="ignore",
-            icon=":material/download:",
-        )
-        st.caption(
-            "torch only. `build_model()` gives the same initial weights as this page (same "
-            "seed, same modules in the same order); the module names match `rv.build`, so "
-            "state dicts load either way. A test runs this code and compares the outputs."
-        )
+    st.download_button(
+        "Download encoder.py",
+        code.encode("utf-8"),
+        file_name="encoder.py",
+        mime="text/x-python",
+        key="code:encoder",
+        on_click="ignore",
+        icon=":material/download:",
+        help="The PyTorch code for exactly this configuration (torch only).",
+    )
+    # Drawn only once opened: highlighting the code is the browser's largest cost here.
+    box = st.expander(
+        "PyTorch code for exactly this configuration", key=CODE_OPEN, on_change="rerun"
+    )
+    if box.open:
+        with box:
+            st.code(code, language="python")
+            st.caption(
+                "torch only. `build_model()` gives the same initial weights as this page "
+                "(same seed, same modules in the same order); the module names match "
+                "`rv.build`, so state dicts load either way. A test runs this code and "
+                "compares the outputs."
+            )
     nb = Notebook(TITLE, S.MODEL, st.query_params.to_dict())
     nb.code(s.code())
     nb.code(

@@ -53,6 +53,10 @@ def test_first_view_is_the_model_alone(app):
     })  # fmt: skip
     assert card["parameters"] == rv.estimate(cfg, 1, 32).params
     assert card["forward latency"] > 0
+    assert not at.get("code")  # drawn once its expander is opened
+    at.session_state["playground_code_open"] = True
+    at.run()
+    _clean(at)
     code = at.get("code")[0].proto.code_text
     assert "class Encoder(nn.Module)" in code and f"VOCAB_SIZE = {len(vocab)}" in code
     tokens = _frame(at, "position", ["token", "id", "unknown"])
