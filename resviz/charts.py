@@ -232,6 +232,55 @@ def heatmap(
     return style(chart, height)
 
 
+def attention_map(df: pd.DataFrame, labels: list[str], *, title: str = "") -> alt.Chart:
+    """One head's attention weights (``query, key, weight`` rows, as
+    ``resviz.playground.attention_frame`` gives them): queries down, keys across, in
+    token order, every token labelled (never thinned out; smaller type past 20)."""
+    labels = list(labels)
+    size = 14 if len(labels) <= 20 else 12
+    chart = heatmap(
+        df,
+        "key",
+        "query",
+        "weight",
+        diverging=False,
+        sort_x=labels,
+        sort_y=labels,
+        title=title,
+        # The plot, every token label on the y axis, and the rotated x labels.
+        height=100 + 24 * len(labels),
+    )
+    return chart.configure_axisX(labelOverlap=False, labelFontSize=size).configure_axisY(
+        labelOverlap=False, labelFontSize=size
+    )
+
+
+def share_bars(share: pd.DataFrame, *, y_title: str = "share of ||x_L||^2") -> alt.Chart:
+    """Each component's share of the final stream (``component, sublayer, share``
+    rows, as ``resviz.playground.final_share`` gives them), in stream order."""
+    order = list(share["component"])
+    chart = (
+        alt.Chart(share)
+        .mark_bar()
+        .encode(
+            x=alt.X("component:N", sort=order, title=None, axis=alt.Axis(labelAngle=-45)),
+            y=alt.Y("share:Q", title=y_title),
+            color=alt.Color(
+                "sublayer:N", scale=alt.Scale(range=PALETTE), legend=alt.Legend(orient="bottom")
+            ),
+            tooltip=["component", alt.Tooltip("share:Q", format=".3f")],
+        )
+    )
+    return style(chart)
+
+
+def legend_columns(chart: alt.TopLevelMixin, columns: int = 2) -> alt.TopLevelMixin:
+    """Long series names in ``columns`` legend columns rather than one long row."""
+    return chart.configure_legend(
+        labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE, labelLimit=400, columns=columns
+    )
+
+
 def image_heatmap(
     matrix: np.ndarray,
     *,

@@ -206,25 +206,38 @@ def forward_latency(
     return {"latency_ms": float(np.median(times) * 1e3), "runs": float(len(times))}
 
 
-def model_card(cfg: EncoderConfig, seq_len: int, batch: int = 1) -> pd.DataFrame:
+def model_card(
+    cfg: EncoderConfig,
+    seq_len: int,
+    batch: int = 1,
+    latency: Mapping[str, float] | None = None,
+) -> pd.DataFrame:
     """Parameters, forward FLOPs and activation memory for one input (``rv.estimate``).
 
-    Columns ``quantity, value, unit``; the latency is measured separately
-    (:func:`forward_latency`) because it depends on the device and its load.
+    Columns ``quantity, value, unit``. The latency is measured separately
+    (:func:`forward_latency`) because it depends on the device and its load; pass
+    its result as ``latency`` to add it as the last row (``forward latency``, in ms).
     """
     est = estimate(cfg, batch=batch, seq_len=seq_len)
-    return pd.DataFrame(
-        [
-            {"quantity": "parameters", "value": float(est.params), "unit": "count"},
-            {"quantity": "forward FLOPs", "value": est.flops_forward, "unit": "FLOP"},
+    rows = [
+        {"quantity": "parameters", "value": float(est.params), "unit": "count"},
+        {"quantity": "forward FLOPs", "value": est.flops_forward, "unit": "FLOP"},
+        {
+            "quantity": "activation memory (training)",
+            "value": float(est.activation_bytes),
+            "unit": "bytes",
+        },
+        {"quantity": "weights", "value": float(est.param_bytes), "unit": "bytes"},
+    ]
+    if latency is not None:
+        rows.append(
             {
-                "quantity": "activation memory (training)",
-                "value": float(est.activation_bytes),
-                "unit": "bytes",
-            },
-            {"quantity": "weights", "value": float(est.param_bytes), "unit": "bytes"},
-        ]
-    )
+                "quantity": "forward latency",
+                "value": float(latency["latency_ms"]),
+                "unit": f"ms (median of {latency['runs']:.0f})",
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 # -------------------------------------------------------------- code generation
@@ -628,6 +641,38 @@ def masked_batch(
     return inputs, targets
 
 
+def batch_frame(
+    ids: Sequence[int],
+    vocab: Vocab,
+    batch_size: int = 8,
+    seq_len: int = 32,
+    seed: int = 0,
+    mask_rate: float = 0.15,
+) -> pd.DataFrame:
+    """The first batch :func:`train_masked` draws with ``seed`` (same arguments), as text.
+
+    One row per window: ``window`` (from 1), ``input`` (its tokens as the model sees
+    them, ``[MASK]`` where hidden), ``hidden`` (the masked tokens, in order) and
+    ``n_masked``. Words are joined with spaces, characters without.
+    """
+    stream = torch.tensor(list(ids)[:TRAIN_MAX_TOKENS])
+    gen = torch.Generator().manual_seed(seed)
+    x, y = masked_batch(stream, batch_size, seq_len, gen, mask_rate)
+    sep = " " if vocab.level == "word" else ""
+    rows = []
+    for w in range(x.shape[0]):
+        hidden = [vocab.token(int(t)) for t in y[w] if int(t) != -100]
+        rows.append(
+            {
+                "window": w + 1,
+                "input": sep.join(vocab.token(int(t)) for t in x[w]),
+                "hidden": ", ".join(hidden),
+                "n_masked": len(hidden),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 @dataclass
 class MaskedRun:
     """What :func:`train_masked` returns: loss curves and the trained weights (CPU)."""
@@ -812,8 +857,95 @@ def predict_masked(
     return pd.DataFrame(rows)
 
 
+# ------------------------------------------------- training against another model
+FLIPPED = "the same, residual flipped"
+
+
+def training_variants(cfg: EncoderConfig, against: str = FLIPPED) -> dict[str, EncoderConfig]:
+    """``{"your model": cfg, <other>: ...}``: the models the playground trains side by side.
+
+    ``against`` is :data:`FLIPPED` (the same configuration with its residual
+    switched, named ``"same, no residuals"`` or ``"same, with residuals"``) or a
+    preset name of ``resviz.ENCODER_PRESETS``, given this configuration's
+    vocabulary, length and seed.
+    """
+    if against == FLIPPED:
+        name = "same, " + ("no residuals" if cfg.residual else "with residuals")
+        return {"your model": cfg, name: dataclasses.replace(cfg, residual=not cfg.residual)}
+    from .config import ENCODER_PRESETS
+
+    if against not in ENCODER_PRESETS:
+        raise ValueError(
+            f"against={against!r} is not {FLIPPED!r} or one of {', '.join(ENCODER_PRESETS)}."
+        )
+    other = dataclasses.replace(
+        ENCODER_PRESETS[against], vocab_size=cfg.vocab_size, max_len=cfg.max_len, seed=cfg.seed
+    )
+    return {"your model": cfg, against: other}
+
+
+def masked_predictions(
+    run: MaskedRun,
+    ids: Sequence[int],
+    vocab: Vocab,
+    positions: Sequence[int],
+    device: torch.device | str | None = None,
+) -> pd.DataFrame:
+    """:func:`predict_masked` for every trained model of ``run``, one after the other.
+
+    Columns ``variant, position, token, prediction, correct, p_token, top``."""
+    frames = [
+        predict_masked(run.model(n, device), ids, vocab, positions).assign(variant=n)
+        for n in run.configs
+    ]
+    cols = ["variant", "position", "token", "prediction", "correct", "p_token", "top"]
+    return pd.concat(frames, ignore_index=True)[cols]
+
+
+def inspect_trained(
+    run: MaskedRun, ids: Sequence[int], device: torch.device | str | None = None
+) -> dict[str, dict[str, object]]:
+    """:func:`inspect` on every trained model of ``run``, by name."""
+    return {n: inspect(run.model(n, device), run.configs[n], ids) for n in run.configs}
+
+
+def ratio_before_after(
+    init_stream: pd.DataFrame, trained: Mapping[str, Mapping[str, object]]
+) -> pd.DataFrame:
+    """Update ratios of your model at init beside every trained model's.
+
+    ``init_stream``: :func:`residual_stream` of your model at init; ``trained``:
+    :func:`inspect_trained`. Columns ``model`` (``"your model, init"``,
+    ``"<name>, trained"``), ``layer, sublayer, stream_norm, update_ratio`` and
+    ``series`` (model and sublayer, one line each)."""
+    ratio = pd.concat(
+        [init_stream.assign(model="your model, init")]
+        + [v["stream"].assign(model=f"{n}, trained") for n, v in trained.items()],  # type: ignore[union-attr]
+        ignore_index=True,
+    )
+    ratio["series"] = ratio["model"] + " · " + ratio["sublayer"]
+    return ratio[["model", "layer", "sublayer", "stream_norm", "update_ratio", "series"]]
+
+
+def collapse_before_after(
+    collapse: pd.DataFrame, trained: Mapping[str, Mapping[str, object]]
+) -> pd.DataFrame:
+    """Rank collapse at init (the variants of :func:`rank_collapse_compare` whose
+    name starts with ``your model``: yours and its residual flipped) beside every
+    trained model's. Columns ``variant, weights`` (``init``/``trained``), ``layer,
+    residual, cosine`` and ``series`` (variant and weights)."""
+    rc = pd.concat(
+        [collapse[collapse["variant"].str.startswith("your model")].assign(weights="init")]
+        + [v["collapse"].assign(variant=n, weights="trained") for n, v in trained.items()],  # type: ignore[union-attr]
+        ignore_index=True,
+    )
+    rc["series"] = rc["variant"] + " · " + rc["weights"]
+    return rc[["variant", "weights", "layer", "residual", "cosine", "series"]]
+
+
 __all__ = [
     "DEFAULT_TEXT",
+    "FLIPPED",
     "MASK",
     "PAD",
     "SPECIALS",
@@ -825,23 +957,29 @@ __all__ = [
     "attention_frame",
     "attention_maps",
     "axis_labels",
+    "batch_frame",
     "build_vocab",
     "clean_text",
+    "collapse_before_after",
     "collapse_variants",
     "encode",
     "final_share",
     "forward_latency",
     "generate_code",
     "inspect",
+    "inspect_trained",
     "mask_positions",
     "masked_batch",
+    "masked_predictions",
     "model_card",
     "predict_masked",
     "rank_collapse",
     "rank_collapse_compare",
+    "ratio_before_after",
     "residual_stream",
     "split_tokens",
     "token_table",
     "tokenize",
     "train_masked",
+    "training_variants",
 ]

@@ -183,3 +183,6 @@ image_heatmap = _memoised(_charts.image_heatmap)
 grid_heatmap = _memoised(_charts.grid_heatmap)
 histograms = _memoised(_charts.histograms)
 scatter = _memoised(_charts.scatter)
+# The encoder playground's attention maps and shares.
+attention_map = _memoised(_charts.attention_map)
+share_bars = _memoised(_charts.share_bars)

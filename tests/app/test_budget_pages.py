@@ -12,6 +12,7 @@ from ui.views import BUDGET_MARK
 
 PLAYGROUND = "pages/encoder_playground.py"
 SMALL = {"layers": "1", "d_model": "32", "heads": "4", "d_ff": "64", "max_len": "12"}
+SMALL_TRAINING = {**SMALL, "section": "Training"}
 
 
 def _refusals(at) -> Counter:
@@ -38,18 +39,18 @@ def test_different_texts_with_the_same_token_ids_do_not_share_a_run(app):
 
     ui.jobs.REGISTRY.clear()
     try:
-        first = app(PLAYGROUND, text=texts[0], steps="400", **SMALL).run()
+        first = app(PLAYGROUND, text=texts[0], steps="400", **SMALL_TRAINING).run()
         assert not _job_seen(first)
         first.button(key="playground_train:start").click().run()
         assert _job_seen(first)
 
-        other = app(PLAYGROUND, text=texts[1], steps="400", **SMALL).run()
+        other = app(PLAYGROUND, text=texts[1], steps="400", **SMALL_TRAINING).run()
         assert not other.exception
         assert not _job_seen(other)
         assert not other.button(key="playground_train:start").disabled
         assert len(ui.jobs.REGISTRY._jobs) == 1  # other's visit started nothing
 
-        same = app(PLAYGROUND, text=texts[0], steps="400", **SMALL).run()
+        same = app(PLAYGROUND, text=texts[0], steps="400", **SMALL_TRAINING).run()
         assert _job_seen(same)  # identical settings: the run is shared
     finally:
         ui.jobs.REGISTRY.clear()

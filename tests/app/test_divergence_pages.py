@@ -88,6 +88,7 @@ def test_encoder_playground_names_a_blow_up_and_marks_it(app, monkeypatch):
         PG, "F", ScriptedF("cross_entropy", "train_masked", [1, 1, BLOW_UP], per_step=2)
     )
     small = {"layers": "1", "d_model": "32", "heads": "4", "d_ff": "64", "max_len": "12"}
+    small["section"] = "Training"
     text = "one two three four five six . " * 10
     at = _train(
         app, "pages/encoder_playground.py", "playground_train", text=text, steps="20", **small

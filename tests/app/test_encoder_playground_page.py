@@ -7,10 +7,14 @@ import resviz as rv
 import ui.jobs
 from resviz import playground as PG
 from resviz.findings_stack import num
+from tests.app.conftest import open_section
+from ui.specs import encoder_playground as S
 
 PAGE = "pages/encoder_playground.py"
 SMALL = {"layers": "1", "d_model": "32", "heads": "4", "d_ff": "64", "max_len": "12"}
 BUDGET_MARK = "over this server's budget"
+# Charts each section draws at the defaults (Pre-LN: the share of the final vector is drawn).
+CHARTS = {S.MODEL: 0, S.ATTENTION: 1, S.STREAM: 3, S.COLLAPSE: 2, S.TRAINING: 0}
 
 
 def _clean(at):
@@ -23,13 +27,25 @@ def _frame(at, first_col, cols):
     return next(d.value for d in at.dataframe if list(d.value.columns)[: len(want)] == want)
 
 
-def test_default_view_draws_every_section(app):
+def test_the_spec_matches_the_library():
+    """ui/specs repeats what it cannot import without torch: the default text, the
+    presets' names, and the Pre-LN preset's values as the model widgets' defaults."""
+    assert S.DEFAULT_TEXT == PG.DEFAULT_TEXT
+    assert S.PRESETS == tuple(rv.ENCODER_PRESETS)
+    assert S.FLIPPED == PG.FLIPPED
+    base = rv.ENCODER_PRESETS[S.DEFAULT_PRESET]
+    for name, field in S.MODEL_FIELDS.items():
+        param, value = S.SPEC.param(name), getattr(base, field)
+        assert param.default == (str(value) if param.kind == "choice" else value), name
+
+
+def test_first_view_is_the_model_alone(app):
     at = app(PAGE).run()
     _clean(at)
     assert not at.warning
-    assert len(at.get("vega_lite_chart")) == 6  # attention, 3 residual-stream, 2 rank collapse
+    assert len(at.get("vega_lite_chart")) == 0  # no view is computed or drawn
     names = {b.proto.label for b in at.get("download_button")}
-    assert "Download encoder.py" in names
+    assert {"Download encoder.py", "Reproduce in a notebook"} <= names
     toks, vocab = PG.tokenize(PG.DEFAULT_TEXT, "word", 32, 256)
     card = _frame(at, "quantity", ["value", "unit"]).set_index("quantity")["value"]
     cfg = rv.EncoderConfig(**{
@@ -37,11 +53,45 @@ def test_default_view_draws_every_section(app):
     })  # fmt: skip
     assert card["parameters"] == rv.estimate(cfg, 1, 32).params
     assert card["forward latency"] > 0
+    assert not at.get("code")  # drawn once its expander is opened
+    at.session_state["playground_code_open"] = True
+    at.run()
+    _clean(at)
     code = at.get("code")[0].proto.code_text
     assert "class Encoder(nn.Module)" in code and f"VOCAB_SIZE = {len(vocab)}" in code
     tokens = _frame(at, "position", ["token", "id", "unknown"])
     assert list(tokens["token"][:3]) == ["a", "residual", "connection"]
     assert any("training reads" in i.value for i in at.info)  # 62 tokens, 32 shown
+
+
+def test_every_section_draws_its_views_and_keeps_the_shared_settings(app):
+    at = app(PAGE, layers="2", level="char", max_len="8").run()
+    for label in S.SPEC.sections:
+        open_section(at, label)
+        _clean(at)
+        assert not at.warning, label
+        assert len(at.get("vega_lite_chart")) == CHARTS[label], label
+        # The text and model settings travel with every section (folded after the first).
+        assert at.slider(key="encoder_playground:layers").value == 2
+        assert at.query_params["layers"] == "2" and at.query_params["level"] == "char"
+        if label != S.MODEL:
+            assert any("8 char-level tokens" in c.value and "2 layer(s)" in c.value
+                       for c in at.caption), label  # fmt: skip
+
+
+def test_a_link_naming_a_preset_gets_its_model(app):
+    """Links from before the page had sections named a preset and left its values
+    out: the preset fills in every model setting the link does not give."""
+    at = app(PAGE, preset="Classic Post-LN", layers="2").run()
+    _clean(at)
+    assert not at.warning
+    assert at.radio(key="encoder_playground:place").value == "post"
+    assert at.selectbox(key="encoder_playground:d_ff").value == "128"
+    assert at.selectbox(key="encoder_playground:pos").value == "learned"
+    assert at.slider(key="encoder_playground:layers").value == 2  # the link's own value
+    # The URL now says so itself.
+    assert at.query_params["place"] == "post" and at.query_params["d_ff"] == "128"
+    assert at.query_params["layers"] == "2"
 
 
 def test_preset_sets_the_model_widgets(app):
@@ -55,7 +105,11 @@ def test_preset_sets_the_model_widgets(app):
     assert at.selectbox(key="encoder_playground:d_ff").value == "128"
     assert at.radio(key="encoder_playground:place").value == "post"
     # Post-LN: the share view explains why it is not defined instead of drawing it.
+    open_section(at, S.STREAM)
+    _clean(at)
+    assert at.selectbox(key="encoder_playground:preset").value == "Classic Post-LN"
     assert any("Post-LN normalizes" in i.value for i in at.info)
+    assert len(at.get("vega_lite_chart")) == 2
 
 
 def test_heads_must_divide_d_model(app):
@@ -63,6 +117,11 @@ def test_heads_must_divide_d_model(app):
     _clean(at)
     text = " ".join(w.value for w in at.warning)
     assert "must divide d_model" in text and "Pick 1, 2, 4, 8 or 16 heads" in text
+    # Every section says so, outside its folded settings, and draws nothing else.
+    at = app(PAGE, heads="3", section=S.ATTENTION).run()
+    _clean(at)
+    assert "must divide d_model" in " ".join(w.value for w in at.warning)
+    assert not at.get("vega_lite_chart")
 
 
 def test_url_sets_the_view_and_char_level(app):
@@ -72,6 +131,8 @@ def test_url_sets_the_view_and_char_level(app):
     tokens = _frame(at, "position", ["token", "id", "unknown"])
     assert list(tokens["token"]) == list("hello")
     # layer 1 is the default; head 1 of 8: a 5 x 5 map with labels "0:h" ... "4:o".
+    open_section(at, S.ATTENTION)
+    _clean(at)
     att = next(c for c in at.get("vega_lite_chart") if "query" in c.proto.spec)
     assert '"0:h"' in att.proto.spec and '"3:l"' in att.proto.spec
 
@@ -90,7 +151,7 @@ def test_odd_text_is_data_not_markup_and_huge_text_is_cut(app):
 
 
 def test_over_budget_training_is_refused_with_numbers(app):
-    at = app(PAGE, layers="12", d_model="256", d_ff="1024", steps="400").run()
+    at = app(PAGE, section=S.TRAINING, layers="12", d_model="256", d_ff="1024", steps="400").run()
     assert not at.exception
     assert len(at.error) == 1 and BUDGET_MARK in at.error[0].value
     assert "TFLOP" in at.error[0].value
@@ -100,7 +161,7 @@ def test_over_budget_training_is_refused_with_numbers(app):
 def test_train_button_finishes_and_redraws_views(app):
     ui.jobs.REGISTRY.clear()
     text = "one two three four five six . " * 10
-    at = app(PAGE, text=text, steps="20", lr="3e-3", **SMALL).run()
+    at = app(PAGE, section=S.TRAINING, text=text, steps="20", lr="3e-3", **SMALL).run()
     _clean(at)
     assert any("Cost of this run" in c.value for c in at.caption)
     at.button(key="playground_train:start").click().run()
@@ -115,9 +176,9 @@ def test_train_button_finishes_and_redraws_views(app):
     curves = job.result.curves
     assert len(curves) == 40 and curves["loss"].map(math.isfinite).all()
     specs = [c.proto.spec for c in at.get("vega_lite_chart")]
-    # 6 views at init, the loss curves, then attention, update ratios, rank collapse and
-    # the two shares again on the trained models.
-    assert len(specs) == 12 and sum("Your trained model" in s for s in specs) == 1
+    # The loss curves, then attention, update ratios, rank collapse and the two shares
+    # on the trained models.
+    assert len(specs) == 6 and sum("Your trained model" in s for s in specs) == 1
     ui.jobs.REGISTRY.clear()
 
 
@@ -141,16 +202,18 @@ def test_attention_stream_and_collapse_captions_state_measured_values(app):
     # One layer: pure attention without shortcuts has not averaged the tokens into one
     # vector (the old caption said it does within a few layers), and Post-LN attention
     # at init is far from the "nearly uniform" the old caption promised.
-    at = app(PAGE, preset="Classic Post-LN", layers="1").run()
+    at = app(PAGE, preset="Classic Post-LN", layers="1", section=S.ATTENTION).run()
     _clean(at)
-    frames = _frames(at)
-    att = next(f for f in frames if "weight" in f.columns)["weight"]
+    att = next(f for f in _frames(at) if "weight" in f.columns)["weight"]
     T = len(PG.tokenize(PG.DEFAULT_TEXT, "word", 32, 256)[0])
     cap = _caption(at, "Rows are queries")
     assert "nearly uniform" not in cap and att.max() > 2 / T
     assert f"lie between {num(att.min())} and {num(att.max())}; uniform attention (1/{T})" in cap
     assert f"the largest is {num(att.max() * T)} times that" in cap
 
+    open_section(at, S.STREAM)
+    _clean(at)
+    frames = _frames(at)
     stream = next(f for f in frames if "stream_norm" in f.columns)
     cap = _caption(at, "The norm of the stream after each sublayer")
     assert "Pre-LN" not in cap and "passes through LayerNorm" in cap
@@ -165,7 +228,9 @@ def test_attention_stream_and_collapse_captions_state_measured_values(app):
     assert f"from {num(ratio['update_ratio'].min())} (" in cap
     assert f"to {num(ratio['update_ratio'].max())} (" in cap
 
-    collapse = next(f for f in frames if {"residual", "variant", "layer"} <= set(f.columns))
+    open_section(at, S.COLLAPSE)
+    _clean(at)
+    collapse = next(f for f in _frames(at) if {"residual", "variant", "layer"} <= set(f.columns))
     pure = collapse[collapse["variant"] == "attention only, no shortcuts"]["residual"].tolist()
     assert len(pure) == 2 and pure[-1] > 1e-3  # not one vector after one layer
     cap = _caption(at, "Distance of the token matrix from rank one")
@@ -180,7 +245,7 @@ def test_attention_stream_and_collapse_captions_state_measured_values(app):
 
 
 def test_share_caption_names_the_largest_component(app):
-    at = app(PAGE, **SMALL).run()
+    at = app(PAGE, section=S.STREAM, **SMALL).run()
     _clean(at)
     share = next(f for f in _frames(at) if "share" in f.columns)
     top = share.loc[share["share"].idxmax()]
@@ -191,7 +256,7 @@ def test_share_caption_names_the_largest_component(app):
 def test_training_captions_state_the_measured_race(app):
     ui.jobs.REGISTRY.clear()
     text = "one two three four five six . " * 10
-    at = app(PAGE, text=text, steps="20", lr="3e-3", **SMALL).run()
+    at = app(PAGE, section=S.TRAINING, text=text, steps="20", lr="3e-3", **SMALL).run()
     at.button(key="playground_train:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()

@@ -45,8 +45,13 @@ WORST = [
     # The stack's heaviest section: its forward pass, plain and with the shortcut.
     "skip_connections?section=Signal&depth=64&width=256&mode=concat&project=true",
     f"sinusoidal_encoding?positions=1000&d_model=1024&d=32&k=100&dec=8&text={WORDS}",
-    "encoder_playground?max_len=64&vocab=512&layers=12&d_model=256&heads=16&d_ff=1024"
-    f"&layer=12&head=16&text={TEXT}",
+    # The playground's largest model: timed (Model), inspected (Attention; the residual
+    # stream reads the same views) and compared four ways (Rank collapse).
+    *(
+        "encoder_playground?max_len=64&vocab=512&layers=12&d_model=256&heads=16&d_ff=1024"
+        f"&layer=12&head=16&text={TEXT}{section}"
+        for section in ("", "&section=Attention", "&section=Rank+collapse")
+    ),
 ]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -27,6 +28,16 @@ import ui.views
 from tests.app.conftest import SECTION_CASES, SECTION_IDS, section_params
 
 ROOT = Path(__file__).resolve().parents[2]
+
+# Timings: a wall-clock measurement differs between the page's run and the notebook's,
+# so the timing part of these CSVs is left out of the comparison and the rest is still
+# compared. CSV name -> the part compared (applied to both tables). Add entries, one
+# per CSV, and leave the others' in place.
+TIMING_EXEMPT: dict[str, Callable[[pd.DataFrame], pd.DataFrame]] = {
+    # Encoder playground, Model: the model card's measured "forward latency" row.
+    "model_card": lambda df: df[df["quantity"] != "forward latency"].reset_index(drop=True),
+}
+
 # Pages whose sections export notebooks (all of them, once converted).
 CASES = [(p, s) for p, s in SECTION_CASES if s is not None]
 IDS = [i for (p, s), i in zip(SECTION_CASES, SECTION_IDS, strict=True) if s is not None]
@@ -120,6 +131,8 @@ SECTION_SETUP = {
         start_and_wait("warmup:start"),
     ),
     ("pages/normalization.py", "Stability"): ({"s_steps": "20"}, start_and_wait("stability:start")),
+    # The default run (100 steps, two 6-layer models) takes under 10 s.
+    ("pages/encoder_playground.py", "Training"): ({}, start_and_wait("playground_train:start")),
     ("pages/skip_connections.py", "Degradation"): (
         {"shallow": "2", "deep": "4", "steps": "60"},
         start_and_wait("degradation:start"),
@@ -160,6 +173,8 @@ def test_section_notebook_reproduces_its_csvs(app, capture, tmp_path, page, sect
         for name in declared:
             got = pd.read_csv(out / f"{name}.csv")
             want = pd.read_csv(io.StringIO(csvs[name]))
+            if name in TIMING_EXEMPT:
+                got, want = TIMING_EXEMPT[name](got), TIMING_EXEMPT[name](want)
             pd.testing.assert_frame_equal(got, want, check_exact=False, rtol=1e-9, atol=1e-12)
         for name in timed:
             got = pd.read_csv(out / f"{name}.csv")

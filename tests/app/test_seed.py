@@ -20,7 +20,7 @@ FIRST_SEEDED = {
     "pages/skip_connections.py": ("forward_signal", "Signal"),
     "pages/normalization.py": ("norm_views", "Four views"),
     "pages/sinusoidal_encoding.py": ("encoding_norms", "Alternatives"),
-    "pages/encoder_playground.py": "attention",
+    "pages/encoder_playground.py": ("attention", "Attention"),
 }
 
 

@@ -1,5 +1,6 @@
-"""The encoder playground in Chromium: charts drawn, a CSV that holds the attention
-map, and a live training run that fills in after Start."""
+"""The encoder playground in Chromium: the first view (tokens, model card, code), a
+section's CSV that holds the attention map, and a live training run that fills in
+after Start."""
 
 import csv
 import io
@@ -26,15 +27,22 @@ SMALL = {
 
 def test_playground_default_view(server, page):
     page.goto(f"{server.url}/encoder_playground")
-    wait_ready(page, charts=6, downloads=6, timeout=120_000)
+    # Tokens and model card CSVs, encoder.py and the notebook; no chart.
+    wait_ready(page, downloads=4, timeout=120_000)
+    assert page.locator("[data-testid='stVegaLiteChart']").count() == 0
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.locator("[data-testid='stAlertContentError']").count() == 0
+    # The code is drawn once its expander is opened.
+    assert page.locator("[data-testid='stCode']").count() == 0
+    page.get_by_text("PyTorch code for exactly this configuration").click()
+    page.locator("[data-testid='stCode']").first.wait_for(timeout=60_000)
+    assert "class Encoder(nn.Module)" in page.locator("[data-testid='stCode']").first.inner_text()
     screenshot(page, "playground_default")
 
 
 def test_playground_attention_csv_and_live_training(server, page):
-    page.goto(f"{server.url}/encoder_playground?{urllib.parse.urlencode(SMALL)}")
-    wait_ready(page, charts=6, downloads=6, timeout=120_000)
+    page.goto(f"{server.url}/encoder_playground?{urllib.parse.urlencode(SMALL)}&section=Attention")
+    wait_ready(page, charts=1, downloads=2, timeout=120_000)
     download = download_named(page, "attention.csv")
     rows = list(csv.DictReader(io.StringIO(open(download.path(), encoding="utf-8").read())))
     assert len(rows) == 12 * 12
@@ -45,9 +53,15 @@ def test_playground_attention_csv_and_live_training(server, page):
     assert all(abs(s - 1) < 1e-4 for s in by_query.values())
     assert "0:the" in by_query and "4:the" in by_query
 
+    # The Training section, by its tab: the text and model settings come along.
+    page.get_by_role("tab", name="Training").click()
+    page.wait_for_url("**section=Training**")
+    wait_ready(page, downloads=2, timeout=120_000)  # the first batch's CSV, the notebook
+    assert "layers=2" in page.url
     page.locator("[data-testid='stButton'] button", has_text="Train").first.click()
     page.get_by_text("Finished 30 steps").wait_for(timeout=120_000)
-    wait_ready(page, charts=12, downloads=12, timeout=120_000)
+    # The loss, then attention, update ratios, rank collapse and two shares, trained.
+    wait_ready(page, charts=6, downloads=9, timeout=120_000)
     assert page.get_by_text("Predictions at masked positions").count() == 1
     assert page.locator("[data-testid='stException']").count() == 0
     screenshot(page, "playground_trained")

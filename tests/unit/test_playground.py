@@ -275,3 +275,91 @@ def test_divergence_is_reported_with_the_step():
     assert (mine.step, mine.reason, mine.quantity) == (found.step, found.reason, found.quantity)
     assert div["m"] == found.step
     assert c.loc[c["diverged"], "step"].tolist() == [found.step] == [c["step"].max()]
+
+
+# ------------------------------------------------- what the page and its notebooks share
+def test_model_card_takes_the_measured_latency_as_its_last_row():
+    cfg = _cfg()
+    card = pg.model_card(cfg, seq_len=12, latency={"latency_ms": 1.25, "runs": 7.0})
+    assert list(card["quantity"])[:-1] == list(pg.model_card(cfg, seq_len=12)["quantity"])
+    last = card.iloc[-1]
+    assert (last["quantity"], last["value"], last["unit"]) == (
+        "forward latency",
+        1.25,
+        "ms (median of 7)",
+    )
+
+
+def test_training_variants_flip_the_residual_or_take_a_preset():
+    cfg = _cfg(seed=5, max_len=16)
+    flipped = pg.training_variants(cfg)
+    assert flipped == {
+        "your model": cfg,
+        "same, no residuals": dataclasses.replace(cfg, residual=False),
+    }
+    back = pg.training_variants(dataclasses.replace(cfg, residual=False), pg.FLIPPED)
+    assert (
+        list(back) == ["your model", "same, with residuals"]
+        and back["same, with residuals"].residual
+    )
+    other = pg.training_variants(cfg, "Classic Post-LN")["Classic Post-LN"]
+    assert other == dataclasses.replace(
+        rv.ENCODER_PRESETS["Classic Post-LN"], vocab_size=50, max_len=16, seed=5
+    )
+    with pytest.raises(ValueError, match="not"):
+        pg.training_variants(cfg, "GPT-5")
+
+
+def test_before_after_frames_and_predictions_of_a_trained_run():
+    vocab, ids, cfg = _setup()
+    run = pg.train_masked(pg.training_variants(cfg), ids, steps=3, seq_len=8)
+    toks = pg.encode(REPEATED, vocab, 10)
+    trained = pg.inspect_trained(run, toks.ids)
+    assert list(trained) == ["your model", "same, no residuals"]
+    init = pg.inspect(rv.build(cfg), cfg, toks.ids)
+    ratio = pg.ratio_before_after(init["stream"], trained)
+    assert list(ratio.columns) == [
+        "model",
+        "layer",
+        "sublayer",
+        "stream_norm",
+        "update_ratio",
+        "series",
+    ]
+    assert list(ratio["model"].unique()) == [
+        "your model, init",
+        "your model, trained",
+        "same, no residuals, trained",
+    ]
+    assert ratio["series"].iloc[0] == "your model, init · attn"
+    collapse = pg.rank_collapse_compare(cfg, toks.ids)
+    rc = pg.collapse_before_after(collapse, trained)
+    # At init: your model and its residual flipped; then each trained model.
+    assert list(rc.drop_duplicates("series")["series"]) == [
+        "your model · init",
+        "your model, no shortcuts · init",
+        "your model · trained",
+        "same, no residuals · trained",
+    ]
+    assert len(rc) == 4 * (cfg.n_layers + 1)
+    positions = pg.mask_positions(len(toks), seed=2)
+    preds = pg.masked_predictions(run, toks.ids, vocab, positions)
+    assert list(preds.columns) == [
+        "variant", "position", "token", "prediction", "correct", "p_token", "top"
+    ]  # fmt: skip
+    assert len(preds) == 2 * len(positions)
+    single = pg.predict_masked(run.model("your model"), toks.ids, vocab, positions)
+    assert preds[preds["variant"] == "your model"]["p_token"].tolist() == single["p_token"].tolist()
+
+
+def test_batch_frame_is_the_first_batch_training_sees():
+    vocab, ids, _ = _setup()
+    df = pg.batch_frame(ids, vocab, batch_size=4, seq_len=8, seed=3)
+    x, y = pg.masked_batch(torch.tensor(ids), 4, 8, torch.Generator().manual_seed(3))
+    assert list(df.columns) == ["window", "input", "hidden", "n_masked"]
+    assert df["window"].tolist() == [1, 2, 3, 4]
+    assert df["n_masked"].tolist() == (y != -100).sum(dim=1).tolist()
+    first = df.iloc[0]
+    assert first["input"].split(" ") == [vocab.token(int(t)) for t in x[0]]
+    assert first["input"].count("[MASK]") == first["n_masked"]
+    assert first["hidden"].split(", ") == [vocab.token(int(t)) for t in y[0] if t != -100]
