@@ -16,14 +16,14 @@ class PageInfo:
 
 PAGES: tuple[PageInfo, ...] = (
     PageInfo(
-        "pages/skip_connections.py",
+        "app_pages/skip_connections.py",
         "Skip connections",
         ":material/alt_route:",
         "skip_connections",
         "Build deep stacks with and without `x + f(x)` and measure the signal at every layer.",
     ),
     PageInfo(
-        "pages/gradient_flow.py",
+        "app_pages/gradient_flow.py",
         "Gradient flow",
         ":material/trending_down:",
         "gradient_flow",
@@ -31,28 +31,28 @@ PAGES: tuple[PageInfo, ...] = (
         "training, and the derivation through I + J checked on measured Jacobians.",
     ),
     PageInfo(
-        "pages/normalization.py",
+        "app_pages/normalization.py",
         "Normalization",
         ":material/tune:",
         "normalization",
         "LayerNorm, RMSNorm, BatchNorm, and Pre-LN versus Post-LN around the residual sum.",
     ),
     PageInfo(
-        "pages/sinusoidal_encoding.py",
+        "app_pages/sinusoidal_encoding.py",
         "Sinusoidal encoding",
         ":material/waves:",
         "sinusoidal_encoding",
         "Type a sentence and see its positional-encoding table value by value.",
     ),
     PageInfo(
-        "pages/encoder_playground.py",
+        "app_pages/encoder_playground.py",
         "Encoder playground",
         ":material/hub:",
         "encoder_playground",
         "Configure a transformer encoder, run it on your text, look inside.",
     ),
     PageInfo(
-        "pages/workshop.py",
+        "app_pages/workshop.py",
         "Workshop",
         ":material/co_present:",
         "workshop",
@@ -84,7 +84,7 @@ class NotebookExample:
 NOTEBOOK_EXAMPLE = NotebookExample(
     function="layer_gradients",
     config=(("residual", "none"),),
-    page="pages/gradient_flow.py",
+    page="app_pages/gradient_flow.py",
     chart="activation_gradients",
     variant="plain: f(x)",
     what="the plain stack's curve of `||dL/dx_l||` per layer (column `act_grad`) in the Per "

@@ -11,7 +11,7 @@ import torch
 
 import resviz as rv
 
-from . import projector, st_internals
+from . import projector
 from .params import PageParams
 
 
@@ -52,24 +52,8 @@ class Context:
     seed: int
 
 
-def ensure_entry_point() -> None:
-    """Make a page opened by deep link on a fresh server go through ``streamlit_app.py``.
-
-    Streamlit keeps a legacy (v1) multipage router for apps with a ``pages/``
-    folder: until the first ``st.navigation`` call in the process it runs a
-    deep-linked page file directly, without the entry point. Pages call this
-    first; under the legacy router it switches it off and reruns, and the rerun
-    resolves to the same page (page ids are derived from the url path, which
-    equals the file stem under both routers). A browser test covers it.
-    """
-    if st_internals.legacy_pages_router_active():
-        st_internals.disable_legacy_pages_router()
-        st.rerun()
-
-
 def page_setup(title: str, intro: str) -> Context:
     """Draw the page header and the shared sidebar; return the run settings."""
-    ensure_entry_point()
     projector.apply()
     st.title(title)
     st.markdown(intro)

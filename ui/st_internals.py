@@ -15,7 +15,6 @@ import pandas as pd
 USED: tuple[tuple[str, str], ...] = (
     ("streamlit.runtime", "Runtime"),
     ("streamlit.runtime.scriptrunner", "get_script_run_ctx"),
-    ("streamlit.runtime.pages_manager", "PagesManager"),
     ("streamlit.dataframe_util", "convert_anything_to_arrow_bytes"),
 )
 
@@ -36,20 +35,6 @@ def session_alive(sid: str) -> bool:
     if not Runtime.exists():
         return True
     return bool(Runtime.instance().is_active_session(sid))
-
-
-def legacy_pages_router_active() -> bool:
-    """True while Streamlit routes a ``pages/`` folder with its v1 router, which runs
-    a deep-linked page without the entry point; switching it off is one assignment."""
-    from streamlit.runtime.pages_manager import PagesManager
-
-    return bool(PagesManager.uses_pages_directory)
-
-
-def disable_legacy_pages_router() -> None:
-    from streamlit.runtime.pages_manager import PagesManager
-
-    PagesManager.uses_pages_directory = False
 
 
 def arrow_bytes(df: pd.DataFrame) -> bytes:

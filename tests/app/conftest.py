@@ -40,13 +40,13 @@ def open_section(at: AppTest, label: str) -> AppTest:
 def _sections(page: str) -> list[str | None]:
     from ui.specs.pages import spec_of
 
-    labels = spec_of(page.removeprefix("pages/").removesuffix(".py")).sections
+    labels = spec_of(page.removeprefix("app_pages/").removesuffix(".py")).sections
     return list(labels) if labels else [None]
 
 
 # Every (page, section) a deep link can open; section None for a page without sections.
 SECTION_CASES = [(page, s) for page in PAGE_PATHS for s in _sections(page)]
-SECTION_IDS = [f"{p.removeprefix('pages/').removesuffix('.py')}-{s}" for p, s in SECTION_CASES]
+SECTION_IDS = [f"{p.removeprefix('app_pages/').removesuffix('.py')}-{s}" for p, s in SECTION_CASES]
 
 
 def section_params(section: str | None) -> dict[str, str]:

@@ -47,7 +47,7 @@ def visit(link: str) -> AppTest:
     at = AppTest.from_file(ENTRY, default_timeout=TIMEOUT)
     for k, v in parse_qsl(query, keep_blank_values=True):
         at.query_params[k] = v
-    at.switch_page(f"pages/{page}.py")
+    at.switch_page(f"app_pages/{page}.py")
     return at.run()
 
 

@@ -10,7 +10,7 @@ import resviz as rv
 import ui.jobs
 from ui.views import BUDGET_MARK
 
-PLAYGROUND = "pages/encoder_playground.py"
+PLAYGROUND = "app_pages/encoder_playground.py"
 SMALL = {"layers": "1", "d_model": "32", "heads": "4", "d_ff": "64", "max_len": "12"}
 SMALL_TRAINING = {**SMALL, "section": "Training"}
 
@@ -59,17 +59,17 @@ def test_different_texts_with_the_same_token_ids_do_not_share_a_run(app):
 @pytest.mark.parametrize(
     "page, params, refused",
     [
-        ("pages/gradient_flow.py", {"section": "Depth sweep"}, {"This depth sweep"}),
-        ("pages/gradient_flow.py", {"section": "Training"}, {"This training run"}),
-        ("pages/skip_connections.py", {"section": "Signal"}, {"This stack"}),
-        ("pages/skip_connections.py", {"section": "Degradation"}, {"This experiment"}),
-        ("pages/skip_connections.py", {"section": "Lesion"}, {"This lesion study"}),
+        ("app_pages/gradient_flow.py", {"section": "Depth sweep"}, {"This depth sweep"}),
+        ("app_pages/gradient_flow.py", {"section": "Training"}, {"This training run"}),
+        ("app_pages/skip_connections.py", {"section": "Signal"}, {"This stack"}),
+        ("app_pages/skip_connections.py", {"section": "Degradation"}, {"This experiment"}),
+        ("app_pages/skip_connections.py", {"section": "Lesion"}, {"This lesion study"}),
         (
-            "pages/normalization.py",
+            "app_pages/normalization.py",
             {"section": "Warm-up", "w_layers": "2", "w_steps": "20"},
             {"This training run"},
         ),
-        ("pages/normalization.py", {"section": "Cost"}, {"Timing at this size"}),
+        ("app_pages/normalization.py", {"section": "Cost"}, {"Timing at this size"}),
     ],
 )
 def test_each_refused_experiment_shows_its_refusal_once(app, monkeypatch, page, params, refused):
@@ -85,7 +85,7 @@ def test_the_issue_url_refuses_training_once(app):
     """The audit's gradient-flow link, at the default budget: the 100 x 512 stacks
     are drawn, the three-way training is refused, once."""
     at = app(
-        "pages/gradient_flow.py",
+        "app_pages/gradient_flow.py",
         section="Training",
         depth="100",
         width="512",
@@ -104,7 +104,7 @@ def test_gradient_flow_worst_settings_fit_the_default_budget(app):
     """Gradient flow computes sections 1 and 2 while drawing, with no refusal path:
     its sliders are bounded so that the deepest, widest stack fits the default budget
     (one backward pass holds the weights, the activations and one weight gradient)."""
-    at = app("pages/gradient_flow.py", section="Derivation").run()
+    at = app("app_pages/gradient_flow.py", section="Derivation").run()
     depth = int(max(at.slider(key="gradient_flow:depth").max, at.slider(key="gradient_flow:L").max))
     width = int(at.slider(key="gradient_flow:width").max)
     for norm in at.selectbox(key="gradient_flow:norm").options:

@@ -51,7 +51,7 @@ def test_gradient_flow_names_a_blow_up_and_marks_it(app, monkeypatch):
     monkeypatch.setattr(
         G, "F", ScriptedF("mse_loss", "train_layer_grads", [1, 1, 1, BLOW_UP], per_step=2)
     )
-    at = _train(app, "pages/gradient_flow.py", "gradflow_train", section="Training", steps="20")
+    at = _train(app, "app_pages/gradient_flow.py", "gradflow_train", section="Training", steps="20")
     warnings = [w.value for w in at.warning if "diverged" in w.value]
     assert len(warnings) == 2
     for w in warnings:
@@ -68,7 +68,7 @@ def test_skip_connections_names_a_blow_up_and_marks_it(app, monkeypatch):
     )
     at = _train(
         app,
-        "pages/skip_connections.py",
+        "app_pages/skip_connections.py",
         "degradation",
         section="Degradation",
         shallow="1",
@@ -91,7 +91,7 @@ def test_encoder_playground_names_a_blow_up_and_marks_it(app, monkeypatch):
     small["section"] = "Training"
     text = "one two three four five six . " * 10
     at = _train(
-        app, "pages/encoder_playground.py", "playground_train", text=text, steps="20", **small
+        app, "app_pages/encoder_playground.py", "playground_train", text=text, steps="20", **small
     )
     warnings = [w.value for w in at.warning if "diverged" in w.value]
     assert len(warnings) == 2

@@ -10,7 +10,7 @@ from resviz.findings_stack import num
 from tests.app.conftest import open_section
 from ui.specs import encoder_playground as S
 
-PAGE = "pages/encoder_playground.py"
+PAGE = "app_pages/encoder_playground.py"
 SMALL = {"layers": "1", "d_model": "32", "heads": "4", "d_ff": "64", "max_len": "12"}
 BUDGET_MARK = "over this server's budget"
 # Charts each section draws at the defaults (Pre-LN: the share of the final vector is drawn).

@@ -10,7 +10,7 @@ from pathlib import Path
 from streamlit import config
 
 ROOT = Path(__file__).resolve().parents[2]
-SINUS = "pages/sinusoidal_encoding.py"
+SINUS = "app_pages/sinusoidal_encoding.py"
 
 
 def test_error_details_are_hidden_from_users():

@@ -11,7 +11,7 @@ import ui.jobs
 from resviz import gradflow as G
 from tests.app.conftest import open_section
 
-PAGE = "pages/gradient_flow.py"
+PAGE = "app_pages/gradient_flow.py"
 NUM = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"
 
 

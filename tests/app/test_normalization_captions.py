@@ -14,7 +14,7 @@ import ui.jobs
 from resviz import norms as N
 from tests.app.conftest import open_section
 
-PAGE = "pages/normalization.py"
+PAGE = "app_pages/normalization.py"
 NUM = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"
 
 

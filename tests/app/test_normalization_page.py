@@ -4,7 +4,7 @@ import ui.jobs
 from resviz.charts import DIVERGED_LEGEND
 from tests.app.conftest import open_section
 
-PAGE = "pages/normalization.py"
+PAGE = "app_pages/normalization.py"
 
 
 def _metric(at, prefix):

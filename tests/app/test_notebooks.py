@@ -118,26 +118,29 @@ def start_and_wait(button: str, timeout: float = 240):
 
 # (page, section) -> (extra URL settings that keep its run short, setup after the first run).
 SECTION_SETUP = {
-    ("pages/gradient_flow.py", "Depth sweep"): (
+    ("app_pages/gradient_flow.py", "Depth sweep"): (
         {"width": "8"},
         start_and_wait("gradflow_sweep:start"),
     ),
-    ("pages/gradient_flow.py", "Training"): (
+    ("app_pages/gradient_flow.py", "Training"): (
         {"steps": "20"},
         start_and_wait("gradflow_train:start"),
     ),
-    ("pages/normalization.py", "Warm-up"): (
+    ("app_pages/normalization.py", "Warm-up"): (
         {"w_layers": "2", "w_steps": "20", "w_warm": "10"},
         start_and_wait("warmup:start"),
     ),
-    ("pages/normalization.py", "Stability"): ({"s_steps": "20"}, start_and_wait("stability:start")),
+    ("app_pages/normalization.py", "Stability"): (
+        {"s_steps": "20"},
+        start_and_wait("stability:start"),
+    ),
     # The default run (100 steps, two 6-layer models) takes under 10 s.
-    ("pages/encoder_playground.py", "Training"): ({}, start_and_wait("playground_train:start")),
-    ("pages/skip_connections.py", "Degradation"): (
+    ("app_pages/encoder_playground.py", "Training"): ({}, start_and_wait("playground_train:start")),
+    ("app_pages/skip_connections.py", "Degradation"): (
         {"shallow": "2", "deep": "4", "steps": "60"},
         start_and_wait("degradation:start"),
     ),
-    ("pages/skip_connections.py", "Lesion"): (
+    ("app_pages/skip_connections.py", "Lesion"): (
         {"l_depth": "4", "l_steps": "100"},
         start_and_wait("lesion:start"),
     ),
@@ -185,7 +188,7 @@ def test_section_notebook_reproduces_its_csvs(app, capture, tmp_path, page, sect
 def test_user_text_enters_a_notebook_only_as_a_literal(app, capture):
     csvs, notebooks = capture
     evil = "x'); import os; os.system('echo pwned'); ('"
-    at = app("pages/sinusoidal_encoding.py", text=evil).run()
+    at = app("app_pages/sinusoidal_encoding.py", text=evil).run()
     assert not at.exception
     (nb,) = notebooks
     code = "\n".join(c["source"] for c in nb.to_json()["cells"] if c["cell_type"] == "code")

@@ -16,11 +16,11 @@ from ui.registry import NOTEBOOK_EXAMPLE
 # Each page's first seeded chart, and the section that draws it where the page has
 # sections. The sinusoidal page's first four sections are closed forms: nothing random.
 FIRST_SEEDED = {
-    "pages/gradient_flow.py": ("gradient_norms", "Per layer"),
-    "pages/skip_connections.py": ("forward_signal", "Signal"),
-    "pages/normalization.py": ("norm_views", "Four views"),
-    "pages/sinusoidal_encoding.py": ("encoding_norms", "Alternatives"),
-    "pages/encoder_playground.py": ("attention", "Attention"),
+    "app_pages/gradient_flow.py": ("gradient_norms", "Per layer"),
+    "app_pages/skip_connections.py": ("forward_signal", "Signal"),
+    "app_pages/normalization.py": ("norm_views", "Four views"),
+    "app_pages/sinusoidal_encoding.py": ("encoding_norms", "Alternatives"),
+    "app_pages/encoder_playground.py": ("attention", "Attention"),
 }
 
 
@@ -66,7 +66,7 @@ def test_gradient_flow_weights_follow_the_sidebar_seed(frames):
     # Before issue 13 the page built every stack from seed 0 and used the sidebar
     # seed only for the batch.
     seed = 4
-    shown = frames("pages/gradient_flow.py", seed)["gradient_norms"]
+    shown = frames("app_pages/gradient_flow.py", seed)["gradient_norms"]
     plain = shown[shown["variant"] == "plain: f(x)"]["grad_norm"].to_numpy()
     cfg = rv.StackConfig(residual="none", seed=seed)  # the page's defaults
     want = G.layer_gradients(cfg, seed=seed)["weight_grad"].to_numpy()[:-1]
@@ -77,7 +77,7 @@ def test_gradient_flow_weights_follow_the_sidebar_seed(frames):
 
 def test_skip_connections_weights_follow_the_sidebar_seed(frames):
     seed = 4
-    shown = frames("pages/skip_connections.py", seed, "Signal")["forward_signal"]
+    shown = frames("app_pages/skip_connections.py", seed, "Signal")["forward_signal"]
     shown = shown[shown["variant"] == "shortcut: add"].drop(columns=["variant", "block"])
     cfg = rv.StackConfig(  # the page's defaults
         depth=16, width=64, activation="relu", alpha=0.0, alpha_learnable=True, seed=seed

@@ -9,7 +9,7 @@ import pytest
 
 from resviz import positional as P
 
-PAGE = "pages/sinusoidal_encoding.py"
+PAGE = "app_pages/sinusoidal_encoding.py"
 NUM = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"
 
 

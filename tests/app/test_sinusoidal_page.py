@@ -1,6 +1,6 @@
 """The sinusoidal page shows numbers that match the closed forms."""
 
-PAGE = "pages/sinusoidal_encoding.py"
+PAGE = "app_pages/sinusoidal_encoding.py"
 
 
 def _metric(at, prefix):

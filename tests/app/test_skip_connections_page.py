@@ -6,7 +6,7 @@ from resviz.findings_stack import num
 from tests.app.conftest import open_section
 from ui.specs.skip_connections import SPEC
 
-PAGE = "pages/skip_connections.py"
+PAGE = "app_pages/skip_connections.py"
 
 
 def _clean(at):

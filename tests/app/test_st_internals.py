@@ -29,15 +29,6 @@ def test_internal_still_exists(module: str, attr: str) -> None:
     )
 
 
-def test_pages_manager_flag_is_a_class_attribute() -> None:
-    from streamlit.runtime.pages_manager import PagesManager
-
-    assert "uses_pages_directory" in vars(PagesManager), (
-        "PagesManager.uses_pages_directory moved: ui.shell.ensure_entry_point no longer "
-        "switches off the legacy pages router (deep links on a fresh server break)"
-    )
-
-
 def test_runtime_answers_session_questions() -> None:
     from streamlit.runtime import Runtime
 

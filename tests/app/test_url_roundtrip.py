@@ -28,7 +28,7 @@ ACTION_TYPES = {"button", "download_button", "form_submit_button", "link_button"
 
 
 def _page_name(page: str) -> str:
-    return page.removeprefix("pages/").removesuffix(".py")
+    return page.removeprefix("app_pages/").removesuffix(".py")
 
 
 def _value_widgets(at) -> dict[str, Element]:
@@ -103,6 +103,8 @@ def test_every_widget_round_trips_through_the_url(app, page, section):
         if widgets[key].disabled:
             continue  # checked below, through the URL alone
         w = _value_widgets(at)[key]
+        if w.type in ("selectbox", "radio") and len(w.options) < 2:
+            continue  # one choice (one lesson): nothing else to set
         name = key.split(":", 1)[1]
         target = _other_value(w)
         w.set_value(target).run()

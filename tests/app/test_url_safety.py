@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-SINUS = "pages/sinusoidal_encoding.py"
+SINUS = "app_pages/sinusoidal_encoding.py"
 
 
 def _warning_text(at) -> str:
@@ -42,22 +42,32 @@ def test_sinusoidal_even_d_from_url_is_used(app):
     ("page", "params", "key", "default"),
     [
         (
-            "pages/gradient_flow.py",
+            "app_pages/gradient_flow.py",
             {"steps": "205", "section": "Training"},
             "gradient_flow:steps",
             200,
         ),
-        ("pages/gradient_flow.py", {"l": "0.33", "section": "Derivation"}, "gradient_flow:l", 0.5),
-        ("pages/gradient_flow.py", {"l": "٠.٥", "section": "Derivation"}, "gradient_flow:l", 0.5),
-        ("pages/gradient_flow.py", {"depth": "١٢"}, "gradient_flow:depth", 10),
         (
-            "pages/normalization.py",
+            "app_pages/gradient_flow.py",
+            {"l": "0.33", "section": "Derivation"},
+            "gradient_flow:l",
+            0.5,
+        ),
+        (
+            "app_pages/gradient_flow.py",
+            {"l": "٠.٥", "section": "Derivation"},
+            "gradient_flow:l",
+            0.5,
+        ),
+        ("app_pages/gradient_flow.py", {"depth": "١٢"}, "gradient_flow:depth", 10),
+        (
+            "app_pages/normalization.py",
             {"shift": "5.25", "section": "Invariances"},
             "normalization:shift",
             5.0,
         ),
         (
-            "pages/skip_connections.py",
+            "app_pages/skip_connections.py",
             {"steps": "410", "section": "Degradation"},
             "skip_connections:steps",
             400,
@@ -74,7 +84,7 @@ def test_off_step_and_non_ascii_values_are_refused(app, page, params, key, defau
 
 
 def test_on_step_float_from_url_is_used_and_round_trips(app):
-    at = app("pages/gradient_flow.py", section="Derivation", l="0.35").run()
+    at = app("app_pages/gradient_flow.py", section="Derivation", l="0.35").run()
     assert not at.warning
     assert at.slider(key="gradient_flow:l").value == 0.35
     assert at.query_params["l"] in ("0.35", ["0.35"])
@@ -89,7 +99,7 @@ def test_seed_in_arabic_indic_digits_is_refused(app):
 # ------------------------------------------------- widgets after the old sync()
 def test_shattered_gradients_toggle_is_in_the_url(app):
     """``bn`` is drawn near the end of the page, after the old ``p.sync()`` call."""
-    at = app("pages/gradient_flow.py", section="Shattered", bn="false").run()
+    at = app("app_pages/gradient_flow.py", section="Shattered", bn="false").run()
     assert not at.exception
     assert not at.warning, _warning_text(at)
     assert at.toggle(key="gradient_flow:bn").value is False
@@ -99,7 +109,7 @@ def test_shattered_gradients_toggle_is_in_the_url(app):
 
 
 def test_unknown_parameters_are_reported_once_and_removed(app):
-    at = app("pages/gradient_flow.py", bogus="1", depth="12").run()
+    at = app("app_pages/gradient_flow.py", bogus="1", depth="12").run()
     assert "unknown parameter `bogus` ignored" in _warning_text(at)
     assert "bogus" not in at.query_params and at.query_params["depth"] in ("12", ["12"])
     at.slider(key="gradient_flow:depth").set_value(13).run()
@@ -148,7 +158,7 @@ def test_outside_code_spans_helper():
 def test_url_like_parameter_names_and_values_render_as_code(app, text):
     """The warning shows the bad name and value, but only inside code spans, where
     Markdown makes no autolink, link, HTML, emoji or math."""
-    at = app("pages/normalization.py", **{text: "1", "d": text}).run()
+    at = app("app_pages/normalization.py", **{text: "1", "d": text}).run()
     assert not at.exception
     body = _warning_text(at)
     assert "unknown parameter" in body and "`d`" in body

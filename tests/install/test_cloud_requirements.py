@@ -80,6 +80,6 @@ def test_cloud_entry_point_runs_the_app() -> None:
     at = AppTest.from_file(str(CLOUD / "streamlit_app.py"), default_timeout=120).run()
     assert not at.exception
     assert "residual connections" in at.title[0].value
-    at.switch_page(str(ROOT / "pages" / "sinusoidal_encoding.py")).run()
+    at.switch_page(str(ROOT / "app_pages" / "sinusoidal_encoding.py")).run()
     assert not at.exception
     assert at.title[0].value == "Sinusoidal encoding"

@@ -13,7 +13,7 @@ SHIPPED = [
         ROOT / "streamlit_app.py",
         *ROOT.glob("resviz/*.py"),
         *ROOT.glob("ui/*.py"),
-        *ROOT.glob("pages/*.py"),
+        *ROOT.glob("app_pages/*.py"),
     ]
 ]
 FORBIDDEN_CALLS = {"eval", "exec", "compile", "__import__", "input"}
