@@ -15,6 +15,8 @@ import streamlit as st
 
 from .lessons import Lesson, Step, load_lessons
 from .params import md_escape
+from .specs import fmt
+from .specs.pages import spec_of
 
 LESSON, STEP = "lesson", "step"
 
@@ -52,9 +54,12 @@ def go_to(lesson: Lesson, index: int) -> None:
     prefix = f"{step.page}:"
     for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(prefix)]:
         del st.session_state[key]
-    st.session_state.pop("section", None)
     st.session_state.pop(f"_params_seen:{step.page}", None)
-    st.switch_page(step_page_path(step), query_params=step.query(lesson.id, index))
+    query = step.query(lesson.id, index)
+    # The open section is a widget bound to the URL: it is set through its state.
+    query.pop("section", None)
+    st.session_state["section"] = step.section or spec_of(step.page).sections[0]
+    st.switch_page(step_page_path(step), query_params=query)
 
 
 def _measure(page: str, step: Step, seed: int):
@@ -83,6 +88,13 @@ def banner(page: str) -> bool:
         st.caption(f"Lesson: {md_escape(lesson.title, 120)} · step {index} of {n}")
         st.subheader(step.title)
         st.markdown(step.text)
+        if step.settings:
+            st.caption(
+                "This step's settings: "
+                + ", ".join(
+                    f"{md_escape(k, 30)} = {md_escape(fmt(v), 60)}" for k, v in step.settings
+                )
+            )
         c1, c2, c3 = st.columns([1, 1, 2])
         if c1.button(
             "Previous", key="lesson:prev", disabled=index == 1, icon=":material/arrow_back:"
