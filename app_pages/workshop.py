@@ -39,6 +39,7 @@ lesson = all_lessons[lesson_id]
 n = len(lesson.steps)
 with c2:
     index = p.number("Step", "step", help=f"1 to {n}")
+was_on = projector.on()
 with c3:
     st.session_state[projector.KEY] = p.toggle(
         "Projector mode",
@@ -46,6 +47,8 @@ with c3:
         help="Larger type in text and charts, and the sidebar hidden, on every page of your "
         "session (participants are not affected).",
     )
+if projector.on() and not was_on:  # turned on in this run: the header ran without it
+    projector.apply()
 if index > n:
     st.warning(f"This lesson has {n} steps; showing the last.")
     index = n
@@ -98,6 +101,12 @@ with right:
         step.query(lesson.id, index)
     )
     st.markdown("**Participants: open this step**")
+    if base.hostname in ("localhost", "127.0.0.1", "::1"):
+        st.caption(
+            "This link names this computer as localhost, which other devices cannot reach: "
+            "open the Workshop page through this machine's network address (or the proxy "
+            "of `make workshop`) and the link and QR code will use it."
+        )
     st.code(link, language=None, wrap_lines=True)
     png = io.BytesIO()
     segno.make(link, error="m").save(png, kind="png", scale=8, border=2)

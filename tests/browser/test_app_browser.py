@@ -48,10 +48,11 @@ def test_deep_link_first_request_on_fresh_server(browser):
 @pytest.mark.parametrize("info", PAGES, ids=[p.url_path for p in PAGES])
 def test_every_page_by_deep_link(server, page, info):
     page.goto(f"{server.url}/{info.url_path}")
-    wait_ready(page, charts=MIN_CHARTS[info.url_path], downloads=1)
+    downloads = 0 if info.url_path == "workshop" else 1  # the presenter's page has none
+    wait_ready(page, charts=MIN_CHARTS.get(info.url_path, 0), downloads=downloads)
     assert page.locator("h1").first.inner_text() == info.title
     assert page.locator("[data-testid='stException']").count() == 0
-    assert page.locator("[data-testid='stDownloadButton']").count() >= 1
+    assert page.locator("[data-testid='stDownloadButton']").count() >= downloads
     screenshot(page, f"page_{info.url_path}")
 
 
