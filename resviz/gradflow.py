@@ -32,8 +32,8 @@ from torch import nn
 from torch.nn import functional as F
 
 from .config import StackConfig
+from .data import make_batch, teacher_batch
 from .divergence import Divergence, divergence_column, first_divergence
-from .experiments import make_batch
 from .models import Stack, build
 
 Progress = Callable[[object, int, int], None]
@@ -304,16 +304,6 @@ class GradTrace:
         with np.errstate(divide="ignore", invalid="ignore"):
             m[d["layer"].to_numpy(), d["step"].to_numpy()] = np.log10(d["grad_norm"].to_numpy())
         return m
-
-
-def teacher_batch(
-    in_dim: int, out_dim: int, batch_size: int, gen: torch.Generator, teacher: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Gaussian inputs and the targets of a fixed random teacher ``tanh(x A) B``:
-    a task a deep stack can learn, so loss curves go somewhere."""
-    x = torch.randn(batch_size, in_dim, generator=gen)
-    a, b = teacher[:, :in_dim].T, teacher[:, in_dim : in_dim + out_dim]
-    return x, torch.tanh(x @ a) @ b
 
 
 def train_layer_grads(

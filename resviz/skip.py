@@ -40,11 +40,10 @@ from .config import (
     Join,
     Residual,
     StackConfig,
-    _check_bool,
-    _check_choice,
     _check_float,
     _check_int,
 )
+from .data import spirals
 from .divergence import Divergence, first_divergence
 from .hooks import capture
 from .models import Stack, StackBlock, build
@@ -469,31 +468,6 @@ def forward_decomposition(
 # ------------------------------------------------------------- the built-in task
 
 
-def spirals(
-    n_points: int = 1536, classes: int = 3, turns: float = 1.5, noise: float = 0.05, seed: int = 0
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Interleaved spirals in the plane, one arm per class: ``(X (n, 2), y (n,))``.
-
-    Arm ``c`` is ``2 (r cos t, r sin t) + noise`` with ``r`` uniform in [0, 1] and
-    ``t = 2 pi (turns * r + c / classes)``: ``turns`` windings per arm. No
-    download; the same seed gives the same points.
-    """
-    if not 2 <= classes <= 10:
-        raise ValueError(f"classes={classes} is out of range: choose 2 to 10.")
-    if n_points < classes:
-        raise ValueError("n_points must be at least the number of classes.")
-    gen = torch.Generator().manual_seed(seed)
-    per = n_points // classes
-    xs, ys = [], []
-    for c in range(classes):
-        r = torch.rand(per, generator=gen)
-        theta = 2 * math.pi * (turns * r + c / classes)
-        pts = torch.stack([r * torch.cos(theta), r * torch.sin(theta)], dim=1)
-        xs.append(2 * (pts + noise * torch.randn(per, 2, generator=gen)))
-        ys.append(torch.full((per,), c, dtype=torch.long))
-    return torch.cat(xs), torch.cat(ys)
-
-
 # ------------------------------------------------------ degradation experiment
 
 
@@ -544,19 +518,13 @@ class DegradationConfig:
         _check_float(self, "turns", 0.0, 10.0)
         _check_float(self, "noise", 0.0, 1.0)
         _check_int(self, "eval_every", 1, 10_000)
-        _check_bool(self, "alpha_learnable")
-        for name, kind in (
-            ("activation", Activation),
-            ("init", Init),
-            ("residual", Residual),
-            ("join", Join),
-        ):
-            _check_choice(self, name, kind)
         if self.residual == "none":
             raise ValueError(
                 "residual='none' leaves nothing to compare: pick add, scaled or concat."
             )
-        self.variants(0)  # the stack configs validate the rest (e.g. join with concat)
+        # The stacks validate the fields they take (activation, init, residual, alpha,
+        # alpha_learnable, join) and their combinations (join with concat).
+        self.variants(0)
 
     def variants(self, seed: int) -> dict[str, StackConfig]:
         """The four stacks, by name: ``plain, {shallow}`` ... ``residual, {deep}``."""
