@@ -48,9 +48,9 @@ from .data import (
     split_tokens,
     tokenize,
 )
-from .divergence import Divergence, divergence_column, first_divergence
 from .hooks import capture
 from .models import build
+from .train import Trainer
 
 # Training reads at most this many tokens of the text (the views read max_len).
 TRAIN_MAX_TOKENS = 4096
@@ -555,90 +555,47 @@ def train_masked(
         raise ValueError("train_masked needs at least one variant.")
     if len(ids) < 2:
         raise ValueError("the text needs at least 2 tokens to train on.")
-    if not 1 <= steps <= 100_000:
-        raise ValueError(f"steps={steps} is out of range: choose 1 to 100000.")
-    vocab = {c.vocab_size for c in variants.values()}
-    if max(ids) >= min(vocab):
+    if max(ids) >= min(c.vocab_size for c in variants.values()):
         raise ValueError("a token id is outside a variant's vocabulary.")
-    device = torch.device(device or "cpu")
+    columns = ("variant", "step", "loss", "grad_norm", "diverged", "divergence")
+
+    def curves(run: Trainer) -> pd.DataFrame:
+        df = run.frame(columns)
+        df["loss"] = df["loss"].astype(float)
+        df["grad_norm"] = df["grad_norm"].astype(float)
+        df.attrs = {k: run.attrs[k] for k in ("diverged", "divergence")}
+        return df
+
+    def progress(run: Trainer, done: int) -> None:
+        if callback is not None:
+            callback(curves(run), done, steps)
+
+    run = Trainer(
+        variants,
+        steps,
+        seed=seed,
+        lr=lr,
+        device=device,
+        first_step=1,
+        sync_every=sync_every,
+        progress=progress,
+        should_stop=should_stop,
+    )
     stream = torch.tensor(list(ids)[:TRAIN_MAX_TOKENS])
-    names = list(variants)
-    configs = {n: dataclasses.replace(variants[n], seed=seed) for n in names}
-    seq_len = min(seq_len, min(c.max_len for c in configs.values()))
-    models = {n: build(configs[n], device).train() for n in names}
-    opts = {n: torch.optim.Adam(models[n].parameters(), lr=lr) for n in names}
-    gens = {n: torch.Generator().manual_seed(seed) for n in names}
-    losses = {n: torch.full((steps,), float("nan"), device=device) for n in names}
-    gnorms = {n: torch.full((steps,), float("nan"), device=device) for n in names}
-    last = dict.fromkeys(names, -1)
-    diverged: dict[str, int] = {}
-    divergence: dict[str, Divergence] = {}
-    stopped = False
-    columns = ["variant", "step", "loss", "grad_norm", "diverged", "divergence"]
-
-    def frame(upto: int) -> pd.DataFrame:
-        parts = []
-        for n in names:
-            k = min(upto, last[n]) + 1
-            if k > 0:
-                parts.append(
-                    pd.DataFrame(
-                        {
-                            "variant": n,
-                            "step": range(1, k + 1),
-                            "loss": losses[n][:k].cpu().numpy().astype(float),
-                            "grad_norm": gnorms[n][:k].cpu().numpy().astype(float),
-                            "diverged": [s == diverged.get(n, -1) for s in range(1, k + 1)],
-                            "divergence": divergence_column(range(1, k + 1), divergence.get(n)),
-                        }
-                    )
-                )
-        if not parts:
-            return pd.DataFrame(columns=columns)
-        return pd.concat(parts, ignore_index=True)
-
-    for t in range(steps):
-        for n in names:
-            if n in diverged:
-                continue
-            x, y = masked_batch(stream, batch_size, seq_len, gens[n], mask_rate)
-            x, y = x.to(device), y.to(device)
-            logits = models[n](x)  # (B, L, V)
-            loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-100)
-            opts[n].zero_grad(set_to_none=True)
-            loss.backward()
-            grads = [p.grad for p in models[n].parameters() if p.grad is not None]
-            gnorms[n][t] = (
-                torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads))) if grads else 0.0
-            )
-            opts[n].step()
-            losses[n][t] = loss.detach()
-            last[n] = t
-        if (t + 1) % sync_every == 0 or t == steps - 1:
-            for n in names:
-                if n in diverged:
-                    continue
-                k = last[n] + 1
-                found = first_divergence(losses[n][:k], gnorms[n][:k], first_step=1)
-                if found is not None:
-                    divergence[n] = found
-                    diverged[n] = found.step  # counted from 1, as in the curves
-                    last[n] = found.step - 1
-            if callback is not None:
-                callback(frame(t), t + 1, steps)
-            if should_stop is not None and should_stop():
-                stopped = t < steps - 1
-                break
-            if len(diverged) == len(names):
-                break
-    curves = frame(steps)
-    curves.attrs["diverged"] = dict(diverged)
-    curves.attrs["divergence"] = dict(divergence)
+    seq_len = min(seq_len, min(c.max_len for c in run.configs.values()))
+    # One generator serves every variant: batch t is the same for all of them.
+    gen = torch.Generator().manual_seed(seed)
+    for _ in run:
+        x, y = masked_batch(stream, batch_size, seq_len, gen, mask_rate)
+        x, y = x.to(run.device), y.to(run.device)
+        for name, model in run.active():
+            logits = model(x)  # (B, L, V)
+            run.update(name, F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-100))
     states = {
-        n: {k: v.detach().to("cpu", copy=True) for k, v in models[n].state_dict().items()}
-        for n in names
+        n: {k: v.detach().to("cpu", copy=True) for k, v in m.state_dict().items()}
+        for n, m in run.models.items()
     }
-    return MaskedRun(curves=curves, states=states, configs=configs, stopped=stopped)
+    return MaskedRun(curves=curves(run), states=states, configs=run.configs, stopped=run.stopped)
 
 
 def mask_positions(n: int, rate: float = 0.15, seed: int = 0) -> list[int]:

@@ -47,6 +47,7 @@ from .data import spirals
 from .divergence import Divergence, first_divergence
 from .hooks import capture
 from .models import Stack, StackBlock, build
+from .train import Trainer
 
 # ------------------------------------------------------------------ the block
 
@@ -674,78 +675,71 @@ def train_degradation(
     cfgs = dcfg.variants(seed)
     x_all, y_all = spirals(dcfg.n_points, dcfg.classes, dcfg.turns, dcfg.noise, seed=seed)
     x_all, y_all = x_all.to(device), y_all.to(device)
-    models = {n: build(c, device).train() for n, c in cfgs.items()}
     init_signal = {n: layer_decomposition(build(c, device).eval(), x_all) for n, c in cfgs.items()}
-    opts = {n: torch.optim.Adam(m.parameters(), lr=dcfg.lr) for n, m in models.items()}
-    gen = torch.Generator().manual_seed(seed + 1)
-    active = dict.fromkeys(models, True)
     rows: list[dict[str, Any]] = []
-    divergence: dict[str, Divergence] = {}
     eval_start: dict[str, float] = {}
-    train_start: dict[str, float] = {}
 
     def record_one(n: str, step: int, found: Divergence | None = None) -> None:
-        m = models[n]
+        m = run.models[n]
         m.eval()
         loss, err = evaluate(m, x_all, y_all)
         m.train()
         eval_start.setdefault(n, loss)
-        found = found or first_divergence([loss], start=eval_start[n], first_step=step)
+        if found is None:
+            found = first_divergence([loss], start=eval_start[n], first_step=step)
+            if found is not None:
+                run.halt(n, found)
         rows.append(_row(n, cfgs[n], step, loss, err, found))
-        if found is not None:
-            divergence[n] = found
-            active[n] = False
 
     def record(step: int) -> None:
-        for n in models:
-            if active[n]:
-                record_one(n, step)
+        for n, _model in run.active():
+            record_one(n, step)
 
     def frame() -> pd.DataFrame:
         out = pd.DataFrame(rows, columns=list(DEGRADATION_COLUMNS))
-        out.attrs["diverged"] = {n: d.step for n, d in divergence.items()}
-        out.attrs["divergence"] = dict(divergence)
+        out.attrs["diverged"] = run.diverged
+        out.attrs["divergence"] = dict(run.divergence)
         return out
 
+    def progress(_run: Trainer, done: int) -> None:
+        record(done)
+        if callback is not None:
+            callback(frame(), done, dcfg.steps)
+
+    # Steps count from 1 (step 0 is the evaluation at init); each step's loss is judged
+    # before the update (eager), so a diverged model is evaluated as it diverged.
+    run = Trainer(
+        cfgs,
+        dcfg.steps,
+        seed=seed,
+        lr=dcfg.lr,
+        device=device,
+        first_step=1,
+        sync_every=dcfg.eval_every,
+        eager=True,
+        progress=progress,
+        should_stop=should_stop,
+    )
     record(0)
-    stopped = False
-    for t in range(1, dcfg.steps + 1):
+    gen = torch.Generator().manual_seed(seed + 1)
+    for t in run:
         idx = torch.randint(0, len(x_all), (dcfg.batch_size,), generator=gen).to(device)
         xb, yb = x_all[idx], y_all[idx]
-        for n, m in models.items():
-            if not active[n]:
-                continue
-            loss = F.cross_entropy(m(xb), yb)
-            opts[n].zero_grad(set_to_none=True)
-            loss.backward()
-            grads = [p.grad for p in m.parameters() if p.grad is not None]
-            gnorm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
-            value = float(loss.detach())
-            train_start.setdefault(n, value)
-            found = first_divergence([value], [float(gnorm)], start=train_start[n], first_step=t)
+        for n, m in run.active():
+            found = run.update(n, F.cross_entropy(m(xb), yb))
             if found is not None:  # not updated: the row shows the model that diverged
-                record_one(n, t, found)
-                continue
-            opts[n].step()
-        if t % dcfg.eval_every == 0 or t == dcfg.steps:
-            record(t)
-            if callback is not None:
-                callback(frame(), t, dcfg.steps)
-            if should_stop is not None and should_stop() and t < dcfg.steps:
-                stopped = True
-                break
-        if not any(active.values()):
-            break
+                record_one(n, t + 1, found)
 
     curves = frame()
     final = curves.groupby("variant", sort=False).tail(1).reset_index(drop=True)
     final = final.assign(accuracy=1.0 - final["error"])
     lesions, signals = [], []
-    for n, m in models.items():
+    for n, m in run.models.items():
         m.eval()
         lesions.append(lesion(m, x_all, y_all).assign(variant=n, **_meta(cfgs[n])))
         signals.append(init_signal[n].assign(variant=n, stage="init", **_meta(cfgs[n])))
-        trained = layer_decomposition(m, x_all) if active[n] else init_signal[n].iloc[:0]
+        healthy = n not in run.divergence
+        trained = layer_decomposition(m, x_all) if healthy else init_signal[n].iloc[:0]
         signals.append(trained.assign(variant=n, stage="trained", **_meta(cfgs[n])))
     return DegradationResult(
         curves=curves,
@@ -753,11 +747,7 @@ def train_degradation(
         lesion=pd.concat(lesions, ignore_index=True),
         signal=pd.concat(signals, ignore_index=True),
         seconds=time.perf_counter() - t0,
-        attrs={
-            "stopped": stopped,
-            "diverged": dict(curves.attrs["diverged"]),
-            "divergence": dict(divergence),
-        },
+        attrs=run.attrs,
     )
 
 

@@ -133,16 +133,15 @@ class Trainer:
             return {n: torch.full((steps, *shape), np.nan, device=self.device) for n in self.names}
 
         self.loss, self.grad_norm = series(), series()
-        # Per block: each parameter's block index (n_blocks for the rest, e.g. the head).
-        self._groups: dict[str, tuple[list[nn.Parameter], torch.Tensor, int]] = {}
+        # Per block: the parameters grouped by block, the rest (e.g. the head) last.
+        self._groups: dict[str, list[list[nn.Parameter]]] = {}
         if blocks:
             for n, m in self.models.items():
-                where = {id(p): i for i, b in enumerate(m.blocks) for p in b.parameters()}
-                params = list(m.parameters())
-                idx = torch.tensor([where.get(id(p), len(m.blocks)) for p in params])
-                self._groups[n] = (params, idx.to(self.device), len(m.blocks))
+                groups = [list(b.parameters()) for b in m.blocks]
+                seen = {id(p) for g in groups for p in g}
+                self._groups[n] = [*groups, [p for p in m.parameters() if id(p) not in seen]]
         self.block_norm = {
-            n: torch.full((steps, g[2]), np.nan, device=self.device)
+            n: torch.full((steps, len(g) - 1), np.nan, device=self.device)
             for n, g in self._groups.items()
         }
         self.last = dict.fromkeys(self.names, -1)  # index of the last recorded step
@@ -228,20 +227,20 @@ class Trainer:
     def _record_grads(
         self, name: str, model: nn.Module, t: int, loss: torch.Tensor
     ) -> torch.Tensor:
-        group = self._groups.get(name)
-        if group is None:
+        groups = self._groups.get(name)
+        if groups is None:
             grads = [p.grad for p in model.parameters() if p.grad is not None]
             total = _norm(grads) if grads else loss.detach() * 0
         else:
-            params, idx, n_blocks = group
-            have = [p.grad is not None for p in params]
-            grads = [p.grad for p, h in zip(params, have, strict=True) if h]
-            norms = torch.stack(torch._foreach_norm(grads)) if grads else loss.detach()[None] * 0
-            if not all(have):
-                idx = idx[torch.tensor(have, device=idx.device)] if grads else idx[:1]
-            total = torch.linalg.vector_norm(norms)
-            sq = torch.zeros(n_blocks + 1, device=norms.device, dtype=norms.dtype)
-            self.block_norm[name][t] = sq.index_add_(0, idx, norms.square())[:n_blocks].sqrt()
+            # One norm per parameter, then per block the norm of its parameters' norms;
+            # the total from the blocks and the rest: ||g||^2 = sum_b ||g_b||^2 + rest.
+            grads = [[p.grad for p in g if p.grad is not None] for g in groups]
+            flat = [g for part in grads for g in part]
+            norms = torch.stack(torch._foreach_norm(flat)) if flat else loss.detach()[None] * 0
+            parts = norms[: len(flat)].split([len(part) for part in grads])
+            per_block = torch.stack(torch._foreach_norm(list(parts[:-1])))
+            self.block_norm[name][t] = per_block.detach()
+            total = ((per_block**2).sum() + (parts[-1] ** 2).sum()).sqrt()
         self.grad_norm[name][t] = total.detach()
         return total
 
