@@ -33,7 +33,7 @@ from torch.nn import functional as F
 
 from .config import StackConfig
 from .data import make_batch, teacher_batch
-from .hooks import GradCapture, capture, capture_grads, tap
+from .hooks import GradCapture, capture, capture_grads, stream_points, tap
 from .models import Stack, build
 from .train import Trainer
 
@@ -50,12 +50,6 @@ def _first_weight(block: nn.Module) -> torch.Tensor:
 
 def _first_weight_name(model: Stack, i: int) -> str:
     return f"blocks.{i}.{'fc' if model.blocks[i].block == 'linear' else 'fc1'}.weight"
-
-
-def stream_points(n_blocks: int) -> list[str]:
-    """The hook points of the stream ``x_0 .. x_L``: block 0's input, then every
-    block's output."""
-    return ["blocks.0.resid_pre", *(f"blocks.{i}.resid_post" for i in range(n_blocks))]
 
 
 def _stream_capture(model: Stack, x: torch.Tensor, y: torch.Tensor) -> GradCapture:

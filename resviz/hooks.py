@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import torch
@@ -39,6 +39,12 @@ def hook_names(model: nn.Module) -> list[str]:
     return [_public_name(n) for n, m in model.named_modules() if isinstance(m, HookPoint)]
 
 
+def stream_points(n_blocks: int) -> list[str]:
+    """The hook points of the residual stream ``x_0 .. x_L`` (stacks and encoders):
+    block 0's input, then every block's output."""
+    return ["blocks.0.resid_pre", *(f"blocks.{i}.resid_post" for i in range(n_blocks))]
+
+
 def _cpu(t: torch.Tensor) -> torch.Tensor:
     return t.detach().to("cpu", copy=True)
 
@@ -50,14 +56,19 @@ def tap(
     *,
     live: bool = False,
     grads: dict[str, torch.Tensor] | None = None,
+    patch: Mapping[str, torch.Tensor] | None = None,
 ) -> Iterator[dict[str, torch.Tensor]]:
     """Within the ``with`` block, every forward pass of ``model`` writes its hook
     points' outputs into the yielded dict (by public name; ``names`` restricts
     them): detached CPU copies, or the live tensors with ``live=True``. Given a
     ``grads`` dict, each recorded output that requires grad also gets a tensor
     hook that writes ``dL/d(output)`` there (a detached CPU copy) when a backward
-    pass reaches it. Every hook is removed on leaving the block, even on error."""
-    wanted = set(names) if names is not None else None
+    pass reaches it. ``patch`` replaces the output at the points it names (e.g. a
+    chosen input stream at ``blocks.0.resid_pre``). Every hook is removed on
+    leaving the block, even on error."""
+    patch = dict(patch or {})
+    kept = set(names) if names is not None else None
+    hooked = kept | set(patch) if kept is not None else None
     store: dict[str, torch.Tensor] = {}
     handles: list[torch.utils.hooks.RemovableHandle] = []
 
@@ -69,10 +80,13 @@ def tap(
         return hook
 
     def on_forward(key: str):
-        def hook(_module: nn.Module, _args: tuple, out: torch.Tensor) -> None:
-            store[key] = out if live else _cpu(out)
-            if grads is not None and out.requires_grad:
-                handles.append(out.register_hook(on_grad(key)))
+        def hook(_module: nn.Module, _args: tuple, out: torch.Tensor) -> torch.Tensor:
+            out = patch.get(key, out)
+            if kept is None or key in kept:
+                store[key] = out if live else _cpu(out)
+                if grads is not None and out.requires_grad:
+                    handles.append(out.register_hook(on_grad(key)))
+            return out
 
         return hook
 
@@ -80,7 +94,7 @@ def tap(
         for path, module in model.named_modules():
             if isinstance(module, HookPoint):
                 key = _public_name(path)
-                if wanted is None or key in wanted:
+                if hooked is None or key in hooked:
                     handles.append(module.register_forward_hook(on_forward(key)))
         yield store
     finally:
@@ -97,6 +111,7 @@ def capture(
     inputs: torch.Tensor | tuple[torch.Tensor, ...],
     names: Iterable[str] | None = None,
     grad: bool = False,
+    patch: Mapping[str, torch.Tensor] | None = None,
 ) -> dict[str, torch.Tensor]:
     """Run ``model(inputs)`` and return the activations at its hook points.
 
@@ -104,9 +119,10 @@ def capture(
     ``blocks.0.attn_pattern`` (``[batch, heads, query, key]``); values are
     detached CPU tensors. ``names`` restricts what is kept; the forward pass
     runs without autograd unless ``grad=True`` (for gradients at the hook
-    points, see :func:`capture_grads`). The output is under ``"output"``.
+    points, see :func:`capture_grads`). ``patch`` replaces the output at the hook
+    points it names (see :func:`tap`). The output is under ``"output"``.
     """
-    with tap(model, names) as store, torch.set_grad_enabled(grad):
+    with tap(model, names, patch=patch) as store, torch.set_grad_enabled(grad):
         out = model(*_as_args(inputs))
     store["output"] = _cpu(out)
     return store
@@ -131,6 +147,7 @@ def capture_grads(
     loss_fn: Callable[[torch.Tensor], torch.Tensor],
     names: Iterable[str] | None = None,
     params: Iterable[str] = (),
+    patch: Mapping[str, torch.Tensor] | None = None,
 ) -> GradCapture:
     """One forward and backward pass of ``loss_fn(model(inputs))``, observed at the
     hook points: activations and ``dL/d(hook output)``, detached on the CPU.
@@ -165,7 +182,7 @@ def capture_grads(
         for n, p in named:
             p.grad = None
             handles.append(p.register_post_accumulate_grad_hook(measure_and_drop(n)))
-        with tap(model, names, grads=grads) as acts, torch.enable_grad():
+        with tap(model, names, grads=grads, patch=patch) as acts, torch.enable_grad():
             loss = loss_fn(model(*args))
             loss.backward()  # inside: leaving the block removes the tensor hooks
     finally:
@@ -176,4 +193,4 @@ def capture_grads(
     return GradCapture(acts=acts, grads=grads, loss=float(loss.detach()), param_grad_norms=norms)
 
 
-__all__ = ["GradCapture", "capture", "capture_grads", "hook_names", "tap"]
+__all__ = ["GradCapture", "capture", "capture_grads", "hook_names", "stream_points", "tap"]
