@@ -624,8 +624,9 @@ def lesion(model: Stack, x: torch.Tensor, y: torch.Tensor) -> pd.DataFrame:
     """Delete one block at a time (``x_{i+1} = x_i``) and measure the damage (Veit et al.).
 
     Only blocks whose input and output widths match can be deleted. Columns:
-    ``deleted`` (block index), ``loss``, ``accuracy``, and ``base_accuracy`` (the
-    intact model's).
+    ``deleted`` (block index from 0), ``block`` (the same block counted from 1, as
+    the pages show it), ``loss``, ``accuracy``, and ``base_accuracy`` (the intact
+    model's).
     """
     model.eval()
     base_loss, base_err = evaluate(model, x, y)
@@ -642,12 +643,13 @@ def lesion(model: Stack, x: torch.Tensor, y: torch.Tensor) -> pd.DataFrame:
         rows.append(
             {
                 "deleted": i,
+                "block": i + 1,
                 "loss": float(F.cross_entropy(logits, y)),
                 "accuracy": float((logits.argmax(-1) == y).float().mean()),
                 "base_accuracy": 1.0 - base_err,
             }
         )
-    return pd.DataFrame(rows, columns=["deleted", "loss", "accuracy", "base_accuracy"])
+    return pd.DataFrame(rows, columns=["deleted", "block", "loss", "accuracy", "base_accuracy"])
 
 
 def train_degradation(
