@@ -123,9 +123,10 @@ class Trainer:
         self.names = list(variants)
         self.configs = {n: dataclasses.replace(c, seed=seed) for n, c in variants.items()}
         self.models = build_variants(self.configs, seed, self.device)
-        self.opts = {
-            n: torch.optim.Adam(m.parameters(), lr=lr, foreach=True) for n, m in self.models.items()
-        }
+        # Listed once: walking the module tree for them every step costs more than
+        # a small model's update.
+        self._params = {n: list(m.parameters()) for n, m in self.models.items()}
+        self.opts = {n: torch.optim.Adam(self._params[n], lr=lr, foreach=True) for n in self.names}
         self.lrs = [lr * min(1.0, (t + 1) / warmup) if warmup else lr for t in range(steps)]
         self.workers = variant_workers(workers, variants, self.device)
 
@@ -163,9 +164,10 @@ class Trainer:
                 if not any(self._live.values()):
                     break
                 self.t = t
-                for n in self.names:
-                    for group in self.opts[n].param_groups:
-                        group["lr"] = self.lrs[t]
+                if t == 0 or self.lrs[t] != self.lrs[t - 1]:  # the warm-up's schedule
+                    for opt in self.opts.values():
+                        for group in opt.param_groups:
+                            group["lr"] = self.lrs[t]
                 yield t
                 done = t + 1
                 if done % self.sync_every == 0 or done == self.steps:
@@ -229,7 +231,7 @@ class Trainer:
     ) -> torch.Tensor:
         groups = self._groups.get(name)
         if groups is None:
-            grads = [p.grad for p in model.parameters() if p.grad is not None]
+            grads = [p.grad for p in self._params[name] if p.grad is not None]
             total = _norm(grads) if grads else loss.detach() * 0
         else:
             # One norm per parameter, then per block the norm of its parameters' norms;
