@@ -190,10 +190,10 @@ class Trainer:
         """Backpropagate ``loss`` (variant ``name``, current step), record it and step
         the optimizer. Eager mode returns the divergence found at this step (the
         model is then not updated); otherwise None."""
-        t, model, opt = self.t, self.models[name], self.opts[name]
+        t, opt = self.t, self.opts[name]
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        total = self._record_grads(name, model, t, loss)
+        total = self._record_grads(name, t, loss)
         self.loss[name][t] = loss.detach()
         self.last[name] = t
         if self.eager:
@@ -226,9 +226,7 @@ class Trainer:
         for f in [self._pool.submit(one, n) for n in todo]:
             f.result()
 
-    def _record_grads(
-        self, name: str, model: nn.Module, t: int, loss: torch.Tensor
-    ) -> torch.Tensor:
+    def _record_grads(self, name: str, t: int, loss: torch.Tensor) -> torch.Tensor:
         groups = self._groups.get(name)
         if groups is None:
             grads = [p.grad for p in self._params[name] if p.grad is not None]
