@@ -7,7 +7,18 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
     rv.layer_gradients(cfg)  # tidy DataFrame: the gradient-flow page's plain curve at seed 0
 """
 
-from . import charts, findings, findings_stack, gradflow, norms, playground, positional, raster
+from . import (
+    charts,
+    data,
+    findings,
+    findings_stack,
+    gradflow,
+    norms,
+    playground,
+    positional,
+    raster,
+    train,
+)
 from .budget import Budget, Estimate, combine, estimate
 from .codegen import generate_code
 from .config import ENCODER_PRESETS, EncoderConfig, StackConfig, config_fields
@@ -56,7 +67,7 @@ from .gradflow import (
     shattered_summary,
     train_layer_grads,
 )
-from .hooks import capture, hook_names
+from .hooks import GradCapture, capture, capture_grads, hook_names
 from .models import Encoder, HookPoint, Stack, build
 from .norms import (
     invariance_table,
@@ -102,6 +113,8 @@ __all__ = [
     "raster",
     "positional",
     "charts",
+    "data",
+    "train",
     "DIVERGENCE_FACTOR",
     "Budget",
     "DegradationConfig",
@@ -111,6 +124,7 @@ __all__ = [
     "Encoder",
     "EncoderConfig",
     "Estimate",
+    "GradCapture",
     "GradTrace",
     "HookPoint",
     "LesionConfig",
@@ -122,6 +136,7 @@ __all__ = [
     "block_jacobian",
     "build",
     "capture",
+    "capture_grads",
     "change",
     "char_tokenize",
     "compare",

@@ -9,6 +9,7 @@ change, the x-transformers / timm habit of failing fast.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from typing import Literal, get_args
 
@@ -30,34 +31,69 @@ MAX_WIDTH = 4096
 MAX_LAYERS = 48
 MAX_VOCAB = 100_000
 MAX_LEN = 8192
+# Positions of a sinusoidal table, words of a sentence.
+MAX_POSITIONS = 100_000
 
 
-def _check_choice(obj: object, name: str, kind: object) -> None:
-    value = getattr(obj, name)
-    allowed = get_args(kind)
-    if value not in allowed:
-        raise ValueError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed))}.")
+# --- validators: the one place that says what a whole number, a number, a choice
+# and a flag are, with a message a user can act on. Configs, experiments and the
+# page functions all call these.
 
 
-def _check_int(obj: object, name: str, lo: int, hi: int) -> None:
-    value = getattr(obj, name)
+def check_int(name: str, value: object, lo: int, hi: int) -> int:
+    """``value`` if it is a whole number (not a bool) in ``[lo, hi]``, else ``ValueError``."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise ValueError(f"{name} must be a whole number, got {value!r}.")
     if not lo <= value <= hi:
         raise ValueError(f"{name}={value} is out of range: choose {lo} to {hi}.")
+    return value
 
 
-def _check_float(obj: object, name: str, lo: float, hi: float) -> None:
-    value = getattr(obj, name)
+def check_float(name: str, value: object, lo: float, hi: float) -> float:
+    """``float(value)`` if it is a real number (not a bool) in ``[lo, hi]``; NaN is refused."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{name} must be a number, got {value!r}.")
     if not (lo <= float(value) <= hi):  # also rejects NaN
         raise ValueError(f"{name}={value} is out of range: choose {lo} to {hi}.")
+    return float(value)
+
+
+def check_positive(name: str, value: object) -> float:
+    """``float(value)`` if it is a positive finite number (a learning rate, a scale)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}.")
+    return float(value)
+
+
+def check_choice(name: str, value: object, kind: object) -> object:
+    """``value`` if it is one of the ``Literal`` type ``kind``'s options."""
+    allowed = get_args(kind)
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r} is not one of {', '.join(map(repr, allowed))}.")
+    return value
+
+
+def check_bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, got {value!r}.")
+    return value
+
+
+# The config classes validate their own fields by name.
+def _check_int(obj: object, name: str, lo: int, hi: int) -> None:
+    check_int(name, getattr(obj, name), lo, hi)
+
+
+def _check_float(obj: object, name: str, lo: float, hi: float) -> None:
+    check_float(name, getattr(obj, name), lo, hi)
+
+
+def _check_choice(obj: object, name: str, kind: object) -> None:
+    check_choice(name, getattr(obj, name), kind)
 
 
 def _check_bool(obj: object, name: str) -> None:
-    if not isinstance(getattr(obj, name), bool):
-        raise ValueError(f"{name} must be True or False, got {getattr(obj, name)!r}.")
+    check_bool(name, getattr(obj, name))
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ seed and machine; a smaller factor (1e3, 1e4) would stop runs that recover.
 
 Every training loop in resviz (:func:`resviz.train_compare`,
 :func:`resviz.train_layer_grads`, :func:`resviz.train_degradation`,
-:func:`resviz.train_masked`) calls :func:`first_divergence`, stops a diverged
-variant at that step, marks that step's row ``diverged=True`` with the reason
+:func:`resviz.train_masked`) runs on :class:`resviz.train.Trainer`, which calls
+:func:`first_divergence`, stops a diverged variant at that step, marks that step's row ``diverged=True`` with the reason
 in its ``divergence`` column, and lists it in ``attrs["diverged"]`` (variant ->
 step) and ``attrs["divergence"]`` (variant -> :class:`Divergence`).
 """

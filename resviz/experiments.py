@@ -7,27 +7,22 @@ the global RNG, which other sessions share) and builds its models with
 
 from __future__ import annotations
 
-import dataclasses
-import math
-import os
 import re
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from typing import Literal
 
 import pandas as pd
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .config import EncoderConfig, StackConfig
-from .divergence import Divergence, divergence_column, first_divergence
+from .config import EncoderConfig, StackConfig, check_int
+from .data import Task, make_batch
 from .hooks import capture
 from .models import Encoder, build
 from .skip import forward_decomposition
+from .train import STEP_COLUMNS, Trainer
 
 Config = StackConfig | EncoderConfig
-Task = Literal["regression", "copy"]
 
 
 def _n_layers(cfg: Config) -> int:
@@ -56,28 +51,6 @@ def param_location(name: str, cfg: Config) -> tuple[int, str]:
     if name.startswith("final_norm"):
         return n, "norm"
     return n, "head"
-
-
-def make_batch(
-    cfg: Config, batch_size: int, seq_len: int, gen: torch.Generator, task: Task = "regression"
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """One ``(inputs, targets)`` batch on the CPU, drawn from ``gen``.
-
-    Stacks: Gaussian inputs ``(B, in_dim)`` (``(B, T, in_dim)`` if ``seq_len > 1``)
-    and Gaussian targets of the output's shape, as in the seed notebook.
-    Encoders: random token ids ``(B, T)``; ``"regression"`` targets are Gaussian
-    hidden states, ``"copy"`` targets are the input ids themselves.
-    """
-    if isinstance(cfg, StackConfig):
-        shape = (batch_size, seq_len) if seq_len > 1 else (batch_size,)
-        x = torch.randn(*shape, cfg.in_dim, generator=gen)
-        out_dim = cfg.out_dim or cfg.out_width
-        y = torch.randn(*shape, out_dim, generator=gen)
-        return x, y
-    tokens = torch.randint(0, cfg.vocab_size, (batch_size, seq_len), generator=gen)
-    if task == "copy":
-        return tokens, tokens
-    return tokens, torch.randn(batch_size, seq_len, cfg.d_model, generator=gen)
 
 
 def compute_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor, task: Task) -> torch.Tensor:
@@ -190,26 +163,7 @@ def _batch_shape(cfg: Config) -> tuple[object, ...]:
     return ("encoder", cfg.vocab_size, cfg.d_model)
 
 
-def _variant_workers(
-    workers: int | None, variants: Mapping[str, Config], device: torch.device
-) -> int:
-    if workers is not None:
-        _check_whole("workers", workers, 1, 64)
-        return min(workers, len(variants))
-    dropout = any(getattr(c, "dropout", 0.0) > 0 for c in variants.values())
-    if device.type != "cpu" or torch.get_num_threads() > 1 or dropout:
-        return 1
-    return max(1, min(len(variants), os.cpu_count() or 1))
-
-
-def _check_whole(name: str, value: object, lo: int, hi: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be a whole number, got {value!r}.")
-    if not lo <= value <= hi:
-        raise ValueError(f"{name}={value} is out of range: choose {lo} to {hi}.")
-
-
-TRAIN_COLUMNS = ("variant", "step", "loss", "grad_norm", "lr", "diverged", "divergence")
+TRAIN_COLUMNS = STEP_COLUMNS
 
 
 def train_compare(
@@ -247,120 +201,43 @@ def train_compare(
     ``workers``: variants step in parallel threads, one each (they share no
     state, so the numbers equal a run in turn). Default: one worker per CPU core
     when torch runs one thread per op on the CPU and no variant uses dropout
-    (which draws from the global RNG); otherwise 1.
+    (which draws from the global RNG); otherwise 1. The loop is
+    :class:`resviz.train.Trainer`'s; this function adds the batches and the loss.
     """
     if not variants:
         raise ValueError("train_compare needs at least one variant.")
-    _check_whole("steps", steps, 1, 100_000)
-    _check_whole("warmup", warmup, 0, 100_000)
-    _check_whole("batch_size", batch_size, 1, 65_536)
-    _check_whole("seq_len", seq_len, 1, 8192)
-    _check_whole("sync_every", sync_every, 1, 100_000)
-    if isinstance(lr, bool) or not isinstance(lr, int | float) or not 0 < lr < math.inf:
-        raise ValueError(f"lr must be a positive finite number, got {lr!r}.")
-    device = torch.device(device or "cpu")
-    names = list(variants)
-    models = {n: build(dataclasses.replace(variants[n], seed=seed), device) for n in names}
-    for m in models.values():
-        m.train()
-    # foreach: one kernel per step over all parameters instead of one per tensor
-    # (PyTorch picks it by default only on CUDA).
-    opts = {n: torch.optim.Adam(models[n].parameters(), lr=lr, foreach=True) for n in names}
+    check_int("batch_size", batch_size, 1, 65_536)
+    check_int("seq_len", seq_len, 1, 8192)
+
+    def progress(run: Trainer, done: int) -> None:
+        if callback is not None:
+            callback(run.frame(), done, steps)
+
+    run = Trainer(
+        variants,
+        steps,
+        seed=seed,
+        lr=lr,
+        warmup=warmup,
+        device=device,
+        sync_every=sync_every,
+        progress=progress,
+        should_stop=should_stop,
+        workers=workers,
+    )
     # Variants whose batches have the same shapes share one batch per step (drawn
     # once, moved once); each shape has its own generator seeded with ``seed``.
-    shape_of = {n: _batch_shape(variants[n]) for n in names}
+    shape_of = {n: _batch_shape(variants[n]) for n in run.names}
     gens = {k: torch.Generator().manual_seed(seed) for k in set(shape_of.values())}
-    losses = {n: torch.full((steps,), float("nan"), device=device) for n in names}
-    gnorms = {n: torch.full((steps,), float("nan"), device=device) for n in names}
-    active = dict.fromkeys(names, True)
-    last_step = dict.fromkeys(names, -1)
-    diverged_at: dict[str, int] = {}
-    divergence: dict[str, Divergence] = {}
-    lrs = [lr * min(1.0, (t + 1) / warmup) if warmup else lr for t in range(steps)]
-    stopped = False
-
-    def frame(upto: int) -> pd.DataFrame:
-        parts = []
-        for n in names:
-            k = min(upto, last_step[n]) + 1
-            if k <= 0:
-                continue
-            loss_np = losses[n][:k].cpu().numpy()
-            g_np = gnorms[n][:k].cpu().numpy()
-            df = pd.DataFrame(
-                {"variant": n, "step": range(k), "loss": loss_np, "grad_norm": g_np, "lr": lrs[:k]}
-            )
-            df["diverged"] = df["step"] == diverged_at.get(n, -1)
-            df["divergence"] = divergence_column(range(k), divergence.get(n))
-            parts.append(df)
-        if not parts:
-            return pd.DataFrame(columns=[*TRAIN_COLUMNS])
-        return pd.concat(parts, ignore_index=True)
-
-    def check(upto: int) -> None:
-        for n in names:
-            if not active[n]:
-                continue
-            k = last_step[n] + 1
-            found = first_divergence(losses[n][:k], gnorms[n][:k])
-            if found is not None:
-                divergence[n] = found
-                diverged_at[n] = last_step[n] = found.step
-                active[n] = False
-
-    def train_step(n: str, t: int, x: torch.Tensor, y: torch.Tensor) -> None:
-        model, opt = models[n], opts[n]
-        for group in opt.param_groups:
-            group["lr"] = lrs[t]
-        opt.zero_grad(set_to_none=True)
-        loss = compute_loss(model, x, y, task)
-        loss.backward()
-        grads = [p.grad for p in model.parameters() if p.grad is not None]
-        total = (
-            torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads))) if grads else loss * 0
-        )
-        losses[n][t] = loss.detach()
-        gnorms[n][t] = total.detach()
-        opt.step()
-        last_step[n] = t
-
-    n_workers = _variant_workers(workers, variants, device)
-    pool = ThreadPoolExecutor(n_workers, "resviz-variant") if n_workers > 1 else None
-    try:
-        for t in range(steps):
-            batches: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
-            todo = []
-            for n in names:
-                if not active[n]:
-                    continue
-                k = shape_of[n]
-                if k not in batches:
-                    x, y = make_batch(variants[n], batch_size, seq_len, gens[k], task)
-                    batches[k] = (x.to(device), y.to(device))
-                todo.append((n, *batches[k]))
-            if pool is None:
-                for n, x, y in todo:
-                    train_step(n, t, x, y)
-            else:  # variants are independent: one per worker, same numbers as in turn
-                for f in [pool.submit(train_step, n, t, x, y) for n, x, y in todo]:
-                    f.result()
-            if (t + 1) % sync_every == 0 or t == steps - 1:
-                check(t)
-                if callback is not None:
-                    callback(frame(t), t + 1, steps)
-                if should_stop is not None and should_stop():
-                    stopped = t < steps - 1
-                    break
-                if not any(active.values()):
-                    break
-    finally:
-        if pool is not None:
-            pool.shutdown()
-    out = frame(steps)
-    out.attrs["stopped"] = stopped
-    out.attrs["diverged"] = dict(diverged_at)
-    out.attrs["divergence"] = dict(divergence)
-    return out
+    for _ in run:
+        batches: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
+        for n, _model in run.active():
+            k = shape_of[n]
+            if k not in batches:
+                x, y = make_batch(variants[n], batch_size, seq_len, gens[k], task)
+                batches[k] = (x.to(run.device), y.to(run.device))
+        run.update_all(lambda n, model, b=batches: compute_loss(model, *b[shape_of[n]], task))
+    return run.frame()
 
 
 def parameter_count(model: nn.Module) -> int:

@@ -32,9 +32,10 @@ from torch import nn
 from torch.nn import functional as F
 
 from .config import StackConfig
-from .divergence import Divergence, divergence_column, first_divergence
-from .experiments import make_batch
+from .data import make_batch, teacher_batch
+from .hooks import GradCapture, capture, capture_grads, stream_points, tap
 from .models import Stack, build
+from .train import Trainer
 
 Progress = Callable[[object, int, int], None]
 
@@ -47,39 +48,33 @@ def _first_weight(block: nn.Module) -> torch.Tensor:
     return block.fc.weight if block.block == "linear" else block.fc1.weight
 
 
+def _first_weight_name(model: Stack, i: int) -> str:
+    return f"blocks.{i}.{'fc' if model.blocks[i].block == 'linear' else 'fc1'}.weight"
+
+
+def _stream_capture(model: Stack, x: torch.Tensor, y: torch.Tensor) -> GradCapture:
+    """One MSE backward pass observed on the stream: ``x_l`` and ``dL/dx_l`` for
+    ``l = 0..L`` and every block's first-weight gradient norm, each weight gradient
+    dropped as soon as it is measured (:func:`resviz.capture_grads`)."""
+    n = len(model.blocks)
+    return capture_grads(
+        model,
+        x,
+        lambda out: F.mse_loss(out, y),
+        names=stream_points(n),
+        params=[_first_weight_name(model, i) for i in range(n)],
+    )
+
+
 def _backward_with_streams(
     model: Stack, x: torch.Tensor, y: torch.Tensor
 ) -> tuple[list[torch.Tensor], torch.Tensor, list[float]]:
-    """One MSE backward pass; returns the gradients ``dL/dx_l`` for ``l = 0..L``, the
-    loss and each block's first-weight gradient norm ``||dL/dW||``.
-
-    Each parameter's gradient is measured and dropped as soon as the backward pass
-    has accumulated it, so the pass never holds a gradient for every weight (a
-    second copy of the model: 105 MB for a 100 x 512 stack)."""
-    first = {id(_first_weight(b)): i for i, b in enumerate(model.blocks)}
-    weight = [math.nan] * len(model.blocks)
-
-    def measure_and_drop(p: torch.Tensor) -> None:
-        i = first.get(id(p))
-        if i is not None and p.grad is not None:
-            weight[i] = float(p.grad.norm())
-        p.grad = None
-
-    handles = [p.register_post_accumulate_grad_hook(measure_and_drop) for p in model.parameters()]
-    try:
-        x = x.clone().requires_grad_(True)
-        streams = [x]
-        h = x
-        for block in model.blocks:
-            h = block(h)
-            h.retain_grad()
-            streams.append(h)
-        loss = F.mse_loss(model.head(h), y)
-        loss.backward()
-    finally:
-        for handle in handles:
-            handle.remove()
-    return [s.grad for s in streams], loss.detach(), weight
+    """The gradients ``dL/dx_l`` for ``l = 0..L``, the loss and each block's
+    first-weight gradient norm ``||dL/dW||``, from :func:`_stream_capture`."""
+    cap = _stream_capture(model, x, y)
+    n = len(model.blocks)
+    weight = [cap.param_grad_norms[_first_weight_name(model, i)] for i in range(n)]
+    return [cap.grads[k] for k in stream_points(n)], torch.tensor(cap.loss), weight
 
 
 def layer_gradients(
@@ -98,29 +93,27 @@ def layer_gradients(
     ``stream_norm`` (mean per-sample ``||x_l||``) and, for ``l < L``, block
     ``l``'s first weight gradient ``weight_grad`` (``||dL/dW||``; NaN at ``l = L``,
     which has no block). Layers are counted from the input, so block ``l`` reads
-    ``x_l`` and writes ``x_{l+1}``.
+    ``x_l`` and writes ``x_{l+1}``. Everything comes from one pass observed at
+    the hook points (:func:`resviz.capture_grads`), which holds at most one
+    weight gradient at a time.
     """
     dev = _device(device)
     model = build(cfg, dev)
     model.train()
     gen = torch.Generator().manual_seed(seed)
     x, y = make_batch(cfg, batch_size, 1, gen)
-    grads, _, weight_grads = _backward_with_streams(model, x.to(dev), y.to(dev))
-    with torch.no_grad():
-        h = x.to(dev)
-        norms = [float(h.norm(dim=-1).mean())]
-        for block in model.blocks:
-            h = block(h)
-            norms.append(float(h.norm(dim=-1).mean()))
-    act = [float(g.norm()) for g in grads]
-    weight = [*weight_grads, math.nan]
+    cap = _stream_capture(model, x.to(dev), y.to(dev))
+    points = stream_points(cfg.n_blocks)
+    act = [float(cap.grads[k].norm()) for k in points]
+    norms = [float(cap.acts[k].norm(dim=-1).mean()) for k in points]
+    weight = [cap.param_grad_norms[_first_weight_name(model, i)] for i in range(cfg.n_blocks)]
     last = act[-1]
     return pd.DataFrame(
         {
             "layer": range(len(act)),
             "act_grad": act,
             "gain": [a / last if last > 0 else math.nan for a in act],
-            "weight_grad": weight,
+            "weight_grad": [*weight, math.nan],
             "stream_norm": norms,
         }
     )
@@ -178,38 +171,30 @@ def block_jacobian(
     model.train()
     gen = torch.Generator().manual_seed(seed)
     x, _ = make_batch(cfg, batch_size, 1, gen)
-    with torch.no_grad():
-        h = x.to(dev)
-        for block in model.blocks[:layer]:
-            h = block(h)
+    key = f"blocks.{layer}.resid_pre"
+    h = capture(model, x.to(dev), [key])[key].to(dev)  # x_l, the block's input
     block = model.blocks[layer]
     # Only this block is needed from here on: free the others' weights (all of a
     # 100 x 512 stack's are 105 MB) before the Jacobian's own working memory.
     del model
-    captured: dict[str, torch.Tensor] = {}
-    handle = block.branch_out.register_forward_hook(
-        lambda _m, _a, out: captured.__setitem__("f", out)
-    )
 
-    def run(v: torch.Tensor, which: str) -> torch.Tensor:
+    def run(v: torch.Tensor, which: str, live: dict[str, torch.Tensor]) -> torch.Tensor:
         batch = torch.cat([h[:sample], v[None], h[sample + 1 :]])
         out = block(batch)
-        return (out if which == "block" else captured["f"])[sample]
+        return (out if which == "block" else live["branch_out"])[sample]
 
     # One backward per row, not vmap: vmap's batched rows hold [width, batch, width]
     # intermediates (about 70 MB more at width 512) and, at one torch thread per
     # caller (the server's policy), were slower too: 2.6 s against 1.4 s at width 512.
-    try:
+    with tap(block, ["branch_out"], live=True) as live:
         jac = {
             "block": torch.autograd.functional.jacobian(
-                lambda v: run(v, "block"), h[sample], vectorize=False
+                lambda v: run(v, "block", live), h[sample], vectorize=False
             ),
             "branch J": torch.autograd.functional.jacobian(
-                lambda v: run(v, "branch"), h[sample], vectorize=False
+                lambda v: run(v, "branch", live), h[sample], vectorize=False
             ),
         }
-    finally:
-        handle.remove()
     rows = []
     norms = {}
     for name, m in jac.items():
@@ -286,7 +271,8 @@ class GradTrace:
     ``loss``: one row per (``variant``, ``step``) with ``loss``, ``grad_norm`` (all
     parameters), ``diverged`` and ``divergence`` (the reason, on the diverged step).
     ``layers``: one row per (``variant``, ``step``, ``layer``) with ``grad_norm`` of
-    that block's parameters before the update. ``attrs``: ``stopped``, ``diverged``
+    that block's parameters before the update (``layer`` counts blocks from 0,
+    ``block`` from 1, as the pages do). ``attrs``: ``stopped``, ``diverged``
     (variant -> step) and ``divergence`` (variant -> :class:`resviz.Divergence`).
     """
 
@@ -329,16 +315,6 @@ class Heatmaps:
     zeros: int
 
 
-def teacher_batch(
-    in_dim: int, out_dim: int, batch_size: int, gen: torch.Generator, teacher: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Gaussian inputs and the targets of a fixed random teacher ``tanh(x A) B``:
-    a task a deep stack can learn, so loss curves go somewhere."""
-    x = torch.randn(batch_size, in_dim, generator=gen)
-    a, b = teacher[:, :in_dim].T, teacher[:, in_dim : in_dim + out_dim]
-    return x, torch.tanh(x @ a) @ b
-
-
 def train_layer_grads(
     variants: Mapping[str, StackConfig],
     steps: int = 200,
@@ -360,123 +336,44 @@ def train_layer_grads(
     NaN/Inf, or loss above ``DIVERGENCE_FACTOR`` times its step-0 loss) stops at
     that step, which is marked ``diverged``. Every ``sync_every`` steps
     ``callback(trace_so_far, step, steps)`` runs and ``should_stop()`` is checked.
+    The loop is :class:`resviz.train.Trainer`'s with ``blocks=True``.
     """
     if not variants:
         raise ValueError("train_layer_grads needs at least one variant.")
-    if not 1 <= steps <= 100_000:
-        raise ValueError(f"steps={steps} is out of range: choose 1 to 100000.")
-    names = list(variants)
-    in_dims = {variants[n].in_dim for n in names}
-    out_dims = {variants[n].out_dim or variants[n].out_width for n in names}
+    in_dims = {c.in_dim for c in variants.values()}
+    out_dims = {c.out_dim or c.out_width for c in variants.values()}
     if len(in_dims) > 1 or len(out_dims) > 1:
         raise ValueError("every variant needs the same input and output width.")
     in_dim, out_dim = in_dims.pop(), out_dims.pop()
-    dev = _device(device)
-    models = {n: build(dataclasses.replace(variants[n], seed=seed), dev).train() for n in names}
-    opts = {n: torch.optim.Adam(models[n].parameters(), lr=lr) for n in names}
-    blocks = {n: [list(b.parameters()) for b in models[n].blocks] for n in names}
+
+    def trace(run: Trainer) -> GradTrace:
+        loss = run.frame(("variant", "step", "loss", "grad_norm", "diverged", "divergence"))
+        return GradTrace(loss, run.block_frame(), steps, run.attrs)
+
+    def progress(run: Trainer, done: int) -> None:
+        if callback is not None:
+            callback(trace(run), done, steps)
+
+    run = Trainer(
+        variants,
+        steps,
+        seed=seed,
+        lr=lr,
+        device=device,
+        sync_every=sync_every,
+        blocks=True,
+        progress=progress,
+        should_stop=should_stop,
+    )
     teacher_gen = torch.Generator().manual_seed(seed + 1)
     teacher = torch.randn(in_dim, in_dim + out_dim, generator=teacher_gen) / math.sqrt(in_dim)
     gen = torch.Generator().manual_seed(seed)
-    losses = {n: torch.full((steps,), math.nan, device=dev) for n in names}
-    totals = {n: torch.full((steps,), math.nan, device=dev) for n in names}
-    per_layer = {n: torch.full((steps, len(blocks[n])), math.nan, device=dev) for n in names}
-    active = dict.fromkeys(names, True)
-    last = dict.fromkeys(names, -1)
-    diverged: dict[str, int] = {}
-    divergence: dict[str, Divergence] = {}
-    stopped = False
-
-    def trace(upto: int) -> GradTrace:
-        loss_parts, layer_parts = [], []
-        for n in names:
-            k = min(upto, last[n]) + 1
-            if k <= 0:
-                continue
-            lf = pd.DataFrame(
-                {
-                    "variant": n,
-                    "step": range(k),
-                    "loss": losses[n][:k].cpu().numpy(),
-                    "grad_norm": totals[n][:k].cpu().numpy(),
-                }
-            )
-            lf["diverged"] = lf["step"] == diverged.get(n, -1)
-            lf["divergence"] = divergence_column(range(k), divergence.get(n))
-            loss_parts.append(lf)
-            g = per_layer[n][:k].cpu().numpy()  # (k, n_layers)
-            steps_idx, layer_idx = np.meshgrid(range(k), range(g.shape[1]), indexing="ij")
-            layer_parts.append(
-                pd.DataFrame(
-                    {
-                        "variant": n,
-                        "step": steps_idx.ravel(),
-                        "layer": layer_idx.ravel(),
-                        "grad_norm": g.ravel(),
-                    }
-                )
-            )
-        cols_l = ["variant", "step", "loss", "grad_norm", "diverged", "divergence"]
-        cols_g = ["variant", "step", "layer", "grad_norm"]
-        loss_df = (
-            pd.concat(loss_parts, ignore_index=True) if loss_parts else pd.DataFrame(columns=cols_l)
-        )
-        layer_df = (
-            pd.concat(layer_parts, ignore_index=True)
-            if layer_parts
-            else pd.DataFrame(columns=cols_g)
-        )
-        attrs = {"stopped": stopped, "diverged": dict(diverged), "divergence": dict(divergence)}
-        return GradTrace(loss_df, layer_df, steps, attrs)
-
-    def check() -> None:
-        for n in names:
-            if not active[n]:
-                continue
-            found = first_divergence(losses[n][: last[n] + 1], totals[n][: last[n] + 1])
-            if found is not None:
-                divergence[n] = found
-                diverged[n] = last[n] = found.step
-                active[n] = False
-
-    for t in range(steps):
+    for _ in run:
         x, y = teacher_batch(in_dim, out_dim, batch_size, gen, teacher)
-        x, y = x.to(dev), y.to(dev)
-        for n in names:
-            if not active[n]:
-                continue
-            model, opt = models[n], opts[n]
-            opt.zero_grad(set_to_none=True)
-            loss = F.mse_loss(model(x), y)
-            loss.backward()
-            norms = []
-            for params in blocks[n]:
-                grads = [p.grad for p in params if p.grad is not None]
-                norms.append(
-                    torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
-                    if grads
-                    else loss.detach() * 0
-                )
-            layer_norms = torch.stack(norms)
-            per_layer[n][t] = layer_norms.detach()
-            head = [p.grad for p in model.head.parameters() if p.grad is not None]
-            sq = (layer_norms**2).sum()
-            if head:
-                sq = sq + (torch.stack(torch._foreach_norm(head)) ** 2).sum()
-            totals[n][t] = sq.sqrt().detach()
-            losses[n][t] = loss.detach()
-            opt.step()
-            last[n] = t
-        if (t + 1) % sync_every == 0 or t == steps - 1:
-            check()
-            if callback is not None:
-                callback(trace(t), t + 1, steps)
-            if should_stop is not None and t < steps - 1 and should_stop():
-                stopped = True
-                break
-            if not any(active.values()):
-                break
-    return trace(steps)
+        x, y = x.to(run.device), y.to(run.device)
+        for name, model in run.active():
+            run.update(name, F.mse_loss(model(x), y))
+    return trace(run)
 
 
 # ------------------------------------------------------- the page's frames, ready to chart

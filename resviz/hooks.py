@@ -1,14 +1,23 @@
-"""Recording activations through hook points (the TransformerLens pattern).
+"""Recording activations and gradients through hook points (the TransformerLens pattern).
 
 Every model marks the places worth looking at with :class:`HookPoint` modules.
 :func:`capture` registers forward hooks on them, runs the model and removes the
 hooks in ``finally``: a model leaves ``capture`` exactly as it came in, even when
-the forward pass raises.
+the forward pass raises. :func:`capture_grads` adds the backward pass: at the
+same hook points it records ``dL/d(hook output)`` through tensor hooks, and it
+measures parameter gradients as they are accumulated and drops them, so a pass
+never holds a gradient for every weight. :func:`tap` is the mechanism both use,
+for a caller that needs the live tensors (a Jacobian through one block).
+
+Every per-layer measure in resviz is a function of these captured tensors.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
@@ -30,26 +39,54 @@ def hook_names(model: nn.Module) -> list[str]:
     return [_public_name(n) for n, m in model.named_modules() if isinstance(m, HookPoint)]
 
 
-def capture(
+def stream_points(n_blocks: int) -> list[str]:
+    """The hook points of the residual stream ``x_0 .. x_L`` (stacks and encoders):
+    block 0's input, then every block's output."""
+    return ["blocks.0.resid_pre", *(f"blocks.{i}.resid_post" for i in range(n_blocks))]
+
+
+def _cpu(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().to("cpu", copy=True)
+
+
+@contextlib.contextmanager
+def tap(
     model: nn.Module,
-    inputs: torch.Tensor | tuple[torch.Tensor, ...],
     names: Iterable[str] | None = None,
-    grad: bool = False,
-) -> dict[str, torch.Tensor]:
-    """Run ``model(inputs)`` and return the activations at its hook points.
-
-    Keys are module paths such as ``blocks.2.resid_post`` or
-    ``blocks.0.attn_pattern`` (``[batch, heads, query, key]``); values are
-    detached CPU tensors. ``names`` restricts what is kept; the forward pass
-    runs without autograd unless ``grad=True``. The output is under ``"output"``.
-    """
-    wanted = set(names) if names is not None else None
+    *,
+    live: bool = False,
+    grads: dict[str, torch.Tensor] | None = None,
+    patch: Mapping[str, torch.Tensor] | None = None,
+) -> Iterator[dict[str, torch.Tensor]]:
+    """Within the ``with`` block, every forward pass of ``model`` writes its hook
+    points' outputs into the yielded dict (by public name; ``names`` restricts
+    them): detached CPU copies, or the live tensors with ``live=True``. Given a
+    ``grads`` dict, each recorded output that requires grad also gets a tensor
+    hook that writes ``dL/d(output)`` there (a detached CPU copy) when a backward
+    pass reaches it. ``patch`` replaces the output at the points it names (e.g. a
+    chosen input stream at ``blocks.0.resid_pre``). Every hook is removed on
+    leaving the block, even on error."""
+    patch = dict(patch or {})
+    kept = set(names) if names is not None else None
+    hooked = kept | set(patch) if kept is not None else None
     store: dict[str, torch.Tensor] = {}
-    handles = []
+    handles: list[torch.utils.hooks.RemovableHandle] = []
 
-    def make_hook(key: str):
-        def hook(_module: nn.Module, _args: tuple, out: torch.Tensor) -> None:
-            store[key] = out.detach().to("cpu", copy=True)
+    def on_grad(key: str) -> Callable[[torch.Tensor], None]:
+        def hook(g: torch.Tensor) -> None:
+            assert grads is not None
+            grads[key] = _cpu(g)
+
+        return hook
+
+    def on_forward(key: str):
+        def hook(_module: nn.Module, _args: tuple, out: torch.Tensor) -> torch.Tensor:
+            out = patch.get(key, out)
+            if kept is None or key in kept:
+                store[key] = out if live else _cpu(out)
+                if grads is not None and out.requires_grad:
+                    handles.append(out.register_hook(on_grad(key)))
+            return out
 
         return hook
 
@@ -57,13 +94,103 @@ def capture(
         for path, module in model.named_modules():
             if isinstance(module, HookPoint):
                 key = _public_name(path)
-                if wanted is None or key in wanted:
-                    handles.append(module.register_forward_hook(make_hook(key)))
-        args = inputs if isinstance(inputs, tuple) else (inputs,)
-        with torch.set_grad_enabled(grad):
-            out = model(*args)
-        store["output"] = out.detach().to("cpu", copy=True)
+                if hooked is None or key in hooked:
+                    handles.append(module.register_forward_hook(on_forward(key)))
+        yield store
     finally:
         for h in handles:
             h.remove()
+
+
+def _as_args(inputs: torch.Tensor | tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
+    return inputs if isinstance(inputs, tuple) else (inputs,)
+
+
+def capture(
+    model: nn.Module,
+    inputs: torch.Tensor | tuple[torch.Tensor, ...],
+    names: Iterable[str] | None = None,
+    grad: bool = False,
+    patch: Mapping[str, torch.Tensor] | None = None,
+) -> dict[str, torch.Tensor]:
+    """Run ``model(inputs)`` and return the activations at its hook points.
+
+    Keys are module paths such as ``blocks.2.resid_post`` or
+    ``blocks.0.attn_pattern`` (``[batch, heads, query, key]``); values are
+    detached CPU tensors. ``names`` restricts what is kept; the forward pass
+    runs without autograd unless ``grad=True`` (for gradients at the hook
+    points, see :func:`capture_grads`). ``patch`` replaces the output at the hook
+    points it names (see :func:`tap`). The output is under ``"output"``.
+    """
+    with tap(model, names, patch=patch) as store, torch.set_grad_enabled(grad):
+        out = model(*_as_args(inputs))
+    store["output"] = _cpu(out)
     return store
+
+
+@dataclass
+class GradCapture:
+    """What :func:`capture_grads` records: ``acts`` (hook outputs, as
+    :func:`capture`), ``grads`` (``dL/d(hook output)`` at the same names, for the
+    outputs that depend on the input or a parameter), ``param_grad_norms``
+    (``||dL/dp||`` for the parameters asked for, by name) and ``loss``."""
+
+    acts: dict[str, torch.Tensor]
+    grads: dict[str, torch.Tensor]
+    loss: float
+    param_grad_norms: dict[str, float] = field(default_factory=dict)
+
+
+def capture_grads(
+    model: nn.Module,
+    inputs: torch.Tensor | tuple[torch.Tensor, ...],
+    loss_fn: Callable[[torch.Tensor], torch.Tensor],
+    names: Iterable[str] | None = None,
+    params: Iterable[str] = (),
+    patch: Mapping[str, torch.Tensor] | None = None,
+) -> GradCapture:
+    """One forward and backward pass of ``loss_fn(model(inputs))``, observed at the
+    hook points: activations and ``dL/d(hook output)``, detached on the CPU.
+
+    Floating-point inputs are made to require grad, so a hook point that passes
+    the input on (``blocks.0.resid_pre``) gets ``dL/dx_0``. Parameter gradients
+    are never kept: each is measured as the backward pass accumulates it (its
+    norm, for the names in ``params``) and dropped at once, so the pass holds at
+    most one weight gradient at a time, not a second copy of the model. Each
+    parameter's ``.grad`` is as it was before the call; every hook is removed,
+    even on error.
+    """
+    args = tuple(
+        a.detach().requires_grad_(True) if a.is_floating_point() else a for a in _as_args(inputs)
+    )
+    wanted = set(params)
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    saved = {n: p.grad for n, p in named}
+    norms: dict[str, float] = {n: math.nan for n in wanted}
+    handles = []
+
+    def measure_and_drop(name: str) -> Callable[[torch.Tensor], None]:
+        def hook(p: torch.Tensor) -> None:
+            if name in wanted and p.grad is not None:
+                norms[name] = float(p.grad.norm())
+            p.grad = None
+
+        return hook
+
+    grads: dict[str, torch.Tensor] = {}
+    try:
+        for n, p in named:
+            p.grad = None
+            handles.append(p.register_post_accumulate_grad_hook(measure_and_drop(n)))
+        with tap(model, names, grads=grads, patch=patch) as acts, torch.enable_grad():
+            loss = loss_fn(model(*args))
+            loss.backward()  # inside: leaving the block removes the tensor hooks
+    finally:
+        for h in handles:
+            h.remove()
+        for n, p in named:
+            p.grad = saved[n]
+    return GradCapture(acts=acts, grads=grads, loss=float(loss.detach()), param_grad_norms=norms)
+
+
+__all__ = ["GradCapture", "capture", "capture_grads", "hook_names", "stream_points", "tap"]

@@ -35,6 +35,7 @@ from .budget import Estimate, estimate
 from .config import EncoderConfig, NormPosition, NormType, StackConfig
 from .divergence import Divergence
 from .experiments import train_compare
+from .hooks import capture, capture_grads, stream_points
 from .models import Encoder, FeatureBatchNorm, build
 
 VIEWS = ("raw", "LayerNorm", "BatchNorm", "RMSNorm")
@@ -482,14 +483,15 @@ def prepost_stream(
     ``norm`` (mean ``||x_l||``).
     """
     rows = []
+    points = stream_points(n_layers)
     for placement in ("post", "pre"):
         model = xiong_encoder(xiong_config(n_layers, d_model, placement, seed, init)).eval()
         x = xiong_inputs(model, batch_size, seq_len, seed, standardize)
+        tokens, patch = _stream_input(x)
+        acts = capture(model, tokens, points, patch=patch)
         label = f"{placement.capitalize()}-LN"
-        for layer in range(n_layers + 1):
-            if layer:
-                x = model.blocks[layer - 1](x)
-            sq = x.pow(2).sum(-1)
+        for layer, key in enumerate(points):
+            sq = acts[key].pow(2).sum(-1)
             rows.append(
                 {
                     "variant": label,
@@ -501,21 +503,35 @@ def prepost_stream(
     return pd.DataFrame(rows)
 
 
+def _stream_input(x: torch.Tensor) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Inputs for :func:`resviz.capture` that run an encoder's blocks on the stream
+    ``x`` ``(B, T, C)``: placeholder token ids, whose embedding is replaced by ``x``
+    at ``blocks.0.resid_pre``."""
+    return torch.zeros(x.shape[:2], dtype=torch.long, device=x.device), {"blocks.0.resid_pre": x}
+
+
 def _last_ffn_grad(
     cfg: EncoderConfig, batch_size: int, seq_len: int, seed: int
 ) -> tuple[float, float]:
     model = xiong_encoder(cfg).train()
     x = xiong_inputs(model, batch_size, seq_len, seed)
-    for block in model.blocks:
-        x = block(x)
-    last_sq = float(x.detach().pow(2).sum(-1).mean() / cfg.d_model)
-    logits = model.head(model.final_norm(x))
     gen = torch.Generator().manual_seed(seed + 99)
-    target = torch.randint(0, cfg.vocab_size, logits.shape[:2], generator=gen)
-    F.cross_entropy(logits.flatten(0, 1), target.flatten()).backward()
-    ffn = model.blocks[-1].ffn
-    assert ffn is not None
-    return float(ffn.fc2.weight.grad.norm()), last_sq
+    target = torch.randint(0, cfg.vocab_size, (batch_size, seq_len), generator=gen)
+    last, weight = (
+        f"blocks.{cfg.n_layers - 1}.resid_post",
+        f"blocks.{cfg.n_layers - 1}.ffn.fc2.weight",
+    )
+    tokens, patch = _stream_input(x)
+    cap = capture_grads(
+        model,
+        tokens,
+        lambda logits: F.cross_entropy(logits.flatten(0, 1), target.flatten()),
+        names=[last],
+        params=[weight],
+        patch=patch,
+    )
+    last_sq = float(cap.acts[last].pow(2).sum(-1).mean() / cfg.d_model)
+    return cap.param_grad_norms[weight], last_sq
 
 
 def last_layer_grad(

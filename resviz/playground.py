@@ -21,13 +21,9 @@ Text is data: it is split and counted, never evaluated or rendered.
 from __future__ import annotations
 
 import dataclasses
-import re
 import time
-import unicodedata
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -37,13 +33,25 @@ from torch.nn import functional as F
 
 from .budget import estimate
 from .config import EncoderConfig
-from .divergence import Divergence, divergence_column, first_divergence
+from .data import (
+    MASK,
+    PAD,
+    SPECIALS,
+    UNK,
+    Tokens,
+    Vocab,
+    axis_labels,
+    build_vocab,
+    clean_text,
+    encode,
+    masked_batch,
+    split_tokens,
+    tokenize,
+)
 from .hooks import capture
 from .models import build
+from .train import Trainer
 
-Level = Literal["word", "char"]
-SPECIALS = ("[PAD]", "[UNK]", "[MASK]")
-PAD, UNK, MASK = 0, 1, 2
 # Training reads at most this many tokens of the text (the views read max_len).
 TRAIN_MAX_TOKENS = 4096
 # The page's default paragraph, written for this project.
@@ -53,118 +61,10 @@ DEFAULT_TEXT = (
     "and the gradient finds a short path back to the first layer. Take the stream away "
     "and attention alone blurs the tokens together until every position looks the same."
 )
-_WORD = re.compile(r"\w+|[^\w\s]")
-_SPACES = re.compile(r"\s+")
 
 
 # ----------------------------------------------------------------- tokenizers
-def clean_text(text: str) -> str:
-    """Drop null bytes and other control characters; collapse runs of whitespace."""
-    kept = "".join(c for c in text if c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cs"))
-    return _SPACES.sub(" ", kept).strip()
-
-
-def split_tokens(text: str, level: Level = "word") -> list[str]:
-    """Word level: lower-cased runs of letters/digits, each punctuation mark alone.
-    Character level: one token per code point (an emoji built from several code
-    points, such as a flag, spans several tokens)."""
-    if level not in ("word", "char"):
-        raise ValueError(f"level={level!r} is not one of 'word', 'char'.")
-    text = clean_text(text)
-    if level == "word":
-        return [w.lower() for w in _WORD.findall(text)]
-    return list(text)
-
-
-@dataclass(frozen=True)
-class Vocab:
-    """Token strings by id: the three specials, then the text's most frequent tokens."""
-
-    level: Level
-    tokens: tuple[str, ...]
-    _index: dict[str, int] = field(default_factory=dict, compare=False, hash=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self._index.update({t: i for i, t in enumerate(self.tokens)})
-
-    def __len__(self) -> int:
-        return len(self.tokens)
-
-    def id(self, token: str) -> int:
-        return self._index.get(token, UNK)
-
-    def token(self, i: int) -> str:
-        return self.tokens[i] if 0 <= i < len(self.tokens) else SPECIALS[UNK]
-
-
-def build_vocab(text: str, level: Level = "word", max_size: int = 256) -> Vocab:
-    """The ``max_size - 3`` most frequent tokens of ``text`` (ties: first seen first)."""
-    if isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 4:
-        raise ValueError(f"max_size must be a whole number >= 4, got {max_size!r}.")
-    counts = Counter(split_tokens(text, level))
-    # Counter keeps first-seen order, and most_common's sort is stable.
-    common = [t for t, _ in counts.most_common(max_size - len(SPECIALS))]
-    return Vocab(level, SPECIALS + tuple(common))
-
-
-@dataclass(frozen=True)
-class Tokens:
-    """A tokenized text: ids and strings of at most ``max_len`` tokens."""
-
-    ids: tuple[int, ...]
-    tokens: tuple[str, ...]
-    truncated: bool
-    n_total: int
-    n_unknown: int
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    @property
-    def labels(self) -> list[str]:
-        return axis_labels(self.tokens)
-
-
-def encode(text: str, vocab: Vocab, max_len: int) -> Tokens:
-    """Tokenize ``text`` with ``vocab``; keep the first ``max_len`` tokens."""
-    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
-        raise ValueError(f"max_len must be a whole number >= 1, got {max_len!r}.")
-    toks = split_tokens(text, vocab.level)
-    kept = toks[:max_len]
-    ids = tuple(vocab.id(t) for t in kept)
-    return Tokens(
-        ids=ids,
-        tokens=tuple(kept),
-        truncated=len(toks) > max_len,
-        n_total=len(toks),
-        n_unknown=sum(i == UNK for i in ids),
-    )
-
-
-def tokenize(
-    text: str, level: Level = "word", max_len: int = 64, max_vocab: int = 256
-) -> tuple[Tokens, Vocab]:
-    """Build the vocabulary from ``text`` and encode its first ``max_len`` tokens."""
-    vocab = build_vocab(text, level, max_vocab)
-    return encode(text, vocab, max_len), vocab
-
-
-def _visible(token: str) -> str:
-    table = {" ": "␣", "\n": "⏎", "\t": "⇥"}
-    return "".join(table.get(c, c if unicodedata.category(c) != "Cc" else "") for c in token)
-
-
-def axis_labels(tokens: Sequence[str], width: int = 10) -> list[str]:
-    """Unique, short axis labels: ``"3:the"``; whitespace made visible, long tokens cut."""
-    out = []
-    for i, t in enumerate(tokens):
-        v = _visible(t)
-        if len(v) > width:
-            v = v[: width - 1] + "…"
-        out.append(f"{i}:{v}")
-    return out
-
-
+# The tokenizers live in resviz.data (imported above); the table is this page's view.
 def token_table(tokens: Tokens) -> pd.DataFrame:
     """One row per token: ``position, token, id, unknown``."""
     return pd.DataFrame(
@@ -620,27 +520,6 @@ def inspect(model: nn.Module, cfg: EncoderConfig, ids: Sequence[int]) -> dict[st
 
 
 # -------------------------------------------------------------------- training
-def masked_batch(
-    stream: torch.Tensor,
-    batch_size: int,
-    seq_len: int,
-    gen: torch.Generator,
-    mask_rate: float = 0.15,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Random windows of the token stream with ``[MASK]`` at about ``mask_rate`` of
-    the positions (at least one per window). Targets are -100 where not masked."""
-    n = stream.numel()
-    L = min(seq_len, n)
-    starts = torch.randint(0, n - L + 1, (batch_size,), generator=gen)
-    windows = stream[starts[:, None] + torch.arange(L)]  # (B, L)
-    r = torch.rand(batch_size, L, generator=gen)
-    masked = r < mask_rate
-    masked[torch.arange(batch_size), r.argmin(dim=1)] = True
-    inputs = torch.where(masked, torch.full_like(windows, MASK), windows)
-    targets = torch.where(masked, windows, torch.full_like(windows, -100))
-    return inputs, targets
-
-
 def batch_frame(
     ids: Sequence[int],
     vocab: Vocab,
@@ -721,90 +600,47 @@ def train_masked(
         raise ValueError("train_masked needs at least one variant.")
     if len(ids) < 2:
         raise ValueError("the text needs at least 2 tokens to train on.")
-    if not 1 <= steps <= 100_000:
-        raise ValueError(f"steps={steps} is out of range: choose 1 to 100000.")
-    vocab = {c.vocab_size for c in variants.values()}
-    if max(ids) >= min(vocab):
+    if max(ids) >= min(c.vocab_size for c in variants.values()):
         raise ValueError("a token id is outside a variant's vocabulary.")
-    device = torch.device(device or "cpu")
+    columns = ("variant", "step", "loss", "grad_norm", "diverged", "divergence")
+
+    def curves(run: Trainer) -> pd.DataFrame:
+        df = run.frame(columns)
+        df["loss"] = df["loss"].astype(float)
+        df["grad_norm"] = df["grad_norm"].astype(float)
+        df.attrs = {k: run.attrs[k] for k in ("diverged", "divergence")}
+        return df
+
+    def progress(run: Trainer, done: int) -> None:
+        if callback is not None:
+            callback(curves(run), done, steps)
+
+    run = Trainer(
+        variants,
+        steps,
+        seed=seed,
+        lr=lr,
+        device=device,
+        first_step=1,
+        sync_every=sync_every,
+        progress=progress,
+        should_stop=should_stop,
+    )
     stream = torch.tensor(list(ids)[:TRAIN_MAX_TOKENS])
-    names = list(variants)
-    configs = {n: dataclasses.replace(variants[n], seed=seed) for n in names}
-    seq_len = min(seq_len, min(c.max_len for c in configs.values()))
-    models = {n: build(configs[n], device).train() for n in names}
-    opts = {n: torch.optim.Adam(models[n].parameters(), lr=lr) for n in names}
-    gens = {n: torch.Generator().manual_seed(seed) for n in names}
-    losses = {n: torch.full((steps,), float("nan"), device=device) for n in names}
-    gnorms = {n: torch.full((steps,), float("nan"), device=device) for n in names}
-    last = dict.fromkeys(names, -1)
-    diverged: dict[str, int] = {}
-    divergence: dict[str, Divergence] = {}
-    stopped = False
-    columns = ["variant", "step", "loss", "grad_norm", "diverged", "divergence"]
-
-    def frame(upto: int) -> pd.DataFrame:
-        parts = []
-        for n in names:
-            k = min(upto, last[n]) + 1
-            if k > 0:
-                parts.append(
-                    pd.DataFrame(
-                        {
-                            "variant": n,
-                            "step": range(1, k + 1),
-                            "loss": losses[n][:k].cpu().numpy().astype(float),
-                            "grad_norm": gnorms[n][:k].cpu().numpy().astype(float),
-                            "diverged": [s == diverged.get(n, -1) for s in range(1, k + 1)],
-                            "divergence": divergence_column(range(1, k + 1), divergence.get(n)),
-                        }
-                    )
-                )
-        if not parts:
-            return pd.DataFrame(columns=columns)
-        return pd.concat(parts, ignore_index=True)
-
-    for t in range(steps):
-        for n in names:
-            if n in diverged:
-                continue
-            x, y = masked_batch(stream, batch_size, seq_len, gens[n], mask_rate)
-            x, y = x.to(device), y.to(device)
-            logits = models[n](x)  # (B, L, V)
-            loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-100)
-            opts[n].zero_grad(set_to_none=True)
-            loss.backward()
-            grads = [p.grad for p in models[n].parameters() if p.grad is not None]
-            gnorms[n][t] = (
-                torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads))) if grads else 0.0
-            )
-            opts[n].step()
-            losses[n][t] = loss.detach()
-            last[n] = t
-        if (t + 1) % sync_every == 0 or t == steps - 1:
-            for n in names:
-                if n in diverged:
-                    continue
-                k = last[n] + 1
-                found = first_divergence(losses[n][:k], gnorms[n][:k], first_step=1)
-                if found is not None:
-                    divergence[n] = found
-                    diverged[n] = found.step  # counted from 1, as in the curves
-                    last[n] = found.step - 1
-            if callback is not None:
-                callback(frame(t), t + 1, steps)
-            if should_stop is not None and should_stop():
-                stopped = t < steps - 1
-                break
-            if len(diverged) == len(names):
-                break
-    curves = frame(steps)
-    curves.attrs["diverged"] = dict(diverged)
-    curves.attrs["divergence"] = dict(divergence)
+    seq_len = min(seq_len, min(c.max_len for c in run.configs.values()))
+    # One generator serves every variant: batch t is the same for all of them.
+    gen = torch.Generator().manual_seed(seed)
+    for _ in run:
+        x, y = masked_batch(stream, batch_size, seq_len, gen, mask_rate)
+        x, y = x.to(run.device), y.to(run.device)
+        for name, model in run.active():
+            logits = model(x)  # (B, L, V)
+            run.update(name, F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-100))
     states = {
-        n: {k: v.detach().to("cpu", copy=True) for k, v in models[n].state_dict().items()}
-        for n in names
+        n: {k: v.detach().to("cpu", copy=True) for k, v in m.state_dict().items()}
+        for n, m in run.models.items()
     }
-    return MaskedRun(curves=curves, states=states, configs=configs, stopped=stopped)
+    return MaskedRun(curves=curves(run), states=states, configs=run.configs, stopped=run.stopped)
 
 
 def mask_positions(n: int, rate: float = 0.15, seed: int = 0) -> list[int]:

@@ -23,7 +23,9 @@ from collections.abc import Mapping
 import pandas as pd
 import torch
 
-MAX_POSITIONS = 100_000
+from .config import MAX_POSITIONS, check_int
+from .data import tokenize_words as tokenize_words  # the sinusoidal page reads it here
+
 MAX_D_MODEL = 8192
 # A [P, P] float64 matrix at this cap is 32 MiB; beyond it a page should slice.
 MAX_MATRIX_POSITIONS = 2048
@@ -38,13 +40,8 @@ MAX_VOCAB_CELLS = 1 << 24
 
 def check_encoding_args(n_positions: int, d_model: int, base: float) -> None:
     """Raise ``ValueError`` with an actionable message for arguments that make no table."""
-    for name, value in (("n_positions", n_positions), ("d_model", d_model)):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"{name} must be a whole number, got {value!r}.")
-    if not 1 <= n_positions <= MAX_POSITIONS:
-        raise ValueError(f"n_positions={n_positions} is out of range: choose 1 to {MAX_POSITIONS}.")
-    if not 2 <= d_model <= MAX_D_MODEL:
-        raise ValueError(f"d_model={d_model} is out of range: choose 2 to {MAX_D_MODEL}.")
+    check_int("n_positions", n_positions, 1, MAX_POSITIONS)
+    check_int("d_model", d_model, 2, MAX_D_MODEL)
     if d_model % 2:
         raise ValueError(
             f"d_model={d_model} is odd: sinusoidal encodings come in (sin, cos) pairs, "
@@ -84,18 +81,10 @@ def sinusoidal_encoding(
 # --- argument checks shared by the page functions ---------------------------
 
 
-def _check_whole(name: str, value: object, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{name} must be a whole number, got {value!r}.")
-    if not lo <= value <= hi:
-        raise ValueError(f"{name}={value} is out of range: choose {lo} to {hi}.")
-    return value
-
-
 def _check_seed(seed: object) -> int:
     # torch.Generator.manual_seed wants a 64-bit integer; anything else would
     # surface as a RuntimeError deep inside torch.
-    return _check_whole("seed", seed, 0, 2**63 - 1)
+    return check_int("seed", seed, 0, 2**63 - 1)
 
 
 def _check_matrix_positions(n_positions: int, what: str) -> None:
@@ -198,23 +187,6 @@ def encoding_table(tokens: list[str], d_model: int, base: float = 10000.0) -> pd
     return df
 
 
-def tokenize_words(text: str, max_tokens: int = 64) -> tuple[list[str], bool]:
-    """Split ``text`` on Unicode whitespace (``str.split``); return ``(tokens, truncated)``.
-
-    Only the first ``max_tokens`` tokens are kept and ``truncated`` says whether
-    any were dropped. Null bytes are removed and lone surrogates become ``?``
-    (neither survives a UTF-8 round trip to the browser). Emoji, right-to-left
-    scripts and markup such as ``<b>`` are returned verbatim as plain text:
-    escaping them is the renderer's job. Empty or blank text gives ``([], False)``.
-    """
-    if not isinstance(text, str):
-        raise ValueError(f"text must be a string, got {type(text).__name__}.")
-    _check_whole("max_tokens", max_tokens, 1, MAX_POSITIONS)
-    clean = text.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
-    words = clean.split()
-    return words[:max_tokens], len(words) > max_tokens
-
-
 def wavelengths(d_model: int, base: float = 10000.0) -> pd.DataFrame:
     """Wavelength of each (sin, cos) pair: ``2*pi * base**(2i/d)`` positions.
 
@@ -248,7 +220,7 @@ def waves_long(
         raise ValueError(f"dims must be a list of dimension indices, got {type(dims).__name__}.")
     picked: list[int] = []
     for j in dims:
-        _check_whole("each of dims", j, 0, d_model - 1)
+        check_int("each of dims", j, 0, d_model - 1)
         if j not in picked:
             picked.append(j)
     if n_positions * len(picked) > MAX_TABLE_CELLS:
@@ -337,7 +309,7 @@ def rotation_matrix(d_model: int, base: float, k: int) -> torch.Tensor:
     that ``P(p+k)`` is a linear function of ``P(p)``. ``k`` may be negative.
     """
     check_encoding_args(1, d_model, base)
-    _check_whole("k", k, -MAX_POSITIONS, MAX_POSITIONS)
+    check_int("k", k, -MAX_POSITIONS, MAX_POSITIONS)
     two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
     angle = k / float(base) ** (two_i / d_model)  # (d/2,)
     c, s = torch.cos(angle), torch.sin(angle)
@@ -381,8 +353,8 @@ def integer_index_encoding(
     so the cosine between any two positions ``> 0`` is 1 (position 0 is the zero
     vector, with no direction at all).
     """
-    _check_whole("n_positions", n_positions, 1, MAX_POSITIONS)
-    _check_whole("d_model", d_model, 1, MAX_D_MODEL)
+    check_int("n_positions", n_positions, 1, MAX_POSITIONS)
+    check_int("d_model", d_model, 1, MAX_D_MODEL)
     return torch.arange(n_positions, dtype=dtype)[:, None].expand(n_positions, d_model).clone()
 
 
@@ -395,8 +367,8 @@ def learned_encoding(
     Before training the rows are nearly orthogonal random vectors: no notion of
     distance at all, which only training can put there.
     """
-    _check_whole("n_positions", n_positions, 1, MAX_POSITIONS)
-    _check_whole("d_model", d_model, 1, MAX_D_MODEL)
+    check_int("n_positions", n_positions, 1, MAX_POSITIONS)
+    check_int("d_model", d_model, 1, MAX_D_MODEL)
     _check_seed(seed)
     if (
         isinstance(std, bool)
@@ -530,7 +502,7 @@ def embedding_vs_position(
     ``P(p)`` and ``E[t_p] + P(p)``.
     """
     check_encoding_args(n_positions, d_model, base)
-    _check_whole("vocab_size", vocab_size, 1, MAX_VOCAB_CELLS)
+    check_int("vocab_size", vocab_size, 1, MAX_VOCAB_CELLS)
     _check_seed(seed)
     if vocab_size * d_model > MAX_VOCAB_CELLS:
         raise ValueError(

@@ -41,14 +41,14 @@ from .config import (
     Join,
     Residual,
     StackConfig,
-    _check_bool,
-    _check_choice,
     _check_float,
     _check_int,
 )
+from .data import spirals
 from .divergence import Divergence, first_divergence
 from .hooks import capture
 from .models import Stack, StackBlock, build
+from .train import Trainer
 
 # ------------------------------------------------------------------ the block
 
@@ -470,31 +470,6 @@ def forward_decomposition(
 # ------------------------------------------------------------- the built-in task
 
 
-def spirals(
-    n_points: int = 1536, classes: int = 3, turns: float = 1.5, noise: float = 0.05, seed: int = 0
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Interleaved spirals in the plane, one arm per class: ``(X (n, 2), y (n,))``.
-
-    Arm ``c`` is ``2 (r cos t, r sin t) + noise`` with ``r`` uniform in [0, 1] and
-    ``t = 2 pi (turns * r + c / classes)``: ``turns`` windings per arm. No
-    download; the same seed gives the same points.
-    """
-    if not 2 <= classes <= 10:
-        raise ValueError(f"classes={classes} is out of range: choose 2 to 10.")
-    if n_points < classes:
-        raise ValueError("n_points must be at least the number of classes.")
-    gen = torch.Generator().manual_seed(seed)
-    per = n_points // classes
-    xs, ys = [], []
-    for c in range(classes):
-        r = torch.rand(per, generator=gen)
-        theta = 2 * math.pi * (turns * r + c / classes)
-        pts = torch.stack([r * torch.cos(theta), r * torch.sin(theta)], dim=1)
-        xs.append(2 * (pts + noise * torch.randn(per, 2, generator=gen)))
-        ys.append(torch.full((per,), c, dtype=torch.long))
-    return torch.cat(xs), torch.cat(ys)
-
-
 # ------------------------------------------------------ degradation experiment
 
 
@@ -545,19 +520,13 @@ class DegradationConfig:
         _check_float(self, "turns", 0.0, 10.0)
         _check_float(self, "noise", 0.0, 1.0)
         _check_int(self, "eval_every", 1, 10_000)
-        _check_bool(self, "alpha_learnable")
-        for name, kind in (
-            ("activation", Activation),
-            ("init", Init),
-            ("residual", Residual),
-            ("join", Join),
-        ):
-            _check_choice(self, name, kind)
         if self.residual == "none":
             raise ValueError(
                 "residual='none' leaves nothing to compare: pick add, scaled or concat."
             )
-        self.variants(0)  # the stack configs validate the rest (e.g. join with concat)
+        # The stacks validate the fields they take (activation, init, residual, alpha,
+        # alpha_learnable, join) and their combinations (join with concat).
+        self.variants(0)
 
     def variants(self, seed: int) -> dict[str, StackConfig]:
         """The four stacks, by name: ``plain, {shallow}`` ... ``residual, {deep}``."""
@@ -656,8 +625,9 @@ def lesion(model: Stack, x: torch.Tensor, y: torch.Tensor) -> pd.DataFrame:
     """Delete one block at a time (``x_{i+1} = x_i``) and measure the damage (Veit et al.).
 
     Only blocks whose input and output widths match can be deleted. Columns:
-    ``deleted`` (block index), ``loss``, ``accuracy``, and ``base_accuracy`` (the
-    intact model's).
+    ``deleted`` (block index from 0), ``block`` (the same block counted from 1, as
+    the pages show it), ``loss``, ``accuracy``, and ``base_accuracy`` (the intact
+    model's).
     """
     model.eval()
     base_loss, base_err = evaluate(model, x, y)
@@ -674,12 +644,13 @@ def lesion(model: Stack, x: torch.Tensor, y: torch.Tensor) -> pd.DataFrame:
         rows.append(
             {
                 "deleted": i,
+                "block": i + 1,
                 "loss": float(F.cross_entropy(logits, y)),
                 "accuracy": float((logits.argmax(-1) == y).float().mean()),
                 "base_accuracy": 1.0 - base_err,
             }
         )
-    return pd.DataFrame(rows, columns=["deleted", "loss", "accuracy", "base_accuracy"])
+    return pd.DataFrame(rows, columns=["deleted", "block", "loss", "accuracy", "base_accuracy"])
 
 
 def train_degradation(
@@ -707,78 +678,71 @@ def train_degradation(
     cfgs = dcfg.variants(seed)
     x_all, y_all = spirals(dcfg.n_points, dcfg.classes, dcfg.turns, dcfg.noise, seed=seed)
     x_all, y_all = x_all.to(device), y_all.to(device)
-    models = {n: build(c, device).train() for n, c in cfgs.items()}
     init_signal = {n: layer_decomposition(build(c, device).eval(), x_all) for n, c in cfgs.items()}
-    opts = {n: torch.optim.Adam(m.parameters(), lr=dcfg.lr) for n, m in models.items()}
-    gen = torch.Generator().manual_seed(seed + 1)
-    active = dict.fromkeys(models, True)
     rows: list[dict[str, Any]] = []
-    divergence: dict[str, Divergence] = {}
     eval_start: dict[str, float] = {}
-    train_start: dict[str, float] = {}
 
     def record_one(n: str, step: int, found: Divergence | None = None) -> None:
-        m = models[n]
+        m = run.models[n]
         m.eval()
         loss, err = evaluate(m, x_all, y_all)
         m.train()
         eval_start.setdefault(n, loss)
-        found = found or first_divergence([loss], start=eval_start[n], first_step=step)
+        if found is None:
+            found = first_divergence([loss], start=eval_start[n], first_step=step)
+            if found is not None:
+                run.halt(n, found)
         rows.append(_row(n, cfgs[n], step, loss, err, found))
-        if found is not None:
-            divergence[n] = found
-            active[n] = False
 
     def record(step: int) -> None:
-        for n in models:
-            if active[n]:
-                record_one(n, step)
+        for n, _model in run.active():
+            record_one(n, step)
 
     def frame() -> pd.DataFrame:
         out = pd.DataFrame(rows, columns=list(DEGRADATION_COLUMNS))
-        out.attrs["diverged"] = {n: d.step for n, d in divergence.items()}
-        out.attrs["divergence"] = dict(divergence)
+        out.attrs["diverged"] = run.diverged
+        out.attrs["divergence"] = dict(run.divergence)
         return out
 
+    def progress(_run: Trainer, done: int) -> None:
+        record(done)
+        if callback is not None:
+            callback(frame(), done, dcfg.steps)
+
+    # Steps count from 1 (step 0 is the evaluation at init); each step's loss is judged
+    # before the update (eager), so a diverged model is evaluated as it diverged.
+    run = Trainer(
+        cfgs,
+        dcfg.steps,
+        seed=seed,
+        lr=dcfg.lr,
+        device=device,
+        first_step=1,
+        sync_every=dcfg.eval_every,
+        eager=True,
+        progress=progress,
+        should_stop=should_stop,
+    )
     record(0)
-    stopped = False
-    for t in range(1, dcfg.steps + 1):
+    gen = torch.Generator().manual_seed(seed + 1)
+    for t in run:
         idx = torch.randint(0, len(x_all), (dcfg.batch_size,), generator=gen).to(device)
         xb, yb = x_all[idx], y_all[idx]
-        for n, m in models.items():
-            if not active[n]:
-                continue
-            loss = F.cross_entropy(m(xb), yb)
-            opts[n].zero_grad(set_to_none=True)
-            loss.backward()
-            grads = [p.grad for p in m.parameters() if p.grad is not None]
-            gnorm = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
-            value = float(loss.detach())
-            train_start.setdefault(n, value)
-            found = first_divergence([value], [float(gnorm)], start=train_start[n], first_step=t)
+        for n, m in run.active():
+            found = run.update(n, F.cross_entropy(m(xb), yb))
             if found is not None:  # not updated: the row shows the model that diverged
-                record_one(n, t, found)
-                continue
-            opts[n].step()
-        if t % dcfg.eval_every == 0 or t == dcfg.steps:
-            record(t)
-            if callback is not None:
-                callback(frame(), t, dcfg.steps)
-            if should_stop is not None and should_stop() and t < dcfg.steps:
-                stopped = True
-                break
-        if not any(active.values()):
-            break
+                record_one(n, t + 1, found)
 
     curves = frame()
     final = curves.groupby("variant", sort=False).tail(1).reset_index(drop=True)
     final = final.assign(accuracy=1.0 - final["error"])
     lesions, signals = [], []
-    for n, m in models.items():
+    for n, m in run.models.items():
         m.eval()
         lesions.append(lesion(m, x_all, y_all).assign(variant=n, **_meta(cfgs[n])))
         signals.append(init_signal[n].assign(variant=n, stage="init", **_meta(cfgs[n])))
-        trained = layer_decomposition(m, x_all) if active[n] else init_signal[n].iloc[:0]
+        healthy = n not in run.divergence
+        trained = layer_decomposition(m, x_all) if healthy else init_signal[n].iloc[:0]
         signals.append(trained.assign(variant=n, stage="trained", **_meta(cfgs[n])))
     return DegradationResult(
         curves=curves,
@@ -786,11 +750,7 @@ def train_degradation(
         lesion=pd.concat(lesions, ignore_index=True),
         signal=pd.concat(signals, ignore_index=True),
         seconds=time.perf_counter() - t0,
-        attrs={
-            "stopped": stopped,
-            "diverged": dict(curves.attrs["diverged"]),
-            "divergence": dict(divergence),
-        },
+        attrs=run.attrs,
     )
 
 
