@@ -23,7 +23,9 @@ def home() -> None:
         "each page's sidebar, from the settings on the page; long runs (training, the depth "
         "sweep) start when you press their button. The sidebar seed sets the weights and the "
         "data on every page, and the address bar holds the settings, so a link gives the same "
-        "numbers again (within float rounding on another device; timings are measured anew)."
+        "numbers again (within float rounding on another device; timings are measured anew). "
+        "Each page shows one section at a time, named in the link; every section offers its "
+        "data as CSV and a Jupyter notebook that recomputes them with `import resviz as rv`."
     )
     for page in PAGES:
         st.page_link(str(ROOT / page.path), label=page.title, icon=page.icon)
