@@ -19,7 +19,7 @@ from .config import EncoderConfig, StackConfig, check_int
 from .data import Task, make_batch
 from .hooks import capture
 from .models import Encoder, build
-from .skip import forward_decomposition
+from .signal import forward_decomposition
 from .train import STEP_COLUMNS, Trainer
 
 Config = StackConfig | EncoderConfig
