@@ -11,6 +11,7 @@ from . import (
     charts,
     codegen_stack,
     data,
+    decomposition,
     degradation,
     findings,
     findings_stack,
@@ -23,7 +24,6 @@ from . import (
     raster,
     shattered,
     shortcuts,
-    signal,
     train,
 )
 from .aliases import gradflow, skip
@@ -31,6 +31,7 @@ from .budget import Budget, Estimate, combine, estimate
 from .codegen import generate_code
 from .config import ENCODER_PRESETS, EncoderConfig, StackConfig, config_fields
 from .data import spirals
+from .decomposition import forward_decomposition, layer_decomposition
 from .degradation import (
     DegradationConfig,
     DegradationResult,
@@ -98,7 +99,6 @@ from .playground import (
 from .positional import sinusoidal_encoding
 from .shattered import autocorrelation, shattered_gradients, shattered_summary
 from .shortcuts import block_formula, path_lengths, shortcut_table
-from .signal import forward_decomposition, layer_decomposition
 from .text import char_tokenize
 
 __version__ = "0.1.0"
@@ -113,7 +113,7 @@ __all__ = [
     "lesion_study",
     "shattered",
     "shortcuts",
-    "signal",
+    "decomposition",
     "raster",
     "positional",
     "charts",

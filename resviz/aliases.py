@@ -32,18 +32,18 @@ def alias(name: str, *modules: types.ModuleType) -> types.SimpleNamespace:
 from . import (  # noqa: E402
     codegen_stack,
     data,
+    decomposition,
     degradation,
     gradient_training,
     gradients,
     lesion_study,
     shattered,
     shortcuts,
-    signal,
 )
 
-# The skip-connections page's module: shortcuts, signal, degradation, lesion_study, the stack
+# The skip-connections page's module: shortcuts, decomposition, degradation, lesion_study, the stack
 # code generator, and spirals (its built-in task, from resviz.data).
-skip = alias("skip", shortcuts, signal, degradation, lesion_study, codegen_stack)
+skip = alias("skip", shortcuts, decomposition, degradation, lesion_study, codegen_stack)
 skip.spirals = data.spirals
 # The gradient-flow page's module; teacher_batch (resviz.data) was importable from it.
 gradflow = alias("gradflow", gradients, gradient_training, shattered)

@@ -31,10 +31,10 @@ from .config import (
     _check_int,
 )
 from .data import spirals
+from .decomposition import layer_decomposition
 from .divergence import Divergence, first_divergence
 from .lesion_study import evaluate, lesion
 from .models import build
-from .signal import layer_decomposition
 from .train import Trainer
 
 # ------------------------------------------------------ degradation experiment
