@@ -9,19 +9,36 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
 
 from . import (
     charts,
+    codegen_stack,
     data,
+    decomposition,
+    degradation,
     findings,
     findings_stack,
-    gradflow,
+    gradient_training,
+    gradients,
+    lesion_study,
     norms,
     playground,
     positional,
     raster,
+    shattered,
+    shortcuts,
     train,
 )
+from .aliases import gradflow, skip
 from .budget import Budget, Estimate, combine, estimate
 from .codegen import generate_code
 from .config import ENCODER_PRESETS, EncoderConfig, StackConfig, config_fields
+from .data import spirals
+from .decomposition import forward_decomposition, layer_decomposition
+from .degradation import (
+    DegradationConfig,
+    DegradationResult,
+    LesionConfig,
+    train_degradation,
+    train_lesion,
+)
 from .device import (
     available_devices,
     configure_threads,
@@ -56,18 +73,10 @@ from .findings_stack import (
     trend,
     value_range,
 )
-from .gradflow import (
-    GradTrace,
-    autocorrelation,
-    block_jacobian,
-    depth_sweep,
-    identity_ratio,
-    layer_gradients,
-    shattered_gradients,
-    shattered_summary,
-    train_layer_grads,
-)
+from .gradient_training import GradTrace, train_layer_grads
+from .gradients import block_jacobian, depth_sweep, identity_ratio, layer_gradients
 from .hooks import GradCapture, capture, capture_grads, hook_names
+from .lesion_study import lesion, lesion_caption, lesion_summary
 from .models import Encoder, HookPoint, Stack, build
 from .norms import (
     invariance_table,
@@ -88,28 +97,23 @@ from .playground import (
     train_masked,
 )
 from .positional import sinusoidal_encoding
-from .skip import (
-    DegradationConfig,
-    DegradationResult,
-    LesionConfig,
-    block_formula,
-    forward_decomposition,
-    layer_decomposition,
-    lesion,
-    lesion_caption,
-    lesion_summary,
-    path_lengths,
-    shortcut_table,
-    spirals,
-    train_degradation,
-    train_lesion,
-)
+from .shattered import autocorrelation, shattered_gradients, shattered_summary
+from .shortcuts import block_formula, path_lengths, shortcut_table
 from .text import char_tokenize
 
 __version__ = "0.1.0"
 
 __all__ = [
     "gradflow",
+    "skip",
+    "codegen_stack",
+    "degradation",
+    "gradient_training",
+    "gradients",
+    "lesion_study",
+    "shattered",
+    "shortcuts",
+    "decomposition",
     "raster",
     "positional",
     "charts",

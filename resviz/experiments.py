@@ -17,9 +17,9 @@ from torch.nn import functional as F
 
 from .config import EncoderConfig, StackConfig, check_int
 from .data import Task, make_batch
+from .decomposition import forward_decomposition
 from .hooks import capture
 from .models import Encoder, build
-from .skip import forward_decomposition
 from .train import STEP_COLUMNS, Trainer
 
 Config = StackConfig | EncoderConfig

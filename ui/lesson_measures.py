@@ -331,7 +331,7 @@ def skip_residual_lesion(settings: Mapping[str, Any], seed: int) -> Measured:
     judges it (``rv.lesion_caption``): it learned the task (accuracy halfway from
     chance to perfect) and loses at most ``LESION_SMALL_DROP`` (5 points) on average.
     Trains the section's two stacks (seconds at the defaults)."""
-    from resviz.skip import LESION_SMALL_DROP
+    from resviz.lesion_study import LESION_SMALL_DROP
 
     from . import skip_configs
 

@@ -10,9 +10,8 @@ known step, finite, on any machine.
 import pytest
 
 import ui.jobs
-from resviz import gradflow as G
+from resviz import degradation, gradient_training
 from resviz import playground as PG
-from resviz import skip as S
 from resviz.charts import DIVERGED_LEGEND
 from tests.unit.test_divergence import ScriptedF
 
@@ -49,7 +48,9 @@ def _fresh_jobs():
 def test_gradient_flow_names_a_blow_up_and_marks_it(app, monkeypatch):
     # Two variants (plain, residual) per step; the 4th step (step 3) blows up.
     monkeypatch.setattr(
-        G, "F", ScriptedF("mse_loss", "train_layer_grads", [1, 1, 1, BLOW_UP], per_step=2)
+        gradient_training,
+        "F",
+        ScriptedF("mse_loss", "train_layer_grads", [1, 1, 1, BLOW_UP], per_step=2),
     )
     at = _train(app, "app_pages/gradient_flow.py", "gradflow_train", section="Training", steps="20")
     warnings = [w.value for w in at.warning if "diverged" in w.value]
@@ -64,7 +65,9 @@ def test_gradient_flow_names_a_blow_up_and_marks_it(app, monkeypatch):
 def test_skip_connections_names_a_blow_up_and_marks_it(app, monkeypatch):
     # Four stacks per step; training steps count from 1, the 3rd blows up.
     monkeypatch.setattr(
-        S, "F", ScriptedF("cross_entropy", "train_degradation", [1, 1, BLOW_UP], per_step=4)
+        degradation,
+        "F",
+        ScriptedF("cross_entropy", "train_degradation", [1, 1, BLOW_UP], per_step=4),
     )
     at = _train(
         app,

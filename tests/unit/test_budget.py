@@ -166,7 +166,7 @@ def test_layer_gradients_never_hold_a_second_copy_of_the_weights():
 def test_backward_with_streams_measures_weight_gradients_and_keeps_none():
     import torch
 
-    from resviz import gradflow as G
+    from resviz import gradients as G
     from resviz.experiments import make_batch
 
     cfg = rv.StackConfig(depth=4, width=16, norm="layer", block="ffn", seed=3)

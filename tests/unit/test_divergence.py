@@ -18,11 +18,10 @@ import torch
 from torch.nn import functional as F
 
 import resviz as rv
-from resviz import charts
+from resviz import charts, degradation, gradient_training
 from resviz import experiments as E
 from resviz import gradflow as G
 from resviz import playground as pg
-from resviz import skip as S
 from resviz.divergence import definition, divergence_note
 
 FACTOR = rv.DIVERGENCE_FACTOR
@@ -188,7 +187,7 @@ def _run_compare(factors, monkeypatch):
 
 
 def _run_layer_grads(factors, monkeypatch):
-    monkeypatch.setattr(G, "F", ScriptedF("mse_loss", "train_layer_grads", factors))
+    monkeypatch.setattr(gradient_training, "F", ScriptedF("mse_loss", "train_layer_grads", factors))
     tr = G.train_layer_grads({"v": SMALL}, steps=8, lr=1e-3, batch_size=4, sync_every=3)
     return tr.loss, tr.attrs, 0
 
@@ -211,7 +210,7 @@ DEGRADATION = rv.DegradationConfig(
 
 def _run_degradation(factors, monkeypatch):
     monkeypatch.setattr(
-        S, "F", ScriptedF("cross_entropy", "train_degradation", factors, per_step=4)
+        degradation, "F", ScriptedF("cross_entropy", "train_degradation", factors, per_step=4)
     )
     res = rv.train_degradation(DEGRADATION)
     return res.curves, res.attrs, 1

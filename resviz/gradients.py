@@ -1,4 +1,4 @@
-"""Gradient flow through deep stacks: where gradients vanish and why shortcuts stop it.
+"""Gradient flow through deep stacks at init: where gradients vanish and why shortcuts stop it.
 
 Backpropagating through ``x_{l+1} = x_l + f(x_l)`` multiplies the gradient by
 ``I + J_l`` (``J_l = df/dx_l``) instead of ``J_l``, so
@@ -9,10 +9,13 @@ keeps an identity term however small the ``J_l`` are (the seed derivation
 dL/dx1 = dL/dx2 (1 + d layer(x1)/dx1)). With He et al. 2016's (Identity
 Mappings in Deep Residual Networks, section 3) scaled shortcut
 ``x_{l+1} = s x_l + f(x_l)`` that term becomes ``s^L``: it vanishes for ``s < 1``
-and explodes for ``s > 1``. Balduzzi et al. 2017 (The Shattered Gradients
-Problem) add a second failure: in deep plain nets with batch normalization the
-gradient with respect to the input looks like white noise, while residual nets
-keep it correlated between neighbouring inputs.
+and explodes for ``s > 1``.
+
+:func:`layer_gradients` reads ``dL/dx_l`` per position from the stream's hook points
+(:func:`resviz.capture_grads`); :func:`identity_ratio` sets the measured gain beside
+``s^(L - l)``; :func:`block_jacobian` gives the singular values of one block's ``J``
+and ``I + J``; :func:`depth_sweep` repeats the measure from 1 to 100 blocks. The
+frames at the end are what the gradient-flow page and its notebooks draw.
 
 Every function here is pure: configs and seeds in, tidy DataFrames out. Data come
 from seeded ``torch.Generator``s, models from :func:`resviz.build`.
@@ -22,8 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -32,10 +34,9 @@ from torch import nn
 from torch.nn import functional as F
 
 from .config import StackConfig
-from .data import make_batch, teacher_batch
+from .data import make_batch
 from .hooks import GradCapture, capture, capture_grads, stream_points, tap
 from .models import Stack, build
-from .train import Trainer
 
 Progress = Callable[[object, int, int], None]
 
@@ -261,121 +262,6 @@ def depth_sweep(
     return out
 
 
-# ----------------------------------------------------------------------- training
-
-
-@dataclass
-class GradTrace:
-    """What :func:`train_layer_grads` records.
-
-    ``loss``: one row per (``variant``, ``step``) with ``loss``, ``grad_norm`` (all
-    parameters), ``diverged`` and ``divergence`` (the reason, on the diverged step).
-    ``layers``: one row per (``variant``, ``step``, ``layer``) with ``grad_norm`` of
-    that block's parameters before the update (``layer`` counts blocks from 0,
-    ``block`` from 1, as the pages do). ``attrs``: ``stopped``, ``diverged``
-    (variant -> step) and ``divergence`` (variant -> :class:`resviz.Divergence`).
-    """
-
-    loss: pd.DataFrame
-    layers: pd.DataFrame
-    steps: int
-    attrs: dict[str, object] = field(default_factory=dict)
-
-    def heatmap(self, variant: str) -> np.ndarray:
-        """``[n_layers, steps]`` matrix of ``log10`` gradient norms (NaN where not run;
-        ``-inf`` where a norm is exactly 0)."""
-        d = self.layers[self.layers["variant"] == variant]
-        n_layers = int(d["layer"].max()) + 1 if len(d) else 0
-        m = np.full((n_layers, self.steps), np.nan)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            m[d["layer"].to_numpy(), d["step"].to_numpy()] = np.log10(d["grad_norm"].to_numpy())
-        return m
-
-    def heatmaps(self) -> Heatmaps:
-        """Every variant's :meth:`heatmap` on one colour scale, ready to draw: exact
-        zeros (``-inf``) are set to the scale's lowest value and counted."""
-        mats = {v: self.heatmap(v) for v in self.loss["variant"].unique()}
-        finite = np.concatenate([m[np.isfinite(m)] for m in mats.values()] or [np.empty(0)])
-        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 0.0)
-        hi = hi if hi > lo else lo + 1.0
-        zeros = sum(int(np.isneginf(m).sum()) for m in mats.values())
-        shown = {v: np.where(np.isneginf(m), lo, m) for v, m in mats.items()}
-        return Heatmaps(shown, lo, hi, zeros)
-
-
-@dataclass(frozen=True)
-class Heatmaps:
-    """:meth:`GradTrace.heatmaps`: ``matrices`` (variant -> ``[n_layers, steps]`` log10
-    gradient norms, NaN where not run), their shared scale ``vmin`` to ``vmax``, and
-    how many cells were exactly 0 (``zeros``, drawn at ``vmin``)."""
-
-    matrices: dict[str, np.ndarray]
-    vmin: float
-    vmax: float
-    zeros: int
-
-
-def train_layer_grads(
-    variants: Mapping[str, StackConfig],
-    steps: int = 200,
-    seed: int = 0,
-    lr: float = 1e-3,
-    batch_size: int = 64,
-    device: torch.device | str | None = None,
-    callback: Callable[[GradTrace, int, int], None] | None = None,
-    should_stop: Callable[[], bool] | None = None,
-    sync_every: int = 10,
-) -> GradTrace:
-    """Train stacks with Adam from the same seed on the same batches, recording every
-    block's gradient norm at every step (the layer x step heatmap).
-
-    All variants must share input and output widths. Each is built with its seed
-    replaced by ``seed``; batch ``t`` is identical for every variant: Gaussian
-    inputs and the outputs of a fixed random teacher (:func:`teacher_batch`). A
-    variant that diverges (:func:`resviz.first_divergence`: loss or gradient
-    NaN/Inf, or loss above ``DIVERGENCE_FACTOR`` times its step-0 loss) stops at
-    that step, which is marked ``diverged``. Every ``sync_every`` steps
-    ``callback(trace_so_far, step, steps)`` runs and ``should_stop()`` is checked.
-    The loop is :class:`resviz.train.Trainer`'s with ``blocks=True``.
-    """
-    if not variants:
-        raise ValueError("train_layer_grads needs at least one variant.")
-    in_dims = {c.in_dim for c in variants.values()}
-    out_dims = {c.out_dim or c.out_width for c in variants.values()}
-    if len(in_dims) > 1 or len(out_dims) > 1:
-        raise ValueError("every variant needs the same input and output width.")
-    in_dim, out_dim = in_dims.pop(), out_dims.pop()
-
-    def trace(run: Trainer) -> GradTrace:
-        loss = run.frame(("variant", "step", "loss", "grad_norm", "diverged", "divergence"))
-        return GradTrace(loss, run.block_frame(), steps, run.attrs)
-
-    def progress(run: Trainer, done: int) -> None:
-        if callback is not None:
-            callback(trace(run), done, steps)
-
-    run = Trainer(
-        variants,
-        steps,
-        seed=seed,
-        lr=lr,
-        device=device,
-        sync_every=sync_every,
-        blocks=True,
-        progress=progress,
-        should_stop=should_stop,
-    )
-    teacher_gen = torch.Generator().manual_seed(seed + 1)
-    teacher = torch.randn(in_dim, in_dim + out_dim, generator=teacher_gen) / math.sqrt(in_dim)
-    gen = torch.Generator().manual_seed(seed)
-    for _ in run:
-        x, y = teacher_batch(in_dim, out_dim, batch_size, gen, teacher)
-        x, y = x.to(run.device), y.to(run.device)
-        for name, model in run.active():
-            run.update(name, F.mse_loss(model(x), y))
-    return trace(run)
-
-
 # ------------------------------------------------------- the page's frames, ready to chart
 # The gradient-flow page and the notebooks it exports both call these, so what a
 # notebook draws cannot drift from what the page draws.
@@ -388,20 +274,6 @@ def plain_and_residual(base: StackConfig) -> dict[str, StackConfig]:
     (``base``'s own ``residual``, ``"add"`` by default), labelled :data:`PLAIN` and
     :data:`RESIDUAL`."""
     return {PLAIN: dataclasses.replace(base, residual="none"), RESIDUAL: base}
-
-
-def scaled_label(scale: float) -> str:
-    """The label of the stack ``scale·x + f(x)``."""
-    return f"scaled: {scale:g}·x + f(x)"
-
-
-def training_variants(base: StackConfig, scale: float | None = None) -> dict[str, StackConfig]:
-    """The stacks trained side by side: plain and residual, and ``scale·x + f(x)``
-    when ``scale`` is given."""
-    out = plain_and_residual(base)
-    if scale is not None:
-        out[scaled_label(scale)] = dataclasses.replace(base, identity_scale=scale)
-    return out
 
 
 def _stacked(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
@@ -485,168 +357,19 @@ def with_variant(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(variant=np.where(df["residual"] == "none", "plain", "residual"))
 
 
-# ------------------------------------------------------------- shattered gradients
-
-
-def shattered_gradients(
-    residual: str = "none",
-    depth: int = 24,
-    width: int = 128,
-    activation: str = "relu",
-    norm: str = "batch",
-    n_points: int = 256,
-    lo: float = -2.0,
-    hi: float = 2.0,
-    seed: int = 0,
-    device: torch.device | str | None = None,
-) -> pd.DataFrame:
-    """``df/dx`` of a scalar network on a 1-D grid of inputs (Balduzzi et al. 2017).
-
-    The network maps ``x`` (width 1) through a first block to ``width``, then
-    ``depth`` blocks of width ``width`` (plain or with identity shortcuts, norm
-    before the branch), then a linear head to one output. ``n_points`` inputs
-    evenly spaced on ``[lo, hi]`` form one batch; batch norm's statistics are taken
-    from that batch once and then frozen, so the network is a fixed function of
-    ``x`` and ``df/dx`` is each point's own derivative. Columns: ``x``, ``grad``,
-    ``output``.
-    """
-    if not 8 <= n_points <= 4096:
-        raise ValueError(f"n_points={n_points} is out of range: choose 8 to 4096.")
-    if not lo < hi:
-        raise ValueError("the interval needs lo < hi.")
-    cfg = StackConfig(
-        widths=(1,) + (width,) * (depth + 1),
-        activation=activation,  # type: ignore[arg-type]
-        residual=residual,  # type: ignore[arg-type]
-        norm=norm,  # type: ignore[arg-type]
-        init="kaiming" if activation == "relu" else "default",
-        out_dim=1,
-        seed=seed,
-    )
-    dev = _device(device)
-    model = build(cfg, dev)
-    x = torch.linspace(lo, hi, n_points, device=dev)[:, None]
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm1d):
-            m.momentum = None  # cumulative average: one pass sets the batch statistics
-    model.train()
-    with torch.no_grad():
-        model(x)
-    model.eval()
-    xg = x.clone().requires_grad_(True)
-    out = model(xg)
-    (grad,) = torch.autograd.grad(out.sum(), xg)
-    return pd.DataFrame(
-        {
-            "x": x[:, 0].cpu().numpy(),
-            "grad": grad[:, 0].detach().cpu().numpy(),
-            "output": out[:, 0].detach().cpu().numpy(),
-        }
-    )
-
-
-def autocorrelation(values: Iterable[float], max_lag: int = 1) -> pd.DataFrame:
-    """Pearson correlation between ``g[i]`` and ``g[i + k]`` for ``k = 0..max_lag``.
-
-    A constant sequence has no defined correlation (NaN). Columns: ``lag``, ``corr``.
-    """
-    g = np.asarray(list(values), dtype=float)
-    rows = []
-    for k in range(max_lag + 1):
-        a, b = (g, g) if k == 0 else (g[:-k], g[k:])
-        if len(a) < 2 or not np.isfinite(a).all() or not np.isfinite(b).all():
-            corr = math.nan
-        else:
-            sa, sb = a.std(), b.std()
-            corr = (
-                float(((a - a.mean()) * (b - b.mean())).mean() / (sa * sb))
-                if sa * sb > 0
-                else math.nan
-            )
-        rows.append({"lag": k, "corr": corr})
-    return pd.DataFrame(rows)
-
-
-def shattered_summary(
-    depths: Sequence[int] = (2, 10, 50),
-    residuals: Sequence[str] = ("none", "add"),
-    width: int = 128,
-    activation: str = "relu",
-    norm: str = "batch",
-    n_points: int = 256,
-    seed: int = 0,
-    max_lag: int = 16,
-    device: torch.device | str | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """:func:`shattered_gradients` for every (residual, depth), and the autocorrelation
-    of each gradient sequence.
-
-    Returns ``(gradients, acf)``: ``gradients`` has ``residual, depth, x, grad,
-    grad_scaled`` (``grad`` divided by its standard deviation, so depths share an
-    axis); ``acf`` has ``residual, depth, lag, corr``.
-    """
-    grads, acfs = [], []
-    for res in residuals:
-        for d in depths:
-            g = shattered_gradients(
-                res, d, width, activation, norm, n_points, seed=seed, device=device
-            )
-            sd = float(g["grad"].std())
-            g["grad_scaled"] = g["grad"] / sd if sd > 0 and math.isfinite(sd) else math.nan
-            grads.append(g.assign(residual=res, depth=d))
-            acfs.append(autocorrelation(g["grad"], max_lag).assign(residual=res, depth=d))
-    gcols = ["residual", "depth", "x", "grad", "grad_scaled"]
-    acols = ["residual", "depth", "lag", "corr"]
-    return (
-        pd.concat(grads, ignore_index=True)[gcols],
-        pd.concat(acfs, ignore_index=True)[acols],
-    )
-
-
-def lag_table(acf: pd.DataFrame, lag: int = 1) -> pd.DataFrame:
-    """The autocorrelation at ``lag`` per depth, a column per net:
-    ``depth``, ``plain lag-1 autocorrelation``, ``residual lag-1 autocorrelation``."""
-    return (
-        with_variant(acf[acf["lag"] == lag])
-        .pivot(index="depth", columns="variant", values="corr")
-        .reset_index()
-        .rename(columns={v: f"{v} lag-{lag} autocorrelation" for v in ("plain", "residual")})
-        .rename_axis(columns=None)
-    )
-
-
-def acf_curves(acf: pd.DataFrame) -> pd.DataFrame:
-    """:func:`shattered_summary`'s autocorrelations with ``variant`` and a ``curve``
-    per net (``"plain, depth 50"``)."""
-    out = with_variant(acf)
-    out["curve"] = out["variant"] + ", depth " + out["depth"].astype(str)
-    return out
-
-
 __all__ = [
     "DEFAULT_DEPTHS",
     "PLAIN",
     "RESIDUAL",
-    "GradTrace",
-    "Heatmaps",
-    "acf_curves",
-    "autocorrelation",
     "block_jacobian",
     "depth_sweep",
     "identity_ratio",
     "identity_ratio_long",
     "jacobian_norms",
     "jacobian_spectrum",
-    "lag_table",
     "layer_gradients",
     "plain_and_residual",
-    "scaled_label",
     "stream_gradient_frame",
-    "shattered_gradients",
-    "shattered_summary",
-    "teacher_batch",
-    "train_layer_grads",
-    "training_variants",
     "weight_gradient_frame",
     "with_variant",
 ]

@@ -1,0 +1,51 @@
+"""The old page-shaped module names, kept as documented aliases.
+
+resviz's modules are named by concept (``gradients``, ``shattered``, ...). The names
+the pages and notebooks used before, ``rv.gradflow.layer_gradients`` or
+``from resviz import skip as S``, keep working through these namespaces: each
+exposes every public name (``__all__``) of the concept modules it lists, the same
+objects. They are not modules: ``import resviz.gradflow`` does not work; import the
+concept module for new code.
+"""
+
+from __future__ import annotations
+
+import types
+
+
+def alias(name: str, *modules: types.ModuleType) -> types.SimpleNamespace:
+    """A namespace named ``resviz.{name}`` holding every name in each module's ``__all__``."""
+    names: dict[str, object] = {}
+    for module in modules:
+        for n in module.__all__:
+            value = getattr(module, n)
+            if n in names and names[n] is not value:
+                raise ValueError(f"alias {name!r}: {n!r} is defined twice.")
+            names[n] = value
+    ns = types.SimpleNamespace(**names)
+    ns.__name__ = f"resviz.{name}"
+    ns.__doc__ = f"Alias: the public names of {', '.join(m.__name__ for m in modules)}."
+    return ns
+
+
+# ---- skip and gradflow (issue 14, split mA) ----
+from . import (  # noqa: E402
+    codegen_stack,
+    data,
+    decomposition,
+    degradation,
+    gradient_training,
+    gradients,
+    lesion_study,
+    shattered,
+    shortcuts,
+)
+
+# The skip-connections page's module: shortcuts, decomposition, degradation, lesion_study, the stack
+# code generator, and spirals (its built-in task, from resviz.data).
+skip = alias("skip", shortcuts, decomposition, degradation, lesion_study, codegen_stack)
+skip.spirals = data.spirals
+# The gradient-flow page's module; teacher_batch (resviz.data) was importable from it.
+gradflow = alias("gradflow", gradients, gradient_training, shattered)
+gradflow.teacher_batch = data.teacher_batch
+# ---- end skip and gradflow ----
