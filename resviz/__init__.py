@@ -9,19 +9,26 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
 
 from . import (
     charts,
+    codegen_encoder,
     data,
+    encoder_inspect,
     findings,
     findings_stack,
     gradflow,
-    norms,
-    playground,
+    masked_training,
+    model_card,
+    norm_cost,
+    normalization,
     positional,
+    prepost,
     raster,
     train,
 )
+from .aliases import norms, playground
 from .budget import Budget, Estimate, combine, estimate
 from .codegen import generate_code
 from .config import ENCODER_PRESETS, EncoderConfig, StackConfig, config_fields
+from .data import tokenize
 from .device import (
     available_devices,
     configure_threads,
@@ -30,6 +37,7 @@ from .device import (
     run_with_fallback,
 )
 from .divergence import DIVERGENCE_FACTOR, Divergence, first_divergence
+from .encoder_inspect import rank_collapse, rank_collapse_compare, residual_stream
 from .experiments import (
     forward_signal,
     gradient_norms,
@@ -68,26 +76,12 @@ from .gradflow import (
     train_layer_grads,
 )
 from .hooks import GradCapture, capture, capture_grads, hook_names
+from .masked_training import predict_masked, train_masked
 from .models import Encoder, HookPoint, Stack, build
-from .norms import (
-    invariance_table,
-    last_layer_grad,
-    layernorm_gap,
-    norm_timing,
-    prepost_stream,
-    scaled_batch,
-    textbook_layernorm,
-    train_warmup,
-)
-from .playground import (
-    predict_masked,
-    rank_collapse,
-    rank_collapse_compare,
-    residual_stream,
-    tokenize,
-    train_masked,
-)
+from .norm_cost import norm_timing
+from .normalization import invariance_table, layernorm_gap, scaled_batch, textbook_layernorm
 from .positional import sinusoidal_encoding
+from .prepost import last_layer_grad, prepost_stream, train_warmup
 from .skip import (
     DegradationConfig,
     DegradationResult,
@@ -110,6 +104,13 @@ __version__ = "0.1.0"
 
 __all__ = [
     "gradflow",
+    "codegen_encoder",
+    "encoder_inspect",
+    "masked_training",
+    "model_card",
+    "norm_cost",
+    "normalization",
+    "prepost",
     "raster",
     "positional",
     "charts",

@@ -11,7 +11,7 @@ import pytest
 
 import ui.jobs
 from resviz import gradflow as G
-from resviz import playground as PG
+from resviz import masked_training as MT
 from resviz import skip as S
 from resviz.charts import DIVERGED_LEGEND
 from tests.unit.test_divergence import ScriptedF
@@ -85,7 +85,7 @@ def test_skip_connections_names_a_blow_up_and_marks_it(app, monkeypatch):
 
 def test_encoder_playground_names_a_blow_up_and_marks_it(app, monkeypatch):
     monkeypatch.setattr(
-        PG, "F", ScriptedF("cross_entropy", "train_masked", [1, 1, BLOW_UP], per_step=2)
+        MT, "F", ScriptedF("cross_entropy", "train_masked", [1, 1, BLOW_UP], per_step=2)
     )
     small = {"layers": "1", "d_model": "32", "heads": "4", "d_ff": "64", "max_len": "12"}
     small["section"] = "Training"
