@@ -9,28 +9,33 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
 
 from . import (
     charts,
+    codegen_encoder,
     codegen_stack,
     data,
     decomposition,
     degradation,
+    encoder_inspect,
     findings,
     findings_stack,
     gradient_training,
     gradients,
     lesion_study,
-    norms,
-    playground,
+    masked_training,
+    model_card,
+    norm_cost,
+    normalization,
     positional,
+    prepost,
     raster,
     shattered,
     shortcuts,
     train,
 )
-from .aliases import gradflow, skip
+from .aliases import gradflow, norms, playground, skip
 from .budget import Budget, Estimate, combine, estimate
 from .codegen import generate_code
 from .config import ENCODER_PRESETS, EncoderConfig, StackConfig, config_fields
-from .data import spirals
+from .data import spirals, tokenize
 from .decomposition import forward_decomposition, layer_decomposition
 from .degradation import (
     DegradationConfig,
@@ -47,6 +52,7 @@ from .device import (
     run_with_fallback,
 )
 from .divergence import DIVERGENCE_FACTOR, Divergence, first_divergence
+from .encoder_inspect import rank_collapse, rank_collapse_compare, residual_stream
 from .experiments import (
     forward_signal,
     gradient_norms,
@@ -77,26 +83,12 @@ from .gradient_training import GradTrace, train_layer_grads
 from .gradients import block_jacobian, depth_sweep, identity_ratio, layer_gradients
 from .hooks import GradCapture, capture, capture_grads, hook_names
 from .lesion_study import lesion, lesion_caption, lesion_summary
+from .masked_training import predict_masked, train_masked
 from .models import Encoder, HookPoint, Stack, build
-from .norms import (
-    invariance_table,
-    last_layer_grad,
-    layernorm_gap,
-    norm_timing,
-    prepost_stream,
-    scaled_batch,
-    textbook_layernorm,
-    train_warmup,
-)
-from .playground import (
-    predict_masked,
-    rank_collapse,
-    rank_collapse_compare,
-    residual_stream,
-    tokenize,
-    train_masked,
-)
+from .norm_cost import norm_timing
+from .normalization import invariance_table, layernorm_gap, scaled_batch, textbook_layernorm
 from .positional import sinusoidal_encoding
+from .prepost import last_layer_grad, prepost_stream, train_warmup
 from .shattered import autocorrelation, shattered_gradients, shattered_summary
 from .shortcuts import block_formula, path_lengths, shortcut_table
 from .text import char_tokenize
@@ -114,6 +106,13 @@ __all__ = [
     "shattered",
     "shortcuts",
     "decomposition",
+    "codegen_encoder",
+    "encoder_inspect",
+    "masked_training",
+    "model_card",
+    "norm_cost",
+    "normalization",
+    "prepost",
     "raster",
     "positional",
     "charts",

@@ -49,3 +49,25 @@ skip.spirals = data.spirals
 gradflow = alias("gradflow", gradients, gradient_training, shattered)
 gradflow.teacher_batch = data.teacher_batch
 # ---- end skip and gradflow ----
+
+
+# --- encoder playground and normalization page (issue 14 phase 2, m-mB) -----------------
+from . import (  # noqa: E402
+    codegen_encoder,
+    data,
+    encoder_inspect,
+    masked_training,
+    model_card,
+    norm_cost,
+    normalization,
+    prepost,
+)
+
+# ``rv.playground``: tokenizers (resviz.data), the views, masked training, the model
+# card and the encoder's generated code.
+playground = alias(
+    "playground", data, encoder_inspect, masked_training, model_card, codegen_encoder
+)
+# ``rv.norms``: the norm layers measured, Post-LN versus Pre-LN, and their cost.
+norms = alias("norms", normalization, prepost, norm_cost)
+# --- end m-mB ------------------------------------------------------------------------------

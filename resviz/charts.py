@@ -234,7 +234,7 @@ def heatmap(
 
 def attention_map(df: pd.DataFrame, labels: list[str], *, title: str = "") -> alt.Chart:
     """One head's attention weights (``query, key, weight`` rows, as
-    ``resviz.playground.attention_frame`` gives them): queries down, keys across, in
+    ``resviz.encoder_inspect.attention_frame`` gives them): queries down, keys across, in
     token order, every token labelled (never thinned out; smaller type past 20)."""
     labels = list(labels)
     size = 14 if len(labels) <= 20 else 12
@@ -257,7 +257,7 @@ def attention_map(df: pd.DataFrame, labels: list[str], *, title: str = "") -> al
 
 def share_bars(share: pd.DataFrame, *, y_title: str = "share of ||x_L||^2") -> alt.Chart:
     """Each component's share of the final stream (``component, sublayer, share``
-    rows, as ``resviz.playground.final_share`` gives them), in stream order."""
+    rows, as ``resviz.encoder_inspect.final_share`` gives them), in stream order."""
     order = list(share["component"])
     chart = (
         alt.Chart(share)

@@ -12,7 +12,8 @@ same data on any device.
   built from the text itself, word or character level, with ``[PAD]``,
   ``[UNK]``, ``[MASK]``; the encoder playground), :func:`tokenize_words`
   (whitespace words, no vocabulary; the sinusoidal page's table) and
-  :func:`char_tokenize` (one id per code point, no vocabulary).
+  :func:`char_tokenize` (one id per code point, no vocabulary); :func:`token_table`
+  shows a tokenized text, :data:`DEFAULT_TEXT` is the playground's default paragraph.
 
 Text is data: it is split and counted, never evaluated or rendered.
 """
@@ -27,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+import pandas as pd
 import torch
 
 from .config import MAX_POSITIONS, EncoderConfig, StackConfig, check_int
@@ -233,6 +235,27 @@ def axis_labels(tokens: Sequence[str], width: int = 10) -> list[str]:
     return out
 
 
+# The encoder playground's default paragraph, written for this project.
+DEFAULT_TEXT = (
+    "A residual connection lets each layer add to a running sum instead of replacing it. "
+    "The input travels along the stream unchanged, every sublayer writes a small update, "
+    "and the gradient finds a short path back to the first layer. Take the stream away "
+    "and attention alone blurs the tokens together until every position looks the same."
+)
+
+
+def token_table(tokens: Tokens) -> pd.DataFrame:
+    """One row per token: ``position, token, id, unknown``."""
+    return pd.DataFrame(
+        {
+            "position": range(len(tokens)),
+            "token": list(tokens.tokens),
+            "id": list(tokens.ids),
+            "unknown": [i == UNK for i in tokens.ids],
+        }
+    )
+
+
 def tokenize_words(text: str, max_tokens: int = 64) -> tuple[list[str], bool]:
     """Split ``text`` on Unicode whitespace (``str.split``); return ``(tokens, truncated)``.
 
@@ -265,6 +288,7 @@ def char_tokenize(text: str, vocab_size: int, max_len: int) -> tuple[list[int], 
 
 
 __all__ = [
+    "DEFAULT_TEXT",
     "MASK",
     "PAD",
     "SPECIALS",
@@ -281,6 +305,7 @@ __all__ = [
     "spirals",
     "split_tokens",
     "teacher_batch",
+    "token_table",
     "tokenize",
     "tokenize_words",
 ]

@@ -10,8 +10,7 @@ known step, finite, on any machine.
 import pytest
 
 import ui.jobs
-from resviz import degradation, gradient_training
-from resviz import playground as PG
+from resviz import degradation, gradient_training, masked_training
 from resviz.charts import DIVERGED_LEGEND
 from tests.unit.test_divergence import ScriptedF
 
@@ -88,7 +87,9 @@ def test_skip_connections_names_a_blow_up_and_marks_it(app, monkeypatch):
 
 def test_encoder_playground_names_a_blow_up_and_marks_it(app, monkeypatch):
     monkeypatch.setattr(
-        PG, "F", ScriptedF("cross_entropy", "train_masked", [1, 1, BLOW_UP], per_step=2)
+        masked_training,
+        "F",
+        ScriptedF("cross_entropy", "train_masked", [1, 1, BLOW_UP], per_step=2),
     )
     small = {"layers": "1", "d_model": "32", "heads": "4", "d_ff": "64", "max_len": "12"}
     small["section"] = "Training"

@@ -198,7 +198,9 @@ def _run_masked(factors, monkeypatch):
     cfg = rv.EncoderConfig(
         n_layers=1, d_model=16, n_heads=2, d_ff=32, vocab_size=len(vocab), max_len=16
     )
-    monkeypatch.setattr(pg, "F", ScriptedF("cross_entropy", "train_masked", factors))
+    monkeypatch.setattr(
+        rv.masked_training, "F", ScriptedF("cross_entropy", "train_masked", factors)
+    )
     run = pg.train_masked({"v": cfg}, ids, steps=8, seq_len=8, lr=1e-3, sync_every=3)
     return run.curves, run.curves.attrs, 1
 
