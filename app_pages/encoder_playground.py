@@ -11,9 +11,10 @@ import resviz as rv
 from resviz import playground as PG
 from resviz.budget import human_bytes, human_count, human_flops
 from ui import cache, charts, jobs, views
+from ui.budget import budget
 from ui.notebook import Notebook, literal
 from ui.params import PageParams
-from ui.shell import budget, page_setup
+from ui.shell import page_setup
 from ui.specs import encoder_playground as S
 
 PAGE = "encoder_playground"
