@@ -8,6 +8,7 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
 """
 
 from . import (
+    chart_maps,
     charts,
     data,
     findings,
@@ -15,6 +16,7 @@ from . import (
     gradflow,
     norms,
     playground,
+    position_measures,
     positional,
     raster,
     train,
@@ -112,7 +114,9 @@ __all__ = [
     "gradflow",
     "raster",
     "positional",
+    "position_measures",
     "charts",
+    "chart_maps",
     "data",
     "train",
     "DIVERGENCE_FACTOR",
