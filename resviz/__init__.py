@@ -12,7 +12,7 @@ from . import (
     charts,
     data,
     findings,
-    findings_stack,
+    findings_runs,
     gradflow,
     norms,
     playground,
@@ -21,6 +21,7 @@ from . import (
     raster,
     train,
 )
+from .aliases import findings_stack
 from .budget import Budget, Estimate, combine, estimate
 from .codegen import generate_code
 from .config import ENCODER_PRESETS, EncoderConfig, StackConfig, config_fields
@@ -41,22 +42,28 @@ from .experiments import (
     stream_norms,
     train_compare,
 )
-from .findings import crossing_words, format_number, lower_words, ratio_words, trend_words
-from .findings_stack import (
+from .findings import (
     change,
     compare,
     crossing,
+    crossing_words,
+    format_number,
+    lower_words,
+    order,
+    ratio_words,
+    share_of,
+    spread_vs,
+    trend,
+    trend_words,
+    value_range,
+)
+from .findings_runs import (
     degradation_summary,
     depth_effect,
     encoder_stream_rule,
     loss_race,
-    order,
-    share_of,
-    spread_vs,
     stack_norm_rule,
     stage_change,
-    trend,
-    value_range,
 )
 from .gradflow import (
     GradTrace,
@@ -157,6 +164,7 @@ __all__ = [
     "estimate",
     "findings_stack",
     "findings",
+    "findings_runs",
     "format_number",
     "first_divergence",
     "forward_decomposition",
