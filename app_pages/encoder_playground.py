@@ -11,9 +11,10 @@ import resviz as rv
 from resviz import playground as PG
 from resviz.budget import human_bytes, human_count, human_flops
 from ui import cache, charts, jobs, views
+from ui.budget import budget
 from ui.notebook import Notebook, literal
 from ui.params import PageParams
-from ui.shell import budget, page_setup
+from ui.shell import page_setup
 from ui.specs import encoder_playground as S
 
 PAGE = "encoder_playground"
@@ -466,7 +467,7 @@ def collapse_section(s: Setup) -> None:
         caption="The same comparison seen as similarity: a mean cosine of 1 means every "
         "token vector points the same way. After the last layer: "
         + "; ".join(
-            f"{v}: {rv.findings_stack.num(g['cosine'].iloc[-1])}"
+            f"{v}: {rv.format_number(g['cosine'].iloc[-1])}"
             for v, g in collapse.groupby("variant", sort=False)
         )
         + ".",
@@ -567,7 +568,7 @@ def training_section(s: Setup) -> None:
             curves,
             "training_loss",
             caption=f"Guessing uniformly over the {cfg.vocab_size} tokens of the vocabulary "
-            f"gives a loss of ln {cfg.vocab_size} = {rv.findings_stack.num(math.log(cfg.vocab_size))}. "
+            f"gives a loss of ln {cfg.vocab_size} = {rv.format_number(math.log(cfg.vocab_size))}. "
             + rv.loss_race(curves, "your model", name2),
         )
 

@@ -11,9 +11,10 @@ import resviz as rv
 from resviz import gradflow as G
 from ui import charts, jobs, views
 from ui import gradflow_cache as cache
+from ui.budget import budget
 from ui.notebook import Notebook
 from ui.params import PageParams
-from ui.shell import budget, page_setup
+from ui.shell import page_setup
 from ui.specs import gradient_flow as S
 
 TITLE = "Gradient flow"

@@ -11,10 +11,11 @@ import resviz as rv
 from resviz import norms as N
 from resviz.divergence import divergence_note
 from ui import charts, jobs, views
+from ui.budget import budget
 from ui.cache import POLICY
 from ui.notebook import Notebook
 from ui.params import PageParams
-from ui.shell import budget, page_setup
+from ui.shell import page_setup
 from ui.specs import normalization as S
 
 TITLE = "Normalization"

@@ -9,10 +9,11 @@ import torch
 import resviz as rv
 from ui import charts, jobs, views
 from ui import skip_configs as C
+from ui.budget import budget
 from ui.cache import POLICY
 from ui.notebook import Notebook
 from ui.params import PageParams
-from ui.shell import budget, page_setup
+from ui.shell import page_setup
 from ui.specs import skip_connections as S
 
 TITLE = "Skip connections"

@@ -8,6 +8,7 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
 """
 
 from . import (
+    chart_maps,
     charts,
     codegen_encoder,
     codegen_stack,
@@ -16,7 +17,7 @@ from . import (
     degradation,
     encoder_inspect,
     findings,
-    findings_stack,
+    findings_runs,
     gradient_training,
     gradients,
     lesion_study,
@@ -24,6 +25,7 @@ from . import (
     model_card,
     norm_cost,
     normalization,
+    position_measures,
     positional,
     prepost,
     raster,
@@ -31,7 +33,7 @@ from . import (
     shortcuts,
     train,
 )
-from .aliases import gradflow, norms, playground, skip
+from .aliases import findings_stack, gradflow, norms, playground, skip
 from .budget import Budget, Estimate, combine, estimate
 from .codegen import generate_code
 from .config import ENCODER_PRESETS, EncoderConfig, StackConfig, config_fields
@@ -62,22 +64,28 @@ from .experiments import (
     stream_norms,
     train_compare,
 )
-from .findings import crossing_words, format_number, lower_words, ratio_words, trend_words
-from .findings_stack import (
+from .findings import (
     change,
     compare,
     crossing,
+    crossing_words,
+    format_number,
+    lower_words,
+    order,
+    ratio_words,
+    share_of,
+    spread_vs,
+    trend,
+    trend_words,
+    value_range,
+)
+from .findings_runs import (
     degradation_summary,
     depth_effect,
     encoder_stream_rule,
     loss_race,
-    order,
-    share_of,
-    spread_vs,
     stack_norm_rule,
     stage_change,
-    trend,
-    value_range,
 )
 from .gradient_training import GradTrace, train_layer_grads
 from .gradients import block_jacobian, depth_sweep, identity_ratio, layer_gradients
@@ -115,7 +123,9 @@ __all__ = [
     "prepost",
     "raster",
     "positional",
+    "position_measures",
     "charts",
+    "chart_maps",
     "data",
     "train",
     "DIVERGENCE_FACTOR",
@@ -156,6 +166,7 @@ __all__ = [
     "estimate",
     "findings_stack",
     "findings",
+    "findings_runs",
     "format_number",
     "first_divergence",
     "forward_decomposition",

@@ -13,8 +13,9 @@ from __future__ import annotations
 import types
 
 
-def alias(name: str, *modules: types.ModuleType) -> types.SimpleNamespace:
-    """A namespace named ``resviz.{name}`` holding every name in each module's ``__all__``."""
+def alias(name: str, *modules: types.ModuleType, **extra: object) -> types.SimpleNamespace:
+    """A namespace named ``resviz.{name}`` holding every name in each module's ``__all__``,
+    and the ``extra`` names an old module had under another name."""
     names: dict[str, object] = {}
     for module in modules:
         for n in module.__all__:
@@ -22,6 +23,7 @@ def alias(name: str, *modules: types.ModuleType) -> types.SimpleNamespace:
             if n in names and names[n] is not value:
                 raise ValueError(f"alias {name!r}: {n!r} is defined twice.")
             names[n] = value
+    names.update(extra)
     ns = types.SimpleNamespace(**names)
     ns.__name__ = f"resviz.{name}"
     ns.__doc__ = f"Alias: the public names of {', '.join(m.__name__ for m in modules)}."
@@ -71,3 +73,11 @@ playground = alias(
 # ``rv.norms``: the norm layers measured, Post-LN versus Pre-LN, and their cost.
 norms = alias("norms", normalization, prepost, norm_cost)
 # --- end m-mB ------------------------------------------------------------------------------
+
+
+# --- findings_stack (issue 14 phase 2, mC): merged into findings + findings_runs -----
+from . import findings, findings_runs  # noqa: E402
+
+# Its ``num`` (three significant digits) is now findings.format_number, the one format.
+findings_stack = alias("findings_stack", findings, findings_runs, num=findings.format_number)
+# --- end findings_stack ------------------------------------------------------------

@@ -4,21 +4,20 @@
 position ``k``, dimension pair ``i`` and base ``n`` (10000 in the paper; the
 lecture notes' small table uses ``n = 100``, ``d = 4``).
 
-Besides the table itself this module holds the notebook functions behind the
-"sinusoidal encoding" page: tidy DataFrames for its charts and tensors for its
-heatmaps. Pair ``i`` turns through ``k / n**(2i/d)`` radians at position ``k``,
-so its wavelength is ``2*pi * n**(2i/d)``; a shift by ``k`` positions is a
-rotation of every pair, which is why ``<P(p), P(q)>`` depends on ``p - q`` only.
-For comparison it also builds the alternatives a page shows beside it: the raw
-integer index, a learned table at init and rotary embeddings (RoPE, Su et al.
-2021). Everything random is drawn from a ``torch.Generator`` seeded by the
-arguments, never the global RNG.
+This module holds the encodings and their tables: the sinusoidal table with
+its column formulas, wavelengths and waves (tidy DataFrames for the charts),
+and the alternatives a page shows beside it: the raw integer index, a learned
+table at init and rotary embeddings (RoPE, Su et al. 2021). Pair ``i`` turns
+through ``k / n**(2i/d)`` radians at position ``k``, so its wavelength is
+``2*pi * n**(2i/d)``. What is measured on them (similarity, offset dependence,
+rotations, norms) is in :mod:`resviz.position_measures`; ``rv.positional.<name>``
+reaches those names too. Everything random is drawn from a ``torch.Generator``
+seeded by the arguments, never the global RNG.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 
 import pandas as pd
 import torch
@@ -239,107 +238,6 @@ def waves_long(
     )
 
 
-# --- similarity between positions ---------------------------------------------
-
-
-def _cosine_from_gram(gram: torch.Tensor) -> torch.Tensor:
-    norms = gram.diagonal().clamp_min(0).sqrt()
-    denom = norms[:, None] * norms[None, :]
-    # A zero vector (the integer index at k = 0) has no direction: NaN says so
-    # honestly, and resviz.raster draws it grey.
-    return torch.where(denom > 0, gram / denom, torch.full_like(gram, math.nan))
-
-
-def position_similarity(pe: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Dot products ``<P(p), P(q)>`` and cosines between all positions, float64 ``[P, P]``.
-
-    For the sinusoidal table ``<P(p), P(q)> = sum_i cos((p - q) / base**(2i/d))``
-    and the diagonal is ``d/2``. Cosines involving a zero vector are NaN. At most
-    ``MAX_MATRIX_POSITIONS`` positions.
-    """
-    x = _as_float64_table(pe)
-    _check_matrix_positions(x.shape[0], "pe")
-    dot = x @ x.T
-    return dot, _cosine_from_gram(dot)
-
-
-def offset_dependence(pe: torch.Tensor) -> float:
-    """``max_{p,q} |<P(p), P(q)> - <P(0), P(|p-q|)>|`` in float64.
-
-    Zero (to rounding) exactly when the dot product depends only on the offset
-    ``|p - q|``, as it does for the sinusoidal table; a learned table at init
-    gives a value of the order of its entries' squared norm.
-    """
-    dot, _ = position_similarity(pe)
-    n = dot.shape[0]
-    idx = torch.arange(n)
-    offsets = (idx[:, None] - idx[None, :]).abs()
-    return float((dot - dot[0][offsets]).abs().max())
-
-
-def similarity_by_offset(pe: torch.Tensor) -> pd.DataFrame:
-    """Similarity of position 0 to position ``offset``, for ``offset = 0 .. P-1``.
-
-    Columns: ``offset``, ``dot = <P(0), P(offset)>`` and ``cosine``. For the
-    sinusoidal table ``dot = sum_i cos(offset / base**(2i/d))``: it falls from
-    ``d/2`` but with ripples, so it is not monotone in distance.
-    """
-    x = _as_float64_table(pe)
-    dot = x @ x[0]
-    norms = x.norm(dim=1)
-    denom = norms * norms[0]
-    cos = torch.where(denom > 0, dot / denom, torch.full_like(dot, math.nan))
-    return pd.DataFrame({"offset": range(x.shape[0]), "dot": dot.numpy(), "cosine": cos.numpy()})
-
-
-# --- shifts are rotations -------------------------------------------------------
-
-
-def rotation_matrix(d_model: int, base: float, k: int) -> torch.Tensor:
-    """Block-diagonal float64 ``[d, d]`` matrix ``R_k`` with ``P(p+k) = R_k P(p)`` for every ``p``.
-
-    With ``w_i = base**(-2i/d)`` and the table's column order ``(sin, cos)``,
-    the angle-addition formulas give for each pair::
-
-        [sin((p+k) w)]   [ cos(k w)  sin(k w)] [sin(p w)]
-        [cos((p+k) w)] = [-sin(k w)  cos(k w)] [cos(p w)]
-
-    i.e. the transpose of the usual counter-clockwise rotation, because sin
-    comes first. ``R_k`` does not depend on ``p``, which is the paper's claim
-    that ``P(p+k)`` is a linear function of ``P(p)``. ``k`` may be negative.
-    """
-    check_encoding_args(1, d_model, base)
-    check_int("k", k, -MAX_POSITIONS, MAX_POSITIONS)
-    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)
-    angle = k / float(base) ** (two_i / d_model)  # (d/2,)
-    c, s = torch.cos(angle), torch.sin(angle)
-    r = torch.zeros(d_model, d_model, dtype=torch.float64)
-    ev, od = torch.arange(0, d_model, 2), torch.arange(1, d_model, 2)
-    r[ev, ev] = c
-    r[ev, od] = s
-    r[od, ev] = -s
-    r[od, od] = c
-    return r
-
-
-def rotation_error(n_positions: int, d_model: int, base: float, k: int) -> float:
-    """``max |P(p+k) - R_k P(p)|`` over ``p`` in ``[0, n_positions - k)``, in float64.
-
-    Rounding-level (about 1e-12 for the paper's sizes) when
-    :func:`rotation_matrix` has the right sign convention.
-    """
-    check_encoding_args(n_positions, d_model, base)
-    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < n_positions:
-        raise ValueError(
-            f"k={k!r} must be a whole number with 0 <= k < n_positions={n_positions}, "
-            "so that some p has p + k inside the table."
-        )
-    pe = sinusoidal_encoding(n_positions, d_model, base, dtype=torch.float64)
-    r = rotation_matrix(d_model, base, k)
-    moved = pe[: n_positions - k] @ r.T  # row p is R_k P(p)
-    return float((pe[k:] - moved).abs().max())
-
-
 # --- alternatives a page shows side by side ----------------------------------------
 
 
@@ -380,26 +278,6 @@ def learned_encoding(
     return torch.randn(n_positions, d_model, generator=gen) * std
 
 
-def encoding_norms(encodings: Mapping[str, torch.Tensor]) -> pd.DataFrame:
-    """Per-position L2 norms of several ``[P, d]`` encodings, long form.
-
-    Columns: ``position``, ``scheme`` (the mapping's key) and ``norm`` (float64).
-    The sinusoidal norm is flat at ``sqrt(d/2)``; the integer index grows as
-    ``k * sqrt(d)``; a learned table at init sits near ``0.02 * sqrt(d)``.
-    """
-    if not isinstance(encodings, Mapping) or not encodings:
-        raise ValueError("encodings must be a non-empty mapping from scheme name to [P, d] tensor.")
-    frames = []
-    for name, pe in encodings.items():
-        x = _as_float64_table(pe, name=f"encodings[{name!r}]")
-        frames.append(
-            pd.DataFrame(
-                {"position": range(x.shape[0]), "scheme": str(name), "norm": x.norm(dim=1).numpy()}
-            )
-        )
-    return pd.concat(frames, ignore_index=True)
-
-
 def rope_rotate(
     x: torch.Tensor, base: float = 10000.0, positions: torch.Tensor | None = None
 ) -> torch.Tensor:
@@ -437,120 +315,32 @@ def rope_rotate(
     return out.to(device=x.device, dtype=out_dtype)
 
 
-def rope_similarity(
-    n_positions: int,
-    d_model: int,
-    base: float = 10000.0,
-    seed: int = 0,
-    normalize: bool = True,
-    same_content: bool = True,
-) -> torch.Tensor:
-    """Attention score of one query and one key placed at every pair of positions, ``[P, P]``.
-
-    A fixed random query ``q`` and key ``k`` (``N(0, 1)`` from a generator
-    seeded by ``seed``, the same content at every position; ``k = q`` with
-    ``same_content=True``, the default, so the diagonal is 1 as for the
-    other schemes' self-similarity) give
-    ``score(p_q, p_k) = <RoPE(q, p_q), RoPE(k, p_k)>``, which depends only on
-    ``p_q - p_k``. With ``normalize`` (the default) the score is divided by
-    ``|q| |k|``, making it the cosine, comparable with the other schemes' cosines
-    (rotations keep norms, so this is a constant factor). Float64.
-    """
-    check_encoding_args(n_positions, d_model, base)
-    _check_matrix_positions(n_positions, "rope_similarity")
-    _check_seed(seed)
-    gen = torch.Generator().manual_seed(seed)
-    q = torch.randn(d_model, generator=gen, dtype=torch.float64)
-    k = q.clone() if same_content else torch.randn(d_model, generator=gen, dtype=torch.float64)
-    qs = rope_rotate(q.expand(n_positions, d_model), base)
-    ks = rope_rotate(k.expand(n_positions, d_model), base)
-    score = qs @ ks.T
-    return score / (q.norm() * k.norm()) if normalize else score
-
-
-def similarity_matrices(
-    n_positions: int, d_model: int, base: float = 10000.0, seed: int = 0
-) -> dict[str, torch.Tensor]:
-    """The four schemes' ``[P, P]`` float64 cosine matrices, for side-by-side heatmaps.
-
-    Keys: ``"sinusoidal"``, ``"integer index"`` (NaN in row and column 0, the
-    zero vector), ``"learned (init)"`` and ``"RoPE"`` (see :func:`rope_similarity`).
-    """
-    check_encoding_args(n_positions, d_model, base)
-    _check_matrix_positions(n_positions, "similarity_matrices")
-    tables = {
-        "sinusoidal": sinusoidal_encoding(n_positions, d_model, base, dtype=torch.float64),
-        "integer index": integer_index_encoding(n_positions, d_model, dtype=torch.float64),
-        "learned (init)": learned_encoding(n_positions, d_model, seed),
+# Similarity, offset dependence, rotations, norms and embedding-vs-position live in
+# resviz.position_measures; ``rv.positional.<name>`` still reaches each of them. Read on
+# first use rather than imported here, because position_measures builds on this module.
+_MEASURES = frozenset(
+    {
+        "embedding_vs_position",
+        "encoding_norms",
+        "offset_dependence",
+        "position_similarity",
+        "rope_similarity",
+        "rotation_error",
+        "rotation_matrix",
+        "similarity_by_offset",
+        "similarity_long",
+        "similarity_matrices",
     }
-    out = {name: position_similarity(pe)[1] for name, pe in tables.items()}
-    out["RoPE"] = rope_similarity(n_positions, d_model, base, seed)
-    return out
+)
 
 
-def embedding_vs_position(
-    vocab_size: int, d_model: int, n_positions: int, seed: int = 0, base: float = 10000.0
-) -> pd.DataFrame:
-    """How big the token part of the input is next to the positional part.
+def __getattr__(name: str) -> object:
+    if name in _MEASURES:
+        from . import position_measures
 
-    Token embeddings are ``N(0, 1)`` (``nn.Embedding``'s default init, drawn
-    here from a generator seeded by ``seed``: the ``[vocab, d]`` table first,
-    then one uniform token id per position), so their norm is about
-    ``sqrt(d)``; the sinusoidal part has norm exactly ``sqrt(d/2)``
-    (``sin^2 + cos^2 = 1`` per pair). Long form: ``position``, ``part``
-    (``"token"``, ``"position"``, ``"sum"``) and ``norm`` of ``E[t_p]``,
-    ``P(p)`` and ``E[t_p] + P(p)``.
-    """
-    check_encoding_args(n_positions, d_model, base)
-    check_int("vocab_size", vocab_size, 1, MAX_VOCAB_CELLS)
-    _check_seed(seed)
-    if vocab_size * d_model > MAX_VOCAB_CELLS:
-        raise ValueError(
-            f"vocab_size={vocab_size} x d_model={d_model} is more than {MAX_VOCAB_CELLS} "
-            "embedding entries: use a smaller vocabulary or d_model."
-        )
-    gen = torch.Generator().manual_seed(seed)
-    table = torch.randn(vocab_size, d_model, generator=gen)
-    ids = torch.randint(0, vocab_size, (n_positions,), generator=gen)
-    tok = table[ids].to(torch.float64)
-    pe = sinusoidal_encoding(n_positions, d_model, base, dtype=torch.float64)
-    parts = {"token": tok, "position": pe, "sum": tok + pe}
-    return pd.DataFrame(
-        {
-            "position": list(range(n_positions)) * len(parts),
-            "part": [name for name in parts for _ in range(n_positions)],
-            "norm": torch.cat([v.norm(dim=1) for v in parts.values()]).numpy(),
-        }
-    )
+        return getattr(position_measures, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def similarity_long(matrix: torch.Tensor, name: str) -> pd.DataFrame:
-    """Long form of a square ``[P, P]`` matrix for a Vega heatmap.
-
-    Columns ``p``, ``q``, ``value`` and ``scheme`` (= ``name``). One row per cell, so only for ``P <= MAX_LONG_POSITIONS`` (128, i.e. 16k
-    rows); draw larger matrices with :func:`resviz.raster.to_png`. NaN cells are
-    kept as NaN.
-    """
-    if (
-        not isinstance(matrix, torch.Tensor)
-        or matrix.dim() != 2
-        or matrix.shape[0] != matrix.shape[1]
-    ):
-        raise ValueError("matrix must be a square [P, P] torch.Tensor.")
-    n = matrix.shape[0]
-    if not 1 <= n <= MAX_LONG_POSITIONS:
-        raise ValueError(
-            f"matrix is {n}x{n}; long form is capped at {MAX_LONG_POSITIONS}x{MAX_LONG_POSITIONS} "
-            "cells: slice it, or draw it as an image with resviz.raster.to_png."
-        )
-    if matrix.is_complex():
-        raise ValueError(f"matrix must be real, got dtype {matrix.dtype}.")
-    idx = torch.arange(n)
-    return pd.DataFrame(
-        {
-            "p": idx.repeat_interleave(n).numpy(),
-            "q": idx.repeat(n).numpy(),
-            "value": matrix.detach().to("cpu", torch.float64).reshape(-1).numpy(),
-            "scheme": str(name),
-        }
-    )
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_MEASURES])

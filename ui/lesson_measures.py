@@ -283,11 +283,6 @@ def _skip_signal(settings: Mapping[str, Any], seed: int) -> tuple[Any, Any]:
     return cfg, _rv().skip.compare_signal(cfg, seed=cfg.seed)
 
 
-def _skip_num(x: float) -> str:
-    """Three significant digits, as the Signal section's captions write them."""
-    return _rv().findings_stack.num(x)
-
-
 def skip_norm_trend(settings: Mapping[str, Any], seed: int) -> Measured:
     """Choices: "grows", "shrinks", "stays the same". Skip connections, Signal: from
     block 1 to the last block, whether the mean norm of the stack as set (the
@@ -302,8 +297,8 @@ def skip_norm_trend(settings: Mapping[str, Any], seed: int) -> Measured:
         answer = "grows" if last > first else "shrinks"
     return Measured(
         answer,
-        f"With shortcut {cfg.residual}, the mean norm is {_skip_num(first)} at "
-        f"block 1 and {_skip_num(last)} at block {int(rows['block'].iloc[-1])}: "
+        f"With shortcut {cfg.residual}, the mean norm is {_num(first)} at "
+        f"block 1 and {_num(last)} at block {int(rows['block'].iloc[-1])}: "
         f"it {answer}.",
     )
 
@@ -312,7 +307,7 @@ def skip_last_block_term(settings: Mapping[str, Any], seed: int) -> Measured:
     """Choices: "shortcut", "update". Skip connections, Signal: in the last block's
     output y = s + u, which term holds most of it: "shortcut" when identity_share is
     above 1/2, else "update" (identity_share is 0 without a shortcut)."""
-    num = _skip_num
+    num = _num
     _, signal = _skip_signal(settings, seed)
     last = _rv().skip.shortcut_terms(signal).iloc[-1]
     share = float(last["identity_share"])
@@ -427,8 +422,8 @@ def playground_stream_norm(settings: Mapping[str, Any], seed: int) -> Measured:
     answer = "grows" if last > first else "shrinks"
     return Measured(
         answer,
-        f"The mean token norm {answer}: {_pg_num(first)} at the input, {_pg_num(last)} after "
-        f"L{r['layer']} {r['sublayer']} (a factor of {_pg_num(last / first)}).",
+        f"The mean token norm {answer}: {_num(first)} at the input, {_num(last)} after "
+        f"L{r['layer']} {r['sublayer']} (a factor of {_num(last / first)}).",
     )
 
 
@@ -446,8 +441,8 @@ def playground_update_ratio(settings: Mapping[str, Any], seed: int) -> Measured:
     answer = "all below 1" if ratio < 1 else "not all"
     return Measured(
         answer,
-        f"The largest ratio ||f(x)|| / ||x|| is {_pg_num(ratio)}, at L{top['layer']} "
-        f"{top['sublayer']}; the smallest is {_pg_num(float(stream['update_ratio'].min()))}.",
+        f"The largest ratio ||f(x)|| / ||x|| is {_num(ratio)}, at L{top['layer']} "
+        f"{top['sublayer']}; the smallest is {_num(float(stream['update_ratio'].min()))}.",
     )
 
 
@@ -470,16 +465,10 @@ def playground_rank_collapse(settings: Mapping[str, Any], seed: int) -> Measured
     tokens = "" if len(toks) > 1 else " (a single token is its own mean)"
     return Measured(
         answer,
-        f"After layer {cfg.n_layers} the distance from rank one is {_pg_num(dist)}{tokens}, "
-        f"from {_pg_num(float(mine['residual'].iloc[0]))} at the input; the mean cosine "
-        f"between tokens is {_pg_num(cos)}.",
+        f"After layer {cfg.n_layers} the distance from rank one is {_num(dist)}{tokens}, "
+        f"from {_num(float(mine['residual'].iloc[0]))} at the input; the mean cosine "
+        f"between tokens is {_num(cos)}.",
     )
-
-
-def _pg_num(x: float) -> str:
-    from resviz.findings import format_number
-
-    return format_number(x)
 
 
 MEASURES.update(

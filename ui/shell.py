@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import os
 from dataclasses import dataclass
 
 import streamlit as st
@@ -13,6 +12,7 @@ import resviz as rv
 
 from . import projector
 from .params import PageParams
+from .views import spec
 
 
 # Streamlit runs a full ``gc.collect()`` after every script run, fragment reruns
@@ -27,8 +27,6 @@ from .params import PageParams
 def _warm_up_and_freeze() -> None:
     import altair as alt
     import pandas as pd
-
-    from .views import spec
 
     df = pd.DataFrame({"name": ["a", "b"], "value": [1.0, 2.0], "step": [1, 2]})
     spec(alt.Chart(df).mark_line(point=True).encode(x="step:Q", y="value:Q", color="name:N"))
@@ -82,17 +80,3 @@ def sidebar() -> Context:
             f"{threads} CPU threads shared by all sessions"
         )
     return Context(device=device, seed=seed)
-
-
-def budget() -> rv.Budget:
-    """The server's per-request limits: environment variables, then a ``[budget]``
-    table in Streamlit secrets (keys ``max_params``, ``max_activation_mb``, ``max_memory_mb``,
-    ``max_gflop``)."""
-    values: dict[str, object] = dict(os.environ)
-    try:
-        section = st.secrets.get("budget")
-    except Exception:  # noqa: BLE001 - no secrets file is the normal case
-        section = None
-    if section:
-        values.update({str(k).lower(): v for k, v in dict(section).items()})
-    return rv.Budget.from_mapping(values)

@@ -11,6 +11,7 @@ import streamlit as st
 from altair.vegalite.data import default_data_transformer
 
 from . import projector, st_internals
+from .budget import budget
 from .charts import MEMO
 
 
@@ -117,8 +118,6 @@ def over_budget(message: str) -> None:
 
 def check_budget(est: object, what: str = "This configuration") -> str | None:
     """Check an ``rv.estimate(...)`` against the server budget; show and return the refusal."""
-    from .shell import budget
-
     message = budget().check(est, what)  # type: ignore[arg-type]
     if message:
         over_budget(message)

@@ -6,7 +6,7 @@ import math
 import resviz as rv
 import ui.jobs
 from resviz import playground as PG
-from resviz.findings_stack import num
+from resviz.findings import format_number as num
 from tests.app.conftest import open_section
 from ui.specs import encoder_playground as S
 

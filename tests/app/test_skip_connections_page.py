@@ -2,7 +2,7 @@
 
 import resviz as rv
 import ui.jobs
-from resviz.findings_stack import num
+from resviz.findings import format_number as num
 from tests.app.conftest import open_section
 from ui.specs.skip_connections import SPEC
 

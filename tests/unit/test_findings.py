@@ -5,6 +5,7 @@ import math
 import pytest
 
 import resviz as rv
+from resviz import findings as fd
 from resviz.findings import (
     crossing_words,
     format_number,
@@ -104,3 +105,101 @@ def test_lower_words_both_outcomes():
 
 def test_exported_from_the_package():
     assert rv.trend_words is trend_words and rv.findings.lower_words is lower_words
+
+
+BLOCKS = ["block 1", "block 2", "block 3", "block 4"]
+
+
+def test_findings_stack_is_an_alias_with_one_number_format():
+    assert rv.findings_stack.num is format_number and rv.findings_stack.trend is fd.trend
+    assert format_number(12345.0) == "1.23e4" and format_number(0.012345) == "0.0123"
+
+
+def test_trend_rises_falls_and_stays_flat():
+    up = fd.trend([1.0, 10.0, 100.0, 1000.0], BLOCKS, "the norm")
+    assert up == "The norm rises from 1 at block 1 to 1000 at block 4 (a factor of 1000)."
+    down = fd.trend([8.0, 4.0, 2.0, 1.0], BLOCKS, "the norm")
+    assert down == "The norm falls from 8 at block 1 to 1 at block 4 (a factor of 8)."
+    flat = fd.trend([1.0, 1.2, 1.1, 1.3], BLOCKS, "the norm")
+    assert flat == "The norm stays within a factor of 1.3 (1 to 1.3) from block 1 to block 4."
+    # A wider band is not called flat.
+    assert "rises" in fd.trend([1.0, 1.2, 1.1, 1.6], BLOCKS, "the norm")
+    assert "stays" in fd.trend([1.0, 1.2, 1.1, 1.6], BLOCKS, "the norm", flat=2.0)
+
+
+def test_trend_names_a_peak_or_dip_beyond_both_ends():
+    peak = fd.trend([1.0, 50.0, 3.0, 2.0], BLOCKS, "x")
+    assert peak.startswith("X rises from 1 at block 1 to 2 at block 4")
+    assert "peaks at 50 at block 2" in peak
+    dip = fd.trend([5.0, 0.1, 3.0, 2.0], BLOCKS, "x")
+    assert "falls" in dip and "dips to 0.1 at block 2" in dip
+    assert "peaks" not in fd.trend([1.0, 2.0, 3.0, 4.0], BLOCKS, "x")
+
+
+def test_trend_zero_sign_change_and_non_finite():
+    to_zero = fd.trend([0.9, 0.3, 0.0, 0.0], BLOCKS, "the distance")
+    assert to_zero == "The distance falls from 0.9 at block 1 to 0 at block 4."
+    signs = fd.trend([-0.5, 0.1, 0.2, 0.4], BLOCKS, "the cosine")
+    assert signs == "The cosine rises from -0.5 at block 1 to 0.4 at block 4."
+    blown = fd.trend([1.0, 1e30, math.inf, math.nan], BLOCKS, "the norm")
+    assert blown == "The norm goes from 1 at block 1 to Inf (not finite) at block 3."
+    assert fd.trend([math.nan, 1.0], BLOCKS[:2], "y") == "Y is already NaN at block 1."
+    assert fd.trend([2.0], BLOCKS[:1], "y") == "Y is 2 at block 1."
+    assert fd.trend([3.0, 3.0, 1.0, 3.0], BLOCKS, "y").startswith("Y ends where it starts, at 3")
+    with pytest.raises(ValueError):
+        fd.trend([1.0, 2.0], BLOCKS, "y")
+
+
+def test_compare_and_order_every_outcome():
+    assert fd.order(1.0, 2.0) == -1 and fd.order(2.0, 1.0) == 1 and fd.order(1.0, 1.01) == 0
+    assert fd.order(math.nan, 1.0) is None
+    lower = fd.compare("A", 0.5, "B", 2.0, "loss")
+    assert lower == "Loss of A (0.5) is lower than that of B (2), by a factor of 4."
+    higher = fd.compare("A", 3.0, "B", 1.0, "the loss")
+    assert higher == "The loss of A (3) is higher than that of B (1), by a factor of 3."
+    level = fd.compare("A", 1.0, "B", 1.02, "the loss")
+    assert level == "The loss of A (1) is about the same as that of B (1.02), within 5%."
+    assert fd.compare("A", -1.0, "B", 1.0, "the cosine") == (
+        "The cosine of A (-1) is lower than that of B (1)."
+    )
+    assert fd.compare("A", math.nan, "B", 1.0, "loss").endswith("only that of B is finite.")
+    assert fd.compare("A", math.inf, "B", math.nan, "loss").endswith("neither is finite.")
+
+
+def test_crossing_every_outcome():
+    steps = [10, 20, 30, 40]
+    assert fd.crossing(steps, [1, 1, 1, 1], [2, 2, 2, 2], "a", "b") == (
+        "A is below b at every step (10 to 40)."
+    )
+    assert fd.crossing(steps, [3, 1, 3, 1], [2, 2, 2, 2], "a", "b") == (
+        "A is below b from step 40 on."
+    )
+    assert fd.crossing(steps, [1, 1, 3, 3], [2, 2, 2, 2], "a", "b") == (
+        "A is not below b at the last step (40)."
+    )
+    assert fd.crossing(steps, [3, 3, 3, math.nan], [2, 2, 2, 2], "a", "b") == (
+        "A is not below b at the last step (40); it is not below at any step from 10."
+    )
+    assert "no steps" in fd.crossing([], [], [], "a", "b")
+
+
+def test_value_range_change_spread_and_share():
+    assert fd.value_range([0.3, 0.1, math.nan, 0.9], BLOCKS, "the share") == (
+        "The share ranges from 0.1 (block 2) to 0.9 (block 4) (1 value(s) not finite)."
+    )
+    assert fd.value_range([1.0, 1.0], BLOCKS[:2], "y") == "Y is 1 everywhere."
+    assert (
+        fd.value_range([math.nan], BLOCKS[:1], "y")
+        == "Y has no finite value (1 value(s) not finite)."
+    )
+    assert fd.change(0.9, 0.45, "d") == "D falls from 0.9 to 0.45 (a factor of 2)."
+    assert fd.change(0.1, 0.5, "d") == "D rises from 0.1 to 0.5 (a factor of 5)."
+    assert fd.change(0.9, 0.91, "d") == "D stays at about 0.9 (0.9 to 0.91)."
+    assert fd.spread_vs([0.05, 0.21, 0.1], 0.1, "the weights", "uniform attention") == (
+        "The weights lie between 0.05 and 0.21; uniform attention would give each 0.1, and "
+        "the largest is 2.1 times that."
+    )
+    assert fd.spread_vs([0.25] * 4, 0.25, "w", "uniform").startswith("W all equal 0.25")
+    assert fd.share_of([0.1, 0.6, 0.3], ["embedding", "L1 attn", "L1 ffn"], "share") == (
+        "The largest share: L1 attn (0.6)."
+    )

@@ -28,7 +28,7 @@ def test_norm_trend(settings, answer):
     cfg = skip_configs.stack_config(skip_configs.defaults(settings), 0)
     signal = rv.skip.compare_signal(cfg, seed=0)
     rows = signal[signal["variant"] != "plain"]
-    assert f"is {rv.findings_stack.num(rows['norm'].iloc[0])} at block 1" in got.sentence
+    assert f"is {rv.format_number(rows['norm'].iloc[0])} at block 1" in got.sentence
     assert f"at block {len(rows)}: it {answer}." in got.sentence
 
 
