@@ -8,7 +8,6 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
 """
 
 from . import (
-    chart_maps,
     charts,
     codegen_encoder,
     codegen_stack,
@@ -25,7 +24,6 @@ from . import (
     model_card,
     norm_cost,
     normalization,
-    position_measures,
     positional,
     prepost,
     raster,
@@ -123,9 +121,7 @@ __all__ = [
     "prepost",
     "raster",
     "positional",
-    "position_measures",
     "charts",
-    "chart_maps",
     "data",
     "train",
     "DIVERGENCE_FACTOR",

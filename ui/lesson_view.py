@@ -14,7 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 from .lessons import Lesson, Step, load_lessons
-from .params import md_escape
+from .markdown import md_escape
 from .specs import fmt
 from .specs.pages import spec_of
 

@@ -20,13 +20,13 @@ directive inside one, where escaping characters cannot stop autolinks
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
 
+from .markdown import _md_plain, md_escape
 from .specs import (
     SECTION_PARAM,
     InvalidParam,
@@ -48,47 +48,6 @@ SHARED = (*sorted(SHARED_SPEC.names), SECTION_PARAM, "lesson", "step")
 # stays on the page: a tab switch must not reset them.
 PERSIST: dict[str, Any] = {"persist_state": "page"}
 _RUN_KEY = "_params_run"
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
-
-
-def _visible(text: str) -> str:
-    """Every character Python deems unprintable (controls, bidi overrides, zero-width
-    and other odd spaces, line separators, unassigned) shown as its escape."""
-    return "".join(
-        ch
-        if ch.isprintable()
-        else (f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}")
-        for ch in text
-    )
-
-
-def md_escape(text: str, limit: int = 60) -> str:
-    """User text made inert for Streamlit markdown: an inline code span.
-
-    Nothing inside a code span becomes a link (autolinks included), an image,
-    HTML, math, an emoji or a Streamlit directive. Control and invisible
-    characters are shown as ``\\uXXXX``; text beyond ``limit`` characters is cut.
-    """
-    text = _visible(text)
-    cut = len(text) > limit
-    if cut:
-        text = text[:limit]
-    if not text.strip(" "):
-        return "(empty)" if not text else f"({len(text)} spaces)"
-    # A fence one backtick longer than the longest run inside cannot be closed
-    # early; a space pads text that starts or ends with a backtick (CommonMark
-    # strips one space from each end).
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if text[0] in "` " or text[-1] in "` " else ""
-    return f"{fence}{pad}{text}{pad}{fence}" + ("..." if cut else "")
-
-
-def _md_plain(text: str) -> str:
-    """Our own text (never the user's) with Markdown's special characters escaped."""
-    return _MD_SPECIAL.sub(r"\\\1", text)
-
-
 _fmt = fmt
 
 

@@ -14,7 +14,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .charts import FONT_SIZE, HEIGHT, PALETTE, TITLE_SIZE, style
+from .lines import FONT_SIZE, HEIGHT, PALETTE, TITLE_SIZE, style
 
 
 def heatmap(
@@ -111,7 +111,7 @@ def image_heatmap(
     A 100 x 512 grid as Vega rectangles is 51k marks (~1 MB of JSON, seconds to
     draw); as a PNG it is one mark of a few tens of kB. Row 0 is at the top.
     """
-    from .raster import colorbar_stops, png_data_url, to_png
+    from ..raster import colorbar_stops, png_data_url, to_png
 
     m = np.asarray(matrix, dtype=float)
     rows, cols = m.shape
@@ -248,3 +248,14 @@ def scatter(
         )
     )
     return style(chart, height)
+
+
+__all__ = [
+    "attention_map",
+    "grid_heatmap",
+    "heatmap",
+    "histograms",
+    "image_heatmap",
+    "scatter",
+    "share_bars",
+]

@@ -1,5 +1,5 @@
 """Altair charts from long-form DataFrames: lines and bars, and the style, palette and
-non-finite marking every chart shares (grids and distributions: :mod:`resviz.chart_maps`).
+non-finite marking every chart shares (grids and distributions: :mod:`resviz.charts.maps`).
 
 Charts are sized and styled to read on a projector: large labels, thick
 lines, colour-blind-safe categories. Colours for light and dark backgrounds
@@ -202,29 +202,17 @@ def legend_columns(chart: alt.TopLevelMixin, columns: int = 2) -> alt.TopLevelMi
     )
 
 
-# Heatmaps, histograms and scatter plots live in resviz.chart_maps; ``rv.charts.<name>``
-# still reaches each of them. Read on first use rather than imported here, because
-# chart_maps builds on this module's style and palette.
-_MAPS = frozenset(
-    {
-        "attention_map",
-        "grid_heatmap",
-        "heatmap",
-        "histograms",
-        "image_heatmap",
-        "scatter",
-        "share_bars",
-    }
-)
-
-
-def __getattr__(name: str) -> object:
-    if name in _MAPS:
-        from . import chart_maps
-
-        return getattr(chart_maps, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_MAPS])
+__all__ = [
+    "BACKGROUNDS",
+    "DIVERGED_LEGEND",
+    "FONT_SIZE",
+    "HEIGHT",
+    "PALETTE",
+    "TITLE_SIZE",
+    "bars",
+    "contrast",
+    "legend_columns",
+    "line",
+    "mark_nonfinite",
+    "style",
+]

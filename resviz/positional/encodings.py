@@ -10,7 +10,7 @@ and the alternatives a page shows beside it: the raw integer index, a learned
 table at init and rotary embeddings (RoPE, Su et al. 2021). Pair ``i`` turns
 through ``k / n**(2i/d)`` radians at position ``k``, so its wavelength is
 ``2*pi * n**(2i/d)``. What is measured on them (similarity, offset dependence,
-rotations, norms) is in :mod:`resviz.position_measures`; ``rv.positional.<name>``
+rotations, norms) is in :mod:`resviz.positional.measures`; ``rv.positional.<name>``
 reaches those names too. Everything random is drawn from a ``torch.Generator``
 seeded by the arguments, never the global RNG.
 """
@@ -22,8 +22,8 @@ import math
 import pandas as pd
 import torch
 
-from .config import MAX_POSITIONS, check_int
-from .data import tokenize_words as tokenize_words  # the sinusoidal page reads it here
+from ..config import MAX_POSITIONS, check_int
+from ..data import tokenize_words as tokenize_words  # the sinusoidal page reads it here
 
 MAX_D_MODEL = 8192
 # A [P, P] float64 matrix at this cap is 32 MiB; beyond it a page should slice.
@@ -315,32 +315,21 @@ def rope_rotate(
     return out.to(device=x.device, dtype=out_dtype)
 
 
-# Similarity, offset dependence, rotations, norms and embedding-vs-position live in
-# resviz.position_measures; ``rv.positional.<name>`` still reaches each of them. Read on
-# first use rather than imported here, because position_measures builds on this module.
-_MEASURES = frozenset(
-    {
-        "embedding_vs_position",
-        "encoding_norms",
-        "offset_dependence",
-        "position_similarity",
-        "rope_similarity",
-        "rotation_error",
-        "rotation_matrix",
-        "similarity_by_offset",
-        "similarity_long",
-        "similarity_matrices",
-    }
-)
-
-
-def __getattr__(name: str) -> object:
-    if name in _MEASURES:
-        from . import position_measures
-
-        return getattr(position_measures, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *_MEASURES])
+__all__ = [
+    "MAX_D_MODEL",
+    "MAX_LONG_POSITIONS",
+    "MAX_MATRIX_POSITIONS",
+    "MAX_TABLE_CELLS",
+    "MAX_VOCAB_CELLS",
+    "check_encoding_args",
+    "column_formulas",
+    "encoding_frame",
+    "encoding_table",
+    "integer_index_encoding",
+    "learned_encoding",
+    "rope_rotate",
+    "sinusoidal_encoding",
+    "tokenize_words",
+    "wavelengths",
+    "waves_long",
+]

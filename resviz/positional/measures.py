@@ -19,8 +19,8 @@ from collections.abc import Mapping
 import pandas as pd
 import torch
 
-from .config import MAX_POSITIONS, check_int
-from .positional import (
+from ..config import MAX_POSITIONS, check_int
+from .encodings import (
     MAX_LONG_POSITIONS,
     MAX_VOCAB_CELLS,
     _as_float64_table,
@@ -274,3 +274,17 @@ def similarity_long(matrix: torch.Tensor, name: str) -> pd.DataFrame:
             "scheme": str(name),
         }
     )
+
+
+__all__ = [
+    "embedding_vs_position",
+    "encoding_norms",
+    "offset_dependence",
+    "position_similarity",
+    "rope_similarity",
+    "rotation_error",
+    "rotation_matrix",
+    "similarity_by_offset",
+    "similarity_long",
+    "similarity_matrices",
+]

@@ -1,0 +1,7 @@
+"""Altair charts from long-form DataFrames, one function per chart shape: lines and bars
+(:mod:`resviz.charts.lines`, which also holds the palette and the projector-size style)
+and maps, histograms and scatter plots (:mod:`resviz.charts.maps`). Nothing here
+imports streamlit."""
+
+from .lines import *  # noqa: F403 - the package's public names
+from .maps import *  # noqa: F403 - the package's public names
