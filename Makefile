@@ -67,7 +67,7 @@ test: lint system
 	$(BIN)/python -m pytest -q
 
 # Every benchmark; figures are printed (copy them into benchmarks/RESULTS.md).
-bench: setup-dev
+bench: setup-dev nginx
 	$(BIN)/python -m pytest benchmarks/bench_experiments.py --benchmark-only -q -p no:cacheprovider \
 		--benchmark-columns=min,median,max,rounds
 	$(BIN)/python benchmarks/bench_training.py --repeats 5
@@ -75,6 +75,7 @@ bench: setup-dev
 	$(BIN)/python benchmarks/browser_pages.py 5
 	$(BIN)/python benchmarks/browser_profile.py
 	$(BIN)/python benchmarks/server_load.py --sessions 10 20
+	$(BIN)/python benchmarks/workshop_load.py --sessions 20
 
 clean:
 	rm -rf $(VENV) artifacts .pytest_cache .ruff_cache build dist *.egg-info
