@@ -78,9 +78,7 @@ with left:
         st.markdown(f"**Predict first:** {q.question}")
         st.markdown("\n".join(f"- {c}" for c in q.choices))
         with st.expander("Reveal the answer"):
-            from ui.lesson_measures import MEASURES
-
-            measured = MEASURES[q.measure](dict(step.settings), ctx.seed)
+            measured = lesson_view.measure(q.measure, step.settings, ctx.seed)
             st.markdown(
                 f"Measured with this step's settings: **{measured.answer}**. {measured.sentence}"
             )

@@ -11,8 +11,12 @@ same behind several replicas.
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
+from .cache import POLICY
+from .lesson_measures import MEASURES, Measured
 from .lessons import Lesson, Step, load_lessons
 from .markdown import md_escape
 from .specs import fmt
@@ -62,17 +66,22 @@ def go_to(lesson: Lesson, index: int) -> None:
     st.switch_page(step_page_path(step), query_params=query)
 
 
-def _measure(page: str, step: Step, seed: int):
-    from .lesson_measures import MEASURES
-    from .specs.pages import spec_of
+@st.cache_data(**POLICY, show_spinner="Measuring...")
+def measure(name: str, settings: tuple[tuple[str, Any], ...], seed: int) -> Measured:
+    """A lesson measure, kept by what decides it: once locked in, a prediction's
+    answer is shown on every rerun, and some measures train a model."""
+    return MEASURES[name](dict(settings), seed)
 
-    spec = spec_of(page)
-    shown = {
-        p.name: st.session_state[f"{page}:{p.name}"]
-        for p in spec.params
+
+def _measure(page: str, step: Step, seed: int) -> Measured:
+    """The step's measure with the settings on screen (the page's widgets)."""
+    assert step.predict is not None
+    shown = tuple(
+        (p.name, st.session_state[f"{page}:{p.name}"])
+        for p in spec_of(page).params
         if f"{page}:{p.name}" in st.session_state
-    }
-    return MEASURES[step.predict.measure](shown, seed)
+    )
+    return measure(step.predict.measure, shown, seed)
 
 
 def banner(page: str) -> bool:

@@ -34,6 +34,7 @@ from .specs import (
     Param,
     fmt,
     parse_bool,
+    parse_choice,
     parse_float,
     parse_int,
     parse_ints,
@@ -270,14 +271,13 @@ class PageParams:
         value = st.number_input(label, min_value=lo, max_value=hi, step=1, key=key, **PERSIST, **kw)
         return self._publish(name, int(value))
 
-    @staticmethod
-    def _option_parser(opts: list[str]) -> Callable[[str], str]:
-        def parse(s: str) -> str:
-            if s not in opts:
-                raise InvalidParam(f"not one of {', '.join(opts)}")
-            return s
-
-        return parse
+    def _choice(
+        self, name: str, options: Sequence[str] | None, default: str | None
+    ) -> tuple[list[str], str]:
+        """A select box's or radio's options and widget key (one URL check for both)."""
+        d = self._declared(name, "choice", options=options, default=default)
+        opts = [str(o) for o in d["options"]]
+        return opts, self._init(name, d["default"], lambda s: parse_choice(s, opts))
 
     def select(
         self,
@@ -287,9 +287,7 @@ class PageParams:
         default: str | None = None,
         **kw: Any,
     ) -> str:
-        d = self._declared(name, "choice", options=options, default=default)
-        opts = [str(o) for o in d["options"]]
-        key = self._init(name, d["default"], self._option_parser(opts))
+        opts, key = self._choice(name, options, default)
         return self._publish(name, str(st.selectbox(label, opts, key=key, **PERSIST, **kw)))
 
     def radio(
@@ -300,9 +298,7 @@ class PageParams:
         default: str | None = None,
         **kw: Any,
     ) -> str:
-        d = self._declared(name, "choice", options=options, default=default)
-        opts = [str(o) for o in d["options"]]
-        key = self._init(name, d["default"], self._option_parser(opts))
+        opts, key = self._choice(name, options, default)
         value = st.radio(label, opts, key=key, horizontal=True, **PERSIST, **kw)
         return self._publish(name, str(value))
 
