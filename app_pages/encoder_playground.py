@@ -347,7 +347,7 @@ def stream_section(s: Setup) -> None:
             None,
             x_title="sublayers from the input",
             y_title="mean token norm",
-            tooltip_cols=["layer", "sublayer"],
+            tooltip_cols=["block", "sublayer"],
         ),
         stream,
         "residual_stream",
@@ -356,26 +356,26 @@ def stream_section(s: Setup) -> None:
         + " "
         + rv.trend(
             [stream["input_norm"].iloc[0], *stream["stream_norm"]],
-            ["the input", *(f"after L{r.layer} {r.sublayer}" for r in stream.itertuples())],
+            ["the input", *(f"after L{r.block} {r.sublayer}" for r in stream.itertuples())],
             "here the mean token norm",
         ),
     )
     views.chart(
         int_line(
             stream,
-            "layer",
+            "block",
             "update_ratio",
             "sublayer",
             log_y=True,
             y_title="||f(x)|| / ||x|| (log)",
         ),
-        stream[["layer", "sublayer", "input_norm", "update_norm", "update_ratio"]],
+        stream[["block", "sublayer", "input_norm", "update_norm", "update_ratio"]],
         "update_ratio",
         caption="How big each sublayer's output is next to its input. With a residual, small "
         "ratios mean each layer nudges the stream rather than replacing it. "
         + rv.value_range(
             stream["update_ratio"],
-            [f"L{r.layer} {r.sublayer}" for r in stream.itertuples()],
+            [f"L{r.block} {r.sublayer}" for r in stream.itertuples()],
             "here the ratio",
         ),
     )
@@ -387,11 +387,11 @@ def stream_section(s: Setup) -> None:
         "stream = views['stream']\n"
         "rv.charts.line(stream, 'index', 'stream_norm', None, x_int=True, "
         "x_title='sublayers from the input', y_title='mean token norm', "
-        "tooltip_cols=['layer', 'sublayer'])"
+        "tooltip_cols=['block', 'sublayer'])"
     ).frame("residual_stream", "stream")
     nb.code(
-        "ratio = stream[['layer', 'sublayer', 'input_norm', 'update_norm', 'update_ratio']]\n"
-        "rv.charts.line(stream, 'layer', 'update_ratio', 'sublayer', x_int=True, log_y=True, "
+        "ratio = stream[['block', 'sublayer', 'input_norm', 'update_norm', 'update_ratio']]\n"
+        "rv.charts.line(stream, 'block', 'update_ratio', 'sublayer', x_int=True, log_y=True, "
         "y_title='||f(x)|| / ||x|| (log)')"
     ).frame("update_ratio", "ratio")
     if share.empty:
@@ -431,12 +431,12 @@ def collapse_section(s: Setup) -> None:
     views.chart(
         int_line(
             collapse,
-            "layer",
+            "block",
             "residual",
             "variant",
             log_y=True,
             y_title="||X - 1 x^T|| / ||X|| (log)",
-            x_title="layer (0 = input)",
+            x_title="block (0 = the input)",
         ),
         collapse,
         "rank_collapse",
@@ -447,7 +447,7 @@ def collapse_section(s: Setup) -> None:
         + " ".join(
             rv.trend(
                 g["residual"],
-                ["the input" if n == 0 else f"layer {n}" for n in g["layer"]],
+                ["the input" if n == 0 else f"block {n}" for n in g["block"]],
                 f"{v}: the distance",
             )
             for v, g in collapse.groupby("variant", sort=False)
@@ -456,13 +456,13 @@ def collapse_section(s: Setup) -> None:
     views.chart(
         int_line(
             collapse,
-            "layer",
+            "block",
             "cosine",
             "variant",
             y_title="mean cosine between tokens",
-            x_title="layer (0 = input)",
+            x_title="block (0 = the input)",
         ),
-        collapse[["variant", "layer", "cosine"]],
+        collapse[["variant", "block", "cosine"]],
         "token_cosine",
         caption="The same comparison seen as similarity: a mean cosine of 1 means every "
         "token vector points the same way. After the last layer: "
@@ -477,13 +477,13 @@ def collapse_section(s: Setup) -> None:
     nb.code(
         "# Your model, its residual flipped, and attention only with and without shortcuts.\n"
         "collapse = rv.playground.rank_collapse_compare(cfg, toks.ids, device)\n"
-        "rv.charts.line(collapse, 'layer', 'residual', 'variant', x_int=True, log_y=True, "
-        "y_title='||X - 1 x^T|| / ||X|| (log)', x_title='layer (0 = input)')"
+        "rv.charts.line(collapse, 'block', 'residual', 'variant', x_int=True, log_y=True, "
+        "y_title='||X - 1 x^T|| / ||X|| (log)', x_title='block (0 = the input)')"
     ).frame("rank_collapse", "collapse")
     nb.code(
-        "cosine = collapse[['variant', 'layer', 'cosine']]\n"
-        "rv.charts.line(collapse, 'layer', 'cosine', 'variant', x_int=True, "
-        "y_title='mean cosine between tokens', x_title='layer (0 = input)')"
+        "cosine = collapse[['variant', 'block', 'cosine']]\n"
+        "rv.charts.line(collapse, 'block', 'cosine', 'variant', x_int=True, "
+        "y_title='mean cosine between tokens', x_title='block (0 = the input)')"
     ).frame("token_cosine", "cosine")
     nb.download("playground_collapse")
 
@@ -632,7 +632,7 @@ def trained_views(s: Setup, run: PG.MaskedRun, nb: Notebook) -> None:
         rv.charts.legend_columns(
             int_line(
                 ratio,
-                "layer",
+                "block",
                 "update_ratio",
                 "series",
                 log_y=True,
@@ -649,12 +649,12 @@ def trained_views(s: Setup, run: PG.MaskedRun, nb: Notebook) -> None:
         rv.charts.legend_columns(
             int_line(
                 rc,
-                "layer",
+                "block",
                 "residual",
                 "series",
                 log_y=True,
                 y_title="||X - 1 x^T|| / ||X|| (log)",
-                x_title="layer (0 = input)",
+                x_title="block (0 = the input)",
             )
         ),
         rc.drop(columns="series"),
@@ -685,15 +685,15 @@ def trained_views(s: Setup, run: PG.MaskedRun, nb: Notebook) -> None:
         "init = rv.playground.inspect(rv.build(cfg, device), cfg, toks.ids)\n"
         "ratio = rv.playground.ratio_before_after(init['stream'], trained)\n"
         "ratio_csv = ratio.drop(columns='series')\n"
-        "rv.charts.legend_columns(rv.charts.line(ratio, 'layer', 'update_ratio', 'series', "
+        "rv.charts.legend_columns(rv.charts.line(ratio, 'block', 'update_ratio', 'series', "
         "x_int=True, log_y=True, y_title='||f(x)|| / ||x|| (log)'))"
     ).frame("update_ratio_trained", "ratio_csv")
     nb.code(
         "collapse = rv.playground.rank_collapse_compare(cfg, toks.ids, device)\n"
         "rc = rv.playground.collapse_before_after(collapse, trained)\n"
         "rc_csv = rc.drop(columns='series')\n"
-        "rv.charts.legend_columns(rv.charts.line(rc, 'layer', 'residual', 'series', x_int=True, "
-        "log_y=True, y_title='||X - 1 x^T|| / ||X|| (log)', x_title='layer (0 = input)'))"
+        "rv.charts.legend_columns(rv.charts.line(rc, 'block', 'residual', 'series', x_int=True, "
+        "log_y=True, y_title='||X - 1 x^T|| / ||X|| (log)', x_title='block (0 = the input)'))"
     ).frame("rank_collapse_trained", "rc_csv")
     shares = []
     for k, (n, v) in enumerate(trained.items()):

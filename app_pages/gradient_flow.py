@@ -87,7 +87,7 @@ def layer_frames(variants: dict[str, rv.StackConfig]) -> dict[str, pd.DataFrame]
 
 # ------------------------------------------------------------------------ per layer
 WEIGHT_LINE = dict(
-    x="layer",
+    x="block",
     y="grad_norm",
     color="variant",
     log_y=True,
@@ -96,11 +96,11 @@ WEIGHT_LINE = dict(
     height=280,
 )
 STREAM_LINE = dict(
-    x="layer",
+    x="block",
     y="act_grad",
     color="variant",
     log_y=True,
-    x_title="stream position l (0 = input, L = output)",
+    x_title="x_l after block l (0 = the input, L = the output)",
     y_title="||dL/dx_l|| (log)",
     height=280,
 )
@@ -122,9 +122,9 @@ def per_layer_section() -> None:
             "gradient_norms",
             caption="Weight gradients after one MSE backward pass on a Gaussian batch of 32. "
             "From the last block back to the first, the plain stack's ||dL/dW|| "
-            f"{towards_input(weights[weights['variant'] == PLAIN], 'layer', 'grad_norm')}; the "
+            f"{towards_input(weights[weights['variant'] == PLAIN], 'block', 'grad_norm')}; the "
             "residual stack's "
-            f"{towards_input(weights[weights['variant'] == RESID], 'layer', 'grad_norm')}. A "
+            f"{towards_input(weights[weights['variant'] == RESID], 'block', 'grad_norm')}. A "
             "weight gradient is an outer product with the block's input, so where the stream "
             "grows (in a residual sigmoid stack every block adds a positive mean) the weight "
             "gradients grow with it even where dL/dx does not.",
@@ -136,9 +136,9 @@ def per_layer_section() -> None:
             "activation_gradients",
             caption="The gradient with respect to the stream itself, dL/dx_l: the quantity the "
             "Derivation section's formula multiplies block by block. From the output x_L back "
-            f"to the input x_0 it {towards_input(acts[acts['variant'] == RESID], 'layer', 'act_grad')}"
+            f"to the input x_0 it {towards_input(acts[acts['variant'] == RESID], 'block', 'act_grad')}"
             f" with shortcuts and "
-            f"{towards_input(acts[acts['variant'] == PLAIN], 'layer', 'act_grad')} without. "
+            f"{towards_input(acts[acts['variant'] == PLAIN], 'block', 'act_grad')} without. "
             "Triangles at the bottom mark gradients that are exactly 0 or not finite (a log "
             "axis cannot show them).",
         )
@@ -208,7 +208,7 @@ def derivation_section() -> None:
     per_layer = layer_frames(variants)
     spectra = {}
     for label, cfg in variants.items():
-        spectra[label], note = cache.block_jacobian(cfg, layer - 1, ctx.seed, dev)
+        spectra[label], note = cache.block_jacobian(cfg, layer, ctx.seed, dev)
         views.notice(note)
     norms = G.jacobian_norms(spectra, per_layer)
     spec = G.jacobian_spectrum(spectra)
@@ -292,7 +292,7 @@ def derivation_section() -> None:
         f"block = {layer}  # 1 = input side\n"
         "variants = rv.gradflow.plain_and_residual(base)\n"
         "per_layer = {name: rv.layer_gradients(cfg, seed=seed) for name, cfg in variants.items()}\n"
-        "spectra = {name: rv.block_jacobian(cfg, block - 1, seed=seed) "
+        "spectra = {name: rv.block_jacobian(cfg, block, seed=seed) "
         "for name, cfg in variants.items()}\n"
         "norms = rv.gradflow.jacobian_norms(spectra, per_layer)\n"
         "spectrum = rv.gradflow.jacobian_spectrum(spectra)\n"
@@ -448,10 +448,10 @@ def first_vs_last(layers: pd.DataFrame) -> str:
         g = g[np.isfinite(g["grad_norm"])]
         if not len(g):
             continue
-        first_layer, last_layer = g["layer"].min(), g["layer"].max()
+        first_layer, last_layer = g["block"].min(), g["block"].max()
         said = []
         for step in sorted({int(g["step"].min()), int(g["step"].max())}):
-            at = g[g["step"] == step].set_index("layer")["grad_norm"]
+            at = g[g["step"] == step].set_index("block")["grad_norm"]
             if first_layer in at.index and last_layer in at.index:
                 said.append((rv.ratio_words(at[first_layer], at[last_layer]), step))
         if said:

@@ -39,7 +39,7 @@ def _decompose_block(i: int, acts: dict[str, torch.Tensor], concat: bool) -> dic
     s = acts.get(f"blocks.{i}.shortcut_term")
     u_sq = u.pow(2).sum(-1)  # one value per vector: per sample, or per token for (B, T, C)
     row: dict[str, float | int] = {
-        "layer": i,
+        "block": i + 1,
         "norm": float(y.norm(dim=-1).mean()),
         "std": float(y.std()),
         "branch_norm": float(f.norm(dim=-1).mean()),
@@ -78,7 +78,7 @@ def layer_decomposition(model: Stack, x: torch.Tensor) -> pd.DataFrame:
     puts them side by side, ``[s, u]``, before its optional projection. A block
     without a shortcut has ``u`` only.
 
-    Columns: ``layer``; ``norm`` (mean L2 norm of the block's output ``x_{l+1}``
+    Columns: ``block`` (counted from 1: block ``l`` writes ``x_l``); ``norm`` (mean L2 norm of the block's output ``x_{l+1}``
     per vector) and ``std`` (of that output); ``branch_norm`` (mean ``||f(x)||``,
     the branch before ``alpha``: ``blocks.{i}.branch_out``); ``shortcut_norm``
     (mean ``||s||``, 0 without a shortcut) and ``update_norm`` (mean ``||u||``);
@@ -127,13 +127,10 @@ def signal_variants(cfg: StackConfig) -> dict[str, StackConfig]:
 
 
 def signal_frame(decompositions: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """:func:`layer_decomposition` frames by variant name as one frame: ``variant``
-    and ``block`` (``layer + 1``, counted from 1 as on the charts) added, ``layer``
-    dropped."""
+    """:func:`layer_decomposition` frames by variant name as one frame, with a
+    ``variant`` column."""
     parts = [df.assign(variant=name) for name, df in decompositions.items()]
-    out = pd.concat(parts, ignore_index=True)
-    out["block"] = out["layer"] + 1
-    return out.drop(columns="layer")
+    return pd.concat(parts, ignore_index=True)
 
 
 def compare_signal(

@@ -326,9 +326,9 @@ def final_table(result: DegradationResult) -> pd.DataFrame:
 
 def cosine_stages(result: DegradationResult) -> pd.DataFrame:
     """The residual stacks' :func:`layer_decomposition` at init and trained, with
-    ``block`` (``layer + 1``) and ``series`` (``"{variant}, {stage}"``) for one chart."""
+    ``series`` (``"{variant}, {stage}"``) for one chart."""
     sig = result.signal[result.signal["kind"] == "residual"].reset_index(drop=True)
-    return sig.assign(block=sig["layer"] + 1, series=sig["variant"] + ", " + sig["stage"])
+    return sig.assign(series=sig["variant"] + ", " + sig["stage"])
 
 
 def _meta(cfg: StackConfig) -> dict[str, Any]:

@@ -45,14 +45,17 @@ def attention_maps(acts: Mapping[str, torch.Tensor], n_layers: int) -> np.ndarra
 
 
 def attention_frame(maps: np.ndarray, labels: Sequence[str], layer: int, head: int) -> pd.DataFrame:
-    """One row per (query, key) of one head: ``query, key, weight`` (0-based layer, head)."""
+    """One row per (query, key) of one head: ``block, head, query, key, weight``.
+
+    ``layer`` and ``head`` index ``maps`` from 0; the ``block`` and ``head``
+    columns count from 1, as the pages do."""
     att = maps[layer, head]
     T = att.shape[0]
     q, k = np.meshgrid(range(T), range(T), indexing="ij")
     lab = np.asarray(labels, dtype=object)
     return pd.DataFrame(
         {
-            "layer": layer + 1,
+            "block": layer + 1,
             "head": head + 1,
             "query": lab[q.ravel()],
             "key": lab[k.ravel()],
@@ -68,7 +71,7 @@ def _token_norm(x: torch.Tensor) -> torch.Tensor:
 def residual_stream(acts: Mapping[str, torch.Tensor], cfg: EncoderConfig) -> pd.DataFrame:
     """One row per sublayer (attention, FFN) of every layer.
 
-    Columns: ``layer`` (1-based), ``sublayer`` (``attn``/``ffn``), ``index``
+    Columns: ``block`` (from 1), ``sublayer`` (``attn``/``ffn``), ``index``
     (sublayers counted from the input, 1-based), ``stream_norm`` (mean token
     norm of the stream after the sublayer), ``input_norm`` (``||x||`` going in),
     ``update_norm`` (``||f(x)||``) and ``update_ratio`` (mean over tokens of
@@ -86,7 +89,7 @@ def residual_stream(acts: Mapping[str, torch.Tensor], cfg: EncoderConfig) -> pd.
             fn = _token_norm(acts[f"blocks.{i}.{f_out}"])
             rows.append(
                 {
-                    "layer": i + 1,
+                    "block": i + 1,
                     "sublayer": name,
                     "index": index,
                     "stream_norm": float(_token_norm(acts[f"blocks.{i}.{x_out}"]).mean()),
@@ -115,7 +118,7 @@ def final_share(acts: Mapping[str, torch.Tensor], cfg: EncoderConfig) -> pd.Data
     ``frame.attrs["reason"]`` says why.
 
     Columns: ``component`` (``embedding``, ``L1 attn``, ``L1 ffn``, ...),
-    ``layer`` (0 for the embedding), ``sublayer``, ``share``.
+    ``block`` (from 1; 0 for the embedding), ``sublayer``, ``share``.
     """
     parts: list[tuple[str, int, str, torch.Tensor]] = [
         ("embedding", 0, "embedding", acts["blocks.0.resid_pre"][0].double())
@@ -125,7 +128,7 @@ def final_share(acts: Mapping[str, torch.Tensor], cfg: EncoderConfig) -> pd.Data
         if cfg.use_ffn:
             parts.append((f"L{i + 1} ffn", i + 1, "ffn", acts[f"blocks.{i}.ffn_out"][0].double()))
     final = acts[f"blocks.{cfg.n_layers - 1}.resid_post"][0].double()
-    cols = ["component", "layer", "sublayer", "share"]
+    cols = ["component", "block", "sublayer", "share"]
     if not cfg.residual:
         rows = [(n, layer, s, 1.0 if k == len(parts) - 1 else 0.0) for k, (n, layer, s, _) in
                 enumerate(parts)]  # fmt: skip
@@ -147,12 +150,13 @@ def rank_collapse(acts: Mapping[str, torch.Tensor], cfg: EncoderConfig) -> pd.Da
 
     ``residual = ||X - 1 x^T||_F / ||X||_F`` with ``x`` the mean token (the best
     rank-one approximation of this form), and ``cosine``: the mean cosine
-    between distinct tokens. Layer 0 is the input to the first block. Computed
-    in float64 from the captured float32 stream.
+    between distinct tokens. One row per ``block`` ``0..L``: the stream after that
+    block (counted from 1), block 0 being the input to the first. Computed in
+    float64 from the captured float32 stream.
     """
     rows = []
-    for layer in range(cfg.n_layers + 1):
-        key = "blocks.0.resid_pre" if layer == 0 else f"blocks.{layer - 1}.resid_post"
+    for block in range(cfg.n_layers + 1):
+        key = "blocks.0.resid_pre" if block == 0 else f"blocks.{block - 1}.resid_post"
         X = acts[key][0].double()  # (T, C)
         T = X.shape[0]
         total = float(X.norm())
@@ -163,7 +167,7 @@ def rank_collapse(acts: Mapping[str, torch.Tensor], cfg: EncoderConfig) -> pd.Da
             cos = float((C.sum() - C.diagonal().sum()) / (T * (T - 1)))
         else:
             cos = float("nan")
-        rows.append({"layer": layer, "residual": resid, "cosine": cos})
+        rows.append({"block": block, "residual": resid, "cosine": cos})
     return pd.DataFrame(rows)
 
 
@@ -185,13 +189,13 @@ def rank_collapse_compare(
     cfg: EncoderConfig, ids: Sequence[int], device: torch.device | str | None = None
 ) -> pd.DataFrame:
     """:func:`rank_collapse` for every variant of :func:`collapse_variants`, at init,
-    on the same tokens. Columns ``variant, shortcuts, layer, residual, cosine``."""
+    on the same tokens. Columns ``variant, shortcuts, block, residual, cosine``."""
     frames = []
     for name, c in collapse_variants(cfg).items():
         acts = run_encoder(build(c, device), ids)
         frames.append(rank_collapse(acts, c).assign(variant=name, shortcuts=c.residual))
     return pd.concat(frames, ignore_index=True)[
-        ["variant", "shortcuts", "layer", "residual", "cosine"]
+        ["variant", "shortcuts", "block", "residual", "cosine"]
     ]
 
 
@@ -214,7 +218,7 @@ def ratio_before_after(
 
     ``init_stream``: :func:`residual_stream` of your model at init; ``trained``:
     :func:`inspect_trained`. Columns ``model`` (``"your model, init"``,
-    ``"<name>, trained"``), ``layer, sublayer, stream_norm, update_ratio`` and
+    ``"<name>, trained"``), ``block, sublayer, stream_norm, update_ratio`` and
     ``series`` (model and sublayer, one line each)."""
     ratio = pd.concat(
         [init_stream.assign(model="your model, init")]
@@ -222,7 +226,7 @@ def ratio_before_after(
         ignore_index=True,
     )
     ratio["series"] = ratio["model"] + " · " + ratio["sublayer"]
-    return ratio[["model", "layer", "sublayer", "stream_norm", "update_ratio", "series"]]
+    return ratio[["model", "block", "sublayer", "stream_norm", "update_ratio", "series"]]
 
 
 def collapse_before_after(
@@ -230,7 +234,7 @@ def collapse_before_after(
 ) -> pd.DataFrame:
     """Rank collapse at init (the variants of :func:`rank_collapse_compare` whose
     name starts with ``your model``: yours and its residual flipped) beside every
-    trained model's. Columns ``variant, weights`` (``init``/``trained``), ``layer,
+    trained model's. Columns ``variant, weights`` (``init``/``trained``), ``block,
     residual, cosine`` and ``series`` (variant and weights)."""
     rc = pd.concat(
         [collapse[collapse["variant"].str.startswith("your model")].assign(weights="init")]
@@ -238,7 +242,7 @@ def collapse_before_after(
         ignore_index=True,
     )
     rc["series"] = rc["variant"] + " · " + rc["weights"]
-    return rc[["variant", "weights", "layer", "residual", "cosine", "series"]]
+    return rc[["variant", "weights", "block", "residual", "cosine", "series"]]
 
 
 __all__ = [

@@ -30,27 +30,27 @@ def _n_layers(cfg: Config) -> int:
 
 
 def param_location(name: str, cfg: Config) -> tuple[int, str]:
-    """Map a parameter's dotted name to ``(layer, sublayer)``.
+    """Map a parameter's dotted name to ``(block, sublayer)``.
 
-    ``layer`` is the block index, -1 for embeddings and ``n`` (the number of
-    blocks) for the head and final norm.
+    ``block`` counts the model's blocks from 1 (``blocks.0`` is block 1); the
+    embeddings are 0, the head and final norm ``n + 1`` (``n`` blocks).
     """
     n = _n_layers(cfg)
     m = re.match(r"blocks\.(\d+)\.(\w+)", name)
     if m:
-        layer, part = int(m.group(1)), m.group(2)
+        block, part = int(m.group(1)) + 1, m.group(2)
         if part.startswith("norm"):
-            return layer, "norm"
+            return block, "norm"
         if part == "attn":
-            return layer, "attn"
+            return block, "attn"
         if part == "ffn":
-            return layer, "ffn"
-        return layer, "linear"
+            return block, "ffn"
+        return block, "linear"
     if name.startswith(("embed", "pos")):
-        return -1, "embed"
+        return 0, "embed"
     if name.startswith("final_norm"):
-        return n, "norm"
-    return n, "head"
+        return n + 1, "norm"
+    return n + 1, "head"
 
 
 def compute_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor, task: Task) -> torch.Tensor:
@@ -76,7 +76,7 @@ def gradient_norms(
     cross-entropy of predicting the input tokens through the LM head
     (``task="copy"``), so every parameter, the head included, gets a gradient.
 
-    Columns: ``layer`` (block index; -1 embeddings; n head), ``sublayer``
+    Columns: ``block`` (from 1; 0 the embeddings, ``n + 1`` the head), ``sublayer``
     (``attn | ffn | norm | embed | head | linear``), ``param`` (dotted name),
     ``grad_norm`` (L2 norm of the gradient) and ``numel``. Stacks take one batch
     of ``batch_size`` vectors (``seq_len`` is ignored).
@@ -91,11 +91,11 @@ def gradient_norms(
     loss.backward()
     rows = []
     for name, p in model.named_parameters():
-        layer, sub = param_location(name, cfg)
+        block, sub = param_location(name, cfg)
         g = p.grad
         norm = float(g.norm()) if g is not None else 0.0
         rows.append(
-            {"layer": layer, "sublayer": sub, "param": name, "grad_norm": norm, "numel": p.numel()}
+            {"block": block, "sublayer": sub, "param": name, "grad_norm": norm, "numel": p.numel()}
         )
     return pd.DataFrame(rows)
 
@@ -124,7 +124,7 @@ def stream_norms(
 ) -> pd.DataFrame:
     """Mean per-token L2 norm of an encoder's residual stream at init.
 
-    One row per (``layer``, ``point``) with ``point`` in ``resid_pre``,
+    One row per (``block``, ``point``) (``block`` from 1) with ``point`` in ``resid_pre``,
     ``resid_mid`` (after attention) and ``resid_post`` (after the FFN), plus
     ``sublayer_index`` (0, 1, 2, ... counting sublayers from the input) and
     ``norm``. ``tokens`` (``(B, T)``) replaces the random batch when given.
@@ -145,7 +145,7 @@ def stream_norms(
             h = acts[f"blocks.{i}.{point}"]
             rows.append(
                 {
-                    "layer": i,
+                    "block": i + 1,
                     "point": point,
                     "sublayer_index": i * (len(points) - 1) + j,
                     "norm": float(h.norm(dim=-1).mean()),
@@ -153,7 +153,7 @@ def stream_norms(
             )
     df = pd.DataFrame(rows)
     # resid_post of block i is resid_pre of block i+1: keep one row per place.
-    last = df["layer"] == cfg.n_layers - 1
+    last = df["block"] == cfg.n_layers
     return df[(df["point"] != "resid_post") | last].reset_index(drop=True)
 
 

@@ -35,9 +35,9 @@ class GradTrace:
 
     ``loss``: one row per (``variant``, ``step``) with ``loss``, ``grad_norm`` (all
     parameters), ``diverged`` and ``divergence`` (the reason, on the diverged step).
-    ``layers``: one row per (``variant``, ``step``, ``layer``) with ``grad_norm`` of
-    that block's parameters before the update (``layer`` counts blocks from 0,
-    ``block`` from 1, as the pages do). ``attrs``: ``stopped``, ``diverged``
+    ``layers``: one row per (``variant``, ``step``, ``block``) with ``grad_norm`` of
+    that block's parameters before the update (``block`` counts from 1, the input
+    side). ``attrs``: ``stopped``, ``diverged``
     (variant -> step) and ``divergence`` (variant -> :class:`resviz.Divergence`).
     """
 
@@ -47,13 +47,13 @@ class GradTrace:
     attrs: dict[str, object] = field(default_factory=dict)
 
     def heatmap(self, variant: str) -> np.ndarray:
-        """``[n_layers, steps]`` matrix of ``log10`` gradient norms (NaN where not run;
+        """``[n_blocks, steps]`` matrix (row ``i`` is block ``i + 1``) of ``log10`` gradient norms (NaN where not run;
         ``-inf`` where a norm is exactly 0)."""
         d = self.layers[self.layers["variant"] == variant]
-        n_layers = int(d["layer"].max()) + 1 if len(d) else 0
-        m = np.full((n_layers, self.steps), np.nan)
+        n_blocks = int(d["block"].max()) if len(d) else 0
+        m = np.full((n_blocks, self.steps), np.nan)  # row i: block i + 1
         with np.errstate(divide="ignore", invalid="ignore"):
-            m[d["layer"].to_numpy(), d["step"].to_numpy()] = np.log10(d["grad_norm"].to_numpy())
+            m[d["block"].to_numpy() - 1, d["step"].to_numpy()] = np.log10(d["grad_norm"].to_numpy())
         return m
 
     def heatmaps(self) -> Heatmaps:
@@ -70,7 +70,7 @@ class GradTrace:
 
 @dataclass(frozen=True)
 class Heatmaps:
-    """:meth:`GradTrace.heatmaps`: ``matrices`` (variant -> ``[n_layers, steps]`` log10
+    """:meth:`GradTrace.heatmaps`: ``matrices`` (variant -> ``[n_blocks, steps]`` log10
     gradient norms, NaN where not run), their shared scale ``vmin`` to ``vmax``, and
     how many cells were exactly 0 (``zeros``, drawn at ``vmin``)."""
 

@@ -88,15 +88,15 @@ def layer_gradients(
 
     The loss is the MSE to Gaussian targets of one Gaussian batch (as
     :func:`resviz.gradient_norms`); the weights come from ``cfg.seed``, the
-    batch from ``seed``. One row per stream position ``l = 0..L`` (``x_0`` is
-    the input, ``x_L`` the output): ``layer``, ``act_grad`` (``||dL/dx_l||``
-    over the batch), ``gain`` (``act_grad / act_grad[L]``),
-    ``stream_norm`` (mean per-sample ``||x_l||``) and, for ``l < L``, block
-    ``l``'s first weight gradient ``weight_grad`` (``||dL/dW||``; NaN at ``l = L``,
-    which has no block). Layers are counted from the input, so block ``l`` reads
-    ``x_l`` and writes ``x_{l+1}``. Everything comes from one pass observed at
-    the hook points (:func:`resviz.capture_grads`), which holds at most one
-    weight gradient at a time.
+    batch from ``seed``. One row per stream position ``l = 0..L``: ``block``
+    (``l``; blocks count from 1 at the input side, block ``l`` writes ``x_l``,
+    and ``x_0`` is the input), ``act_grad`` (``||dL/dx_l||`` over the batch),
+    ``gain`` (``act_grad / act_grad[L]``), ``stream_norm`` (mean per-sample
+    ``||x_l||``) and ``weight_grad``, block ``l``'s first weight gradient
+    ``||dL/dW||`` (NaN at ``l = 0``, the input, which no block writes).
+    Everything comes from one pass observed at the hook points
+    (:func:`resviz.capture_grads`), which holds at most one weight gradient at a
+    time.
     """
     dev = _device(device)
     model = build(cfg, dev)
@@ -111,10 +111,10 @@ def layer_gradients(
     last = act[-1]
     return pd.DataFrame(
         {
-            "layer": range(len(act)),
+            "block": range(len(act)),
             "act_grad": act,
             "gain": [a / last if last > 0 else math.nan for a in act],
-            "weight_grad": [*weight, math.nan],
+            "weight_grad": [math.nan, *weight],
             "stream_norm": norms,
         }
     )
@@ -128,13 +128,14 @@ def identity_ratio(
     ``s`` is ``cfg.identity_scale`` for ``residual="add"`` (``s x + f(x)``), 1 for
     ``"scaled"`` and 0 for plain stacks. With near-zero branches (``init="small"``)
     the product ``prod (s I + J)`` is ``s^(L-l)`` up to the branches' size, which is
-    what the tests pin. Columns: ``layer``, ``blocks_above`` (``L - l``),
+    what the tests pin. Columns: ``block`` (``l``, as :func:`layer_gradients`),
+    ``blocks_above`` (``L - l``),
     ``measured``, ``identity_term``, ``rel_error`` (``measured / identity_term - 1``).
     """
     df = layer_gradients(cfg, seed, batch_size, device)
     s = {"add": cfg.identity_scale, "scaled": 1.0}.get(cfg.residual, 0.0)
     L = cfg.n_blocks
-    out = pd.DataFrame({"layer": df["layer"], "blocks_above": L - df["layer"]})
+    out = pd.DataFrame({"block": df["block"], "blocks_above": L - df["block"]})
     out["measured"] = df["gain"]
     # s ** k in float64: 0.5 ** 30 is 9.3e-10, far inside float64's range.
     out["identity_term"] = [float(s) ** int(k) for k in out["blocks_above"]]
@@ -145,17 +146,17 @@ def identity_ratio(
 
 def block_jacobian(
     cfg: StackConfig,
-    layer: int = 0,
+    block: int = 1,
     seed: int = 0,
     batch_size: int = 32,
     sample: int = 0,
     device: torch.device | str | None = None,
 ) -> pd.DataFrame:
-    """Singular values of one block's Jacobians at init: the block ``dx_{l+1}/dx_l``
-    and its branch ``J = df/dx_l``.
+    """Singular values of one block's Jacobians at init: block ``l`` (counted from 1
+    at the input side) as a whole, ``dx_l/dx_{l-1}``, and its branch ``J = df/dx_{l-1}``.
 
-    The block's input ``x_l`` comes from running a Gaussian batch through blocks
-    ``0..l-1``; the Jacobian is taken for one ``sample`` of that batch with the
+    The block's input ``x_{l-1}`` comes from running a Gaussian batch through the
+    blocks before it; the Jacobian is taken for one ``sample`` of that batch with the
     others held fixed (batch norm couples the samples through the batch
     statistics). For ``y = s x + f(x)`` the block Jacobian is ``s I + J``.
 
@@ -163,8 +164,8 @@ def block_jacobian(
     ``index`` (0 = largest) and ``sigma``. ``attrs`` holds the spectral norms
     ``block_norm`` and ``branch_norm``.
     """
-    if not 0 <= layer < cfg.n_blocks:
-        raise ValueError(f"layer={layer} is out of range: choose 0 to {cfg.n_blocks - 1}.")
+    if isinstance(block, bool) or not isinstance(block, int) or not 1 <= block <= cfg.n_blocks:
+        raise ValueError(f"block={block!r} is out of range: choose 1 to {cfg.n_blocks}.")
     if not 0 <= sample < batch_size:
         raise ValueError(f"sample={sample} is out of range: choose 0 to {batch_size - 1}.")
     dev = _device(device)
@@ -172,22 +173,22 @@ def block_jacobian(
     model.train()
     gen = torch.Generator().manual_seed(seed)
     x, _ = make_batch(cfg, batch_size, 1, gen)
-    key = f"blocks.{layer}.resid_pre"
-    h = capture(model, x.to(dev), [key])[key].to(dev)  # x_l, the block's input
-    block = model.blocks[layer]
+    key = f"blocks.{block - 1}.resid_pre"
+    h = capture(model, x.to(dev), [key])[key].to(dev)  # x_{l-1}, the block's input
+    module = model.blocks[block - 1]
     # Only this block is needed from here on: free the others' weights (all of a
     # 100 x 512 stack's are 105 MB) before the Jacobian's own working memory.
     del model
 
     def run(v: torch.Tensor, which: str, live: dict[str, torch.Tensor]) -> torch.Tensor:
         batch = torch.cat([h[:sample], v[None], h[sample + 1 :]])
-        out = block(batch)
+        out = module(batch)
         return (out if which == "block" else live["branch_out"])[sample]
 
     # One backward per row, not vmap: vmap's batched rows hold [width, batch, width]
     # intermediates (about 70 MB more at width 512) and, at one torch thread per
     # caller (the server's policy), were slower too: 2.6 s against 1.4 s at width 512.
-    with tap(block, ["branch_out"], live=True) as live:
+    with tap(module, ["branch_out"], live=True) as live:
         jac = {
             "block": torch.autograd.functional.jacobian(
                 lambda v: run(v, "block", live), h[sample], vectorize=False
@@ -246,7 +247,7 @@ def depth_sweep(
                 "activation": act,
                 "residual": res,
                 "depth": depth,
-                "first_weight_grad": float(df["weight_grad"].iloc[0]),
+                "first_weight_grad": float(df["weight_grad"].iloc[1]),
                 "input_grad": float(df["act_grad"].iloc[0]),
                 "output_grad": float(df["act_grad"].iloc[-1]),
                 "gain": float(df["gain"].iloc[0]),
@@ -282,20 +283,19 @@ def _stacked(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
 
 def weight_gradient_frame(per_layer: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """Each stack's first-weight gradient per block, from :func:`layer_gradients` frames
-    by label: ``variant``, ``layer`` (block, 1 = input side), ``param`` (its name in
-    the model) and ``grad_norm``."""
-    out = _stacked({name: df.iloc[:-1] for name, df in per_layer.items()})
-    out["param"] = "blocks." + out["layer"].astype(str) + ".fc.weight"
-    out["layer"] = out["layer"] + 1
+    by label: ``variant``, ``block`` (1 = input side), ``param`` (its name in the
+    model) and ``grad_norm``."""
+    out = _stacked({name: df.iloc[1:] for name, df in per_layer.items()})
+    out["param"] = "blocks." + (out["block"] - 1).astype(str) + ".fc.weight"
     out = out.rename(columns={"weight_grad": "grad_norm"})
-    return out[["variant", "layer", "param", "grad_norm"]]
+    return out[["variant", "block", "param", "grad_norm"]]
 
 
 def stream_gradient_frame(per_layer: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """Each stack's stream gradient per position, from :func:`layer_gradients` frames by
-    label: ``variant``, ``layer`` (``l``, 0 = input), ``act_grad`` (``||dL/dx_l||``),
-    ``gain`` and ``stream_norm``."""
-    return _stacked(per_layer)[["variant", "layer", "act_grad", "gain", "stream_norm"]]
+    label: ``variant``, ``block`` (``l``, 0 = the input), ``act_grad``
+    (``||dL/dx_l||``), ``gain`` and ``stream_norm``."""
+    return _stacked(per_layer)[["variant", "block", "act_grad", "gain", "stream_norm"]]
 
 
 def jacobian_norms(

@@ -42,7 +42,7 @@ def shortcut_kind(block: StackBlock) -> str:
 def shortcut_table(cfg: StackConfig) -> pd.DataFrame:
     """One row per block: which shortcut it got, read off the model ``cfg`` builds.
 
-    Columns: ``block``, ``w_in``, ``w_out`` (nominal width of the branch output),
+    Columns: ``block`` (from 1), ``w_in``, ``w_out`` (nominal width of the branch output),
     ``out_width`` (what the next block receives), ``shortcut`` (see
     :func:`shortcut_kind`), ``shortcut_params`` and ``branch_params``.
     """
@@ -58,7 +58,7 @@ def shortcut_table(cfg: StackConfig) -> pd.DataFrame:
         br = sum(p.numel() for n in linears for p in getattr(block, n).parameters())
         rows.append(
             {
-                "block": i,
+                "block": i + 1,
                 "w_in": w,
                 "w_out": widths[i + 1],
                 "out_width": block.out_width,

@@ -51,7 +51,7 @@ from .models import build
 
 Config = StackConfig | EncoderConfig
 STEP_COLUMNS = ("variant", "step", "loss", "grad_norm", "lr", "diverged", "divergence")
-BLOCK_COLUMNS = ("variant", "step", "layer", "block", "grad_norm")
+BLOCK_COLUMNS = ("variant", "step", "block", "grad_norm")
 MAX_STEPS = 100_000
 
 
@@ -322,8 +322,7 @@ class Trainer:
 
     def block_frame(self) -> pd.DataFrame:
         """With ``blocks=True``: one row per (variant, step, block) with that block's
-        gradient norm before the update; ``layer`` counts blocks from 0, ``block``
-        from 1."""
+        gradient norm before the update; ``block`` counts blocks from 1."""
         parts = []
         for n in self.names:
             k = self.last[n] + 1
@@ -336,7 +335,6 @@ class Trainer:
                     {
                         "variant": n,
                         "step": steps.ravel(),
-                        "layer": layers.ravel(),
                         "block": layers.ravel() + 1,
                         "grad_norm": g.ravel(),
                     }

@@ -32,11 +32,11 @@ def identity_ratio(cfg: rv.StackConfig, seed: int, device: str) -> tuple[pd.Data
 
 @st.cache_data(show_spinner="Measuring the Jacobian...", **POLICY)
 def block_jacobian(
-    cfg: rv.StackConfig, layer: int, seed: int, device: str
+    cfg: rv.StackConfig, block: int, seed: int, device: str
 ) -> tuple[pd.DataFrame, str | None]:
     # The spectral norms are the frame's largest singular values (G.jacobian_norms):
     # nothing rides in attrs, which the cache's pickling does not keep reliably.
-    return _on(device, lambda d: G.block_jacobian(cfg, layer, seed=seed, device=d))
+    return _on(device, lambda d: G.block_jacobian(cfg, block, seed=seed, device=d))
 
 
 @st.cache_data(show_spinner="Differentiating along the input line...", **POLICY)

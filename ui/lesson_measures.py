@@ -423,7 +423,7 @@ def playground_stream_norm(settings: Mapping[str, Any], seed: int) -> Measured:
     return Measured(
         answer,
         f"The mean token norm {answer}: {_num(first)} at the input, {_num(last)} after "
-        f"L{r['layer']} {r['sublayer']} (a factor of {_num(last / first)}).",
+        f"L{r['block']} {r['sublayer']} (a factor of {_num(last / first)}).",
     )
 
 
@@ -441,7 +441,7 @@ def playground_update_ratio(settings: Mapping[str, Any], seed: int) -> Measured:
     answer = "all below 1" if ratio < 1 else "not all"
     return Measured(
         answer,
-        f"The largest ratio ||f(x)|| / ||x|| is {_num(ratio)}, at L{top['layer']} "
+        f"The largest ratio ||f(x)|| / ||x|| is {_num(ratio)}, at L{top['block']} "
         f"{top['sublayer']}; the smallest is {_num(float(stream['update_ratio'].min()))}.",
     )
 

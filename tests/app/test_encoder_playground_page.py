@@ -230,14 +230,14 @@ def test_attention_stream_and_collapse_captions_state_measured_values(app):
 
     open_section(at, S.COLLAPSE)
     _clean(at)
-    collapse = next(f for f in _frames(at) if {"residual", "variant", "layer"} <= set(f.columns))
+    collapse = next(f for f in _frames(at) if {"residual", "variant", "block"} <= set(f.columns))
     pure = collapse[collapse["variant"] == "attention only, no shortcuts"]["residual"].tolist()
     assert len(pure) == 2 and pure[-1] > 1e-3  # not one vector after one layer
     cap = _caption(at, "Distance of the token matrix from rank one")
     assert "within a few layers" not in cap
     assert (
         f"Attention only, no shortcuts: the distance falls from {num(pure[0])} at the input "
-        f"to {num(pure[-1])} at layer 1" in cap
+        f"to {num(pure[-1])} at block 1" in cap
     )
     last = collapse.groupby("variant", sort=False)["cosine"].last()
     cap = _caption(at, "seen as similarity")

@@ -134,7 +134,7 @@ def test_heatmap_caption_quotes_step_zero(app):
     layers = _job("gradflow_train").result.layers
     cap = _caption(at, "Rows are blocks (input side at the top)")
     for variant in ("plain: f(x)", "residual: x + f(x)"):
-        at0 = layers[(layers["variant"] == variant) & (layers["step"] == 0)].set_index("layer")
+        at0 = layers[(layers["variant"] == variant) & (layers["step"] == 0)].set_index("block")
         expected = at0["grad_norm"].iloc[0] / at0["grad_norm"].iloc[-1]
         m = re.search(
             rf"(?:is |; ){NUM} times the last block's at step 0 and [^;]*? in {re.escape(variant)}",

@@ -8,19 +8,21 @@ import resviz as rv
 
 def _weight_norms(cfg, seed=0):
     df = rv.gradient_norms(cfg, seed=seed)
-    w = df[df["param"].str.endswith("fc.weight")].sort_values("layer")
+    w = df[df["param"].str.endswith("fc.weight")].sort_values("block")
     return w["grad_norm"].to_numpy()
 
 
 def test_gradient_norms_columns_and_locations():
     df = rv.gradient_norms(rv.EncoderConfig(n_layers=2, d_model=16, n_heads=2, d_ff=32))
-    assert {"layer", "sublayer", "param", "grad_norm"} <= set(df.columns)
-    loc = df.set_index("param")[["layer", "sublayer"]]
-    assert tuple(loc.loc["embed.weight"]) == (-1, "embed")
-    assert tuple(loc.loc["blocks.1.attn.qkv.weight"]) == (1, "attn")
-    assert tuple(loc.loc["blocks.0.ffn.fc1.weight"]) == (0, "ffn")
-    assert tuple(loc.loc["blocks.0.norm2.weight"]) == (0, "norm")
-    assert tuple(loc.loc["head.weight"]) == (2, "head")
+    assert {"block", "sublayer", "param", "grad_norm"} <= set(df.columns)
+    assert "layer" not in df
+    # Blocks count from 1; the embeddings are 0 and the head n + 1.
+    loc = df.set_index("param")[["block", "sublayer"]]
+    assert tuple(loc.loc["embed.weight"]) == (0, "embed")
+    assert tuple(loc.loc["blocks.1.attn.qkv.weight"]) == (2, "attn")
+    assert tuple(loc.loc["blocks.0.ffn.fc1.weight"]) == (1, "ffn")
+    assert tuple(loc.loc["blocks.0.norm2.weight"]) == (1, "norm")
+    assert tuple(loc.loc["head.weight"]) == (3, "head")
     assert (df["grad_norm"] > 0).all()
 
 

@@ -22,11 +22,13 @@ def _act_ratio(cfg, seed=0):
 def test_layer_gradients_matches_gradient_norms_and_autograd():
     cfg = rv.StackConfig(depth=4, width=16, activation="tanh")
     df = G.layer_gradients(cfg, seed=3)
-    assert list(df["layer"]) == [0, 1, 2, 3, 4] and math.isnan(df["weight_grad"].iloc[-1])
+    # Row l is x_l, written by block l (x_0 is the input: no block, no weight).
+    assert list(df["block"]) == [0, 1, 2, 3, 4] and math.isnan(df["weight_grad"].iloc[0])
     # Same batch and loss as rv.gradient_norms: the weight gradients agree exactly.
     ref = rv.gradient_norms(cfg, seed=3)
-    ref = ref[ref["param"].str.endswith("fc.weight")].sort_values("layer")["grad_norm"]
-    np.testing.assert_allclose(df["weight_grad"].iloc[:-1], ref.to_numpy(), rtol=1e-6)
+    ref = ref[ref["param"].str.endswith("fc.weight")].sort_values("block")
+    assert ref["block"].tolist() == [1, 2, 3, 4]
+    np.testing.assert_allclose(df["weight_grad"].iloc[1:], ref["grad_norm"].to_numpy(), rtol=1e-6)
     # dL/dx_L of an MSE loss is 2 (y_hat - y) / numel.
     model = rv.build(cfg)
     x, y = rv.make_batch(cfg, 32, 1, torch.Generator().manual_seed(3))
@@ -80,7 +82,7 @@ def test_plain_stack_identity_term_is_zero():
 
 def test_block_jacobian_is_identity_plus_branch():
     cfg = rv.StackConfig(depth=3, width=16, activation="tanh")
-    sv = G.block_jacobian(cfg, layer=1, seed=0)
+    sv = G.block_jacobian(cfg, block=2, seed=0)  # the second block, blocks.1
     block = sv[sv["matrix"] == "block"]["sigma"].to_numpy()
     branch = sv[sv["matrix"] == "branch J"]["sigma"].to_numpy()
     assert len(block) == len(branch) == 16
@@ -100,13 +102,14 @@ def test_block_jacobian_is_identity_plus_branch():
         torch.linalg.svdvals(torch.eye(16, dtype=torch.float64) + j.double()).numpy(),
         rtol=1e-5,
     )
-    plain = G.block_jacobian(rv.StackConfig(depth=3, width=16, residual="none"), layer=1)
+    plain = G.block_jacobian(rv.StackConfig(depth=3, width=16, residual="none"), block=2)
     assert plain.attrs["block_norm"] == pytest.approx(plain.attrs["branch_norm"])
 
 
-def test_block_jacobian_rejects_bad_layer():
-    with pytest.raises(ValueError, match="layer=5"):
-        G.block_jacobian(rv.StackConfig(depth=3), layer=5)
+@pytest.mark.parametrize("block", [0, 4, -1, 1.0, True])
+def test_block_jacobian_rejects_a_block_outside_1_to_depth(block):
+    with pytest.raises(ValueError, match="choose 1 to 3"):
+        G.block_jacobian(rv.StackConfig(depth=3), block=block)
 
 
 # --------------------------------------------------------------------- depth sweep
@@ -249,11 +252,11 @@ def test_page_frames_from_layer_gradients():
     assert variants[G.PLAIN].residual == "none" and variants[G.RESIDUAL] is base
     per_layer = {n: G.layer_gradients(c, seed=2) for n, c in variants.items()}
     w = G.weight_gradient_frame(per_layer)
-    assert list(w.columns) == ["variant", "layer", "param", "grad_norm"]
-    assert w["layer"].tolist() == [1, 2, 3, 1, 2, 3]  # blocks, counted from 1
+    assert list(w.columns) == ["variant", "block", "param", "grad_norm"]
+    assert w["block"].tolist() == [1, 2, 3, 1, 2, 3]  # blocks, counted from 1
     assert w["param"].iloc[0] == "blocks.0.fc.weight" and w["grad_norm"].notna().all()
     s = G.stream_gradient_frame(per_layer)
-    assert len(s) == 2 * 4 and s["layer"].tolist()[:4] == [0, 1, 2, 3]
+    assert len(s) == 2 * 4 and s["block"].tolist()[:4] == [0, 1, 2, 3]
     t = G.training_variants(base, 0.5)
     assert list(t)[-1] == "scaled: 0.5·x + f(x)" and t["scaled: 0.5·x + f(x)"].identity_scale == 0.5
     assert list(G.training_variants(base)) == [G.PLAIN, G.RESIDUAL]

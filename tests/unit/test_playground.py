@@ -189,12 +189,12 @@ def test_rank_collapse_attention_only(seed):
     collapses to rank one within a few layers; shortcuts keep the rank at 12 layers."""
     toks, vocab = pg.tokenize(pg.DEFAULT_TEXT, "word", max_len=32)
     cfg = dataclasses.replace(PAGE_DEFAULT, vocab_size=len(vocab), max_len=32, seed=seed)
-    df = pg.rank_collapse_compare(cfg, toks.ids).set_index(["variant", "layer"])
+    df = pg.rank_collapse_compare(cfg, toks.ids).set_index(["variant", "block"])
     assert df.loc[("attention only, no shortcuts", 3), "residual"] < 1e-4
     assert df.loc[("attention only, no shortcuts", 3), "cosine"] > 1 - 1e-6
     assert df.loc[("attention only, shortcuts", 3), "residual"] > 0.3
     deep = dataclasses.replace(cfg, n_layers=12)
-    deep_df = pg.rank_collapse_compare(deep, toks.ids).set_index(["variant", "layer"])
+    deep_df = pg.rank_collapse_compare(deep, toks.ids).set_index(["variant", "block"])
     assert deep_df.loc[("attention only, shortcuts", 12), "residual"] > 0.3
     assert deep_df.loc[("attention only, no shortcuts", 12), "residual"] < 1e-4
 
@@ -320,7 +320,7 @@ def test_before_after_frames_and_predictions_of_a_trained_run():
     ratio = pg.ratio_before_after(init["stream"], trained)
     assert list(ratio.columns) == [
         "model",
-        "layer",
+        "block",
         "sublayer",
         "stream_norm",
         "update_ratio",
