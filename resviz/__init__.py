@@ -17,12 +17,15 @@ from . import (
     encoder_inspect,
     findings,
     findings_runs,
+    findings_words,
     gradient_training,
     gradients,
     lesion_study,
     masked_training,
     model_card,
     norm_cost,
+    norm_invariance,
+    norm_training,
     normalization,
     positional,
     prepost,
@@ -92,9 +95,11 @@ from .lesion_study import lesion, lesion_caption, lesion_summary
 from .masked_training import predict_masked, train_masked
 from .models import Encoder, HookPoint, Stack, build
 from .norm_cost import norm_timing
-from .normalization import invariance_table, layernorm_gap, scaled_batch, textbook_layernorm
+from .norm_invariance import invariance_table
+from .norm_training import train_warmup
+from .normalization import layernorm_gap, scaled_batch, textbook_layernorm
 from .positional import sinusoidal_encoding
-from .prepost import last_layer_grad, prepost_stream, train_warmup
+from .prepost import last_layer_grad, prepost_stream
 from .shattered import autocorrelation, shattered_gradients, shattered_summary
 from .shortcuts import block_formula, path_lengths, shortcut_table
 from .text import char_tokenize
@@ -117,6 +122,8 @@ __all__ = [
     "masked_training",
     "model_card",
     "norm_cost",
+    "norm_invariance",
+    "norm_training",
     "normalization",
     "prepost",
     "raster",
@@ -163,6 +170,7 @@ __all__ = [
     "findings_stack",
     "findings",
     "findings_runs",
+    "findings_words",
     "format_number",
     "first_divergence",
     "forward_decomposition",

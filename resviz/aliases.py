@@ -61,6 +61,8 @@ from . import (  # noqa: E402
     masked_training,
     model_card,
     norm_cost,
+    norm_invariance,
+    norm_training,
     normalization,
     prepost,
 )
@@ -70,12 +72,14 @@ from . import (  # noqa: E402
 playground = alias(
     "playground", data, encoder_inspect, masked_training, model_card, codegen_encoder
 )
-# ``rv.norms``: the norm layers measured, Post-LN versus Pre-LN, and their cost.
-norms = alias("norms", normalization, prepost, norm_cost)
+# ``rv.norms``: the norm layers measured, their invariances, Post-LN versus Pre-LN, training
+# with a norm, and their cost.
+norms = alias("norms", normalization, norm_invariance, prepost, norm_training, norm_cost)
 # --- end m-mB ------------------------------------------------------------------------------
 
 
 # --- findings_stack (issue 14 phase 2, mC): merged into findings + findings_runs -----
+# (findings exports findings_words' names too, so the two modules cover all three.)
 from . import findings, findings_runs  # noqa: E402
 
 # Its ``num`` (three significant digits) is now findings.format_number, the one format.
