@@ -402,7 +402,7 @@ def prepost_section() -> None:
         "Xiong et al.'s analysis."
     )
     xi = xiong(layers, d_model, init, ctx.seed)
-    raw_pre = xi["raw_stream"][xi["raw_stream"]["variant"] == "Pre-LN"].sort_values("layer")
+    raw_pre = xi["raw_stream"][xi["raw_stream"]["variant"] == "Pre-LN"].sort_values("block")
     st.markdown(
         "Without that standardization (the raw N(0, 1) embedding plus positions, about "
         "1 + 1/2 per feature) the input's ||x₀||²/d is "
@@ -415,10 +415,10 @@ def prepost_section() -> None:
     views.chart(
         charts.line(
             stream,
-            "layer",
+            "block",
             "sq_norm_per_dim",
             "variant",
-            x_title="layer (0 = input)",
+            x_title="block (0 = the input)",
             y_title="||x_l||² / d",
         ),
         stream,
@@ -428,7 +428,7 @@ def prepost_section() -> None:
         "and Xiong et al. (Lemma 1) show that its expected ||x_l||² grows linearly with l. Here "
         "Pre-LN's ||x_l||²/d "
         + rv.trend_words(
-            stream[stream["variant"] == "Pre-LN"].sort_values("layer")["sq_norm_per_dim"],
+            stream[stream["variant"] == "Pre-LN"].sort_values("block")["sq_norm_per_dim"],
             within=1.25,
         )
         + ".",
@@ -464,8 +464,8 @@ def prepost_section() -> None:
         "grads = rv.norms.prepost_grads(layers, d_model, seed, init)\n"
         "summary = rv.norms.grad_summary(grads)\n"
         "summary_csv = summary.round(4)\n"
-        "display(rv.charts.line(stream, 'layer', 'sq_norm_per_dim', 'variant', "
-        "x_title='layer (0 = input)', y_title='||x_l||² / d'))\n"
+        "display(rv.charts.line(stream, 'block', 'sq_norm_per_dim', 'variant', "
+        "x_title='block (0 = the input)', y_title='||x_l||² / d'))\n"
         "rv.charts.line(rv.norms.grad_ratio_lines(summary), 'n_layers', 'ratio_to_L1', "
         "'variant', log_x=True, x_title='number of layers L (log)', "
         "y_title='||dL/dW2 last layer|| (relative to the shallowest)')"

@@ -98,8 +98,8 @@ def prepost_stream(
 
     Same weights' seed, same unit-variance inputs (:func:`xiong_inputs`; the raw
     embedding plus positions with ``standardize=False``). Columns:
-    ``variant`` (``Post-LN``/``Pre-LN``), ``layer`` (0 = the input, ``l`` = after
-    block ``l``), ``sq_norm_per_dim`` (mean ``||x_l||^2 / d``: Xiong et al.'s Lemma
+    ``variant`` (``Post-LN``/``Pre-LN``), ``block`` (0 = the input, ``l`` = after
+    block ``l``, counted from 1), ``sq_norm_per_dim`` (mean ``||x_l||^2 / d``: Xiong et al.'s Lemma
     says it stays 1 for Post-LN and grows linearly in ``l`` for Pre-LN) and
     ``norm`` (mean ``||x_l||``).
     """
@@ -111,12 +111,12 @@ def prepost_stream(
         tokens, patch = _stream_input(x)
         acts = capture(model, tokens, points, patch=patch)
         label = f"{placement.capitalize()}-LN"
-        for layer, key in enumerate(points):
+        for block, key in enumerate(points):
             sq = acts[key].pow(2).sum(-1)
             rows.append(
                 {
                     "variant": label,
-                    "layer": layer,
+                    "block": block,
                     "sq_norm_per_dim": float(sq.mean() / d_model),
                     "norm": float(sq.sqrt().mean()),
                 }

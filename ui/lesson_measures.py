@@ -248,7 +248,7 @@ def preln_stream_doubles(settings: Mapping[str, Any], seed: int) -> Measured:
     s = _with_defaults("normalization", settings)
     layers = int(s["layers"])
     stream = N.prepost_stream(layers, int(s["d_model"]), seed, str(s["init"]))
-    pre = stream[stream["variant"] == "Pre-LN"].sort_values("layer")["sq_norm_per_dim"]
+    pre = stream[stream["variant"] == "Pre-LN"].sort_values("block")["sq_norm_per_dim"]
     first, last = float(pre.iloc[0]), float(pre.iloc[-1])
     return Measured(
         "yes" if last > 2 * first else "no",

@@ -56,6 +56,7 @@ CASES = {
     "final_share": (lambda: PG.final_share(_acts(), ENCODER), [0, 1, 2]),
     "rank_collapse": (lambda: PG.rank_collapse(_acts(), ENCODER), [0, 1, 2]),
     "rank_collapse_compare": (lambda: PG.rank_collapse_compare(ENCODER, IDS), [0, 1, 2]),
+    "prepost_stream": (lambda: rv.norms.prepost_stream(2, 16, batch_size=2, seq_len=4), [0, 1, 2]),
 }
 
 

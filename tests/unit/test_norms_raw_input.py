@@ -10,12 +10,12 @@ def test_prepost_stream_raw_input_is_embedding_plus_positions():
     # N(0, 1) embedding (E||e||^2 = d) plus sinusoidal positions (||p||^2 = d/2 exactly).
     raw = N.prepost_stream(2, 64, 0, "default", batch_size=16, seq_len=32, standardize=False)
     std = N.prepost_stream(2, 64, 0, "default", batch_size=16, seq_len=32)
-    first = raw[raw["layer"] == 0]["sq_norm_per_dim"]
+    first = raw[raw["block"] == 0]["sq_norm_per_dim"]
     assert first.to_numpy() == pytest.approx(1.5, abs=0.05)
     # Standardized per feature over batch and tokens: the mean of ||x||^2/d is 1 exactly.
-    assert std[std["layer"] == 0]["sq_norm_per_dim"].to_numpy() == pytest.approx(1.0, abs=1e-5)
+    assert std[std["block"] == 0]["sq_norm_per_dim"].to_numpy() == pytest.approx(1.0, abs=1e-5)
     # Post-LN ends each layer with a LayerNorm whatever the input.
-    post = raw[(raw["variant"] == "Post-LN") & (raw["layer"] > 0)]["sq_norm_per_dim"]
+    post = raw[(raw["variant"] == "Post-LN") & (raw["block"] > 0)]["sq_norm_per_dim"]
     assert post.to_numpy() == pytest.approx(1.0, abs=1e-3)
 
 
