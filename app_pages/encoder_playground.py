@@ -308,7 +308,7 @@ def attention_section(s: Setup) -> None:
     li, hi = head_settings(s.cfg)
     res = views_at_init(s)
     labels, T = s.toks.labels, s.T
-    df = PG.attention_frame(res["attention"], labels, li, hi)
+    df = PG.attention_frame(res["attention"], labels, li + 1, hi + 1)
     views.chart(
         charts.attention_map(df, labels, title=f"Layer {li + 1}, head {hi + 1}"),
         df,
@@ -323,12 +323,11 @@ def attention_section(s: Setup) -> None:
         + " Labels are position:token, so repeated words stay apart.",
     )
     nb = Notebook(TITLE, S.ATTENTION, st.query_params.to_dict())
-    nb.code(s.code() + f"\nlayer, head = {li}, {hi}  # 0-based")
+    nb.code(s.code() + f"\nblock, head = {li + 1}, {hi + 1}  # counted from 1")
     nb.code(
         "views = rv.playground.inspect(rv.build(cfg, device), cfg, toks.ids)\n"
-        "attention = rv.playground.attention_frame(views['attention'], toks.labels, layer, head)\n"
-        "rv.charts.attention_map(attention, toks.labels, "
-        "title=f'Layer {layer + 1}, head {head + 1}')"
+        "attention = rv.playground.attention_frame(views['attention'], toks.labels, block, head)\n"
+        "rv.charts.attention_map(attention, toks.labels, title=f'Layer {block}, head {head}')"
     ).frame("attention", "attention")
     nb.download("playground_attention")
 
@@ -619,7 +618,7 @@ def trained_views(s: Setup, run: PG.MaskedRun, nb: Notebook) -> None:
     st.subheader("The views again, on the trained models")
     li, hi = head_settings(cfg)
     trained = PG.inspect_trained(run, toks.ids, device)
-    att = PG.attention_frame(trained["your model"]["attention"], toks.labels, li, hi)
+    att = PG.attention_frame(trained["your model"]["attention"], toks.labels, li + 1, hi + 1)
     views.chart(
         charts.attention_map(
             att, toks.labels, title=f"Your trained model: layer {li + 1}, head {hi + 1}"
@@ -674,12 +673,12 @@ def trained_views(s: Setup, run: PG.MaskedRun, nb: Notebook) -> None:
         "predictions"
     ).frame("training_loss", "curves").frame("masked_predictions", "predictions")
     nb.code(
-        f"layer, head = {li}, {hi}  # 0-based\n"
+        f"block, head = {li + 1}, {hi + 1}  # counted from 1\n"
         "trained = rv.playground.inspect_trained(run, toks.ids, device)\n"
         "attention_trained = rv.playground.attention_frame(trained['your model']['attention'], "
-        "toks.labels, layer, head)\n"
+        "toks.labels, block, head)\n"
         "rv.charts.attention_map(attention_trained, toks.labels, "
-        "title=f'Your trained model: layer {layer + 1}, head {head + 1}')"
+        "title=f'Your trained model: layer {block}, head {head}')"
     ).frame("attention_trained", "attention_trained")
     nb.code(
         "init = rv.playground.inspect(rv.build(cfg, device), cfg, toks.ids)\n"

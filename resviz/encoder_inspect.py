@@ -44,19 +44,23 @@ def attention_maps(acts: Mapping[str, torch.Tensor], n_layers: int) -> np.ndarra
     return np.stack([acts[f"blocks.{i}.attn_pattern"][0].numpy() for i in range(n_layers)])
 
 
-def attention_frame(maps: np.ndarray, labels: Sequence[str], layer: int, head: int) -> pd.DataFrame:
+def attention_frame(maps: np.ndarray, labels: Sequence[str], block: int, head: int) -> pd.DataFrame:
     """One row per (query, key) of one head: ``block, head, query, key, weight``.
 
-    ``layer`` and ``head`` index ``maps`` from 0; the ``block`` and ``head``
-    columns count from 1, as the pages do."""
-    att = maps[layer, head]
+    ``block`` and ``head`` count from 1, as the pages and the frame's columns do
+    (``maps[block - 1, head - 1]``)."""
+    n_blocks, n_heads = maps.shape[:2]
+    for name, value, hi in (("block", block, n_blocks), ("head", head, n_heads)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= hi:
+            raise ValueError(f"{name}={value!r} is out of range: choose 1 to {hi}.")
+    att = maps[block - 1, head - 1]
     T = att.shape[0]
     q, k = np.meshgrid(range(T), range(T), indexing="ij")
     lab = np.asarray(labels, dtype=object)
     return pd.DataFrame(
         {
-            "block": layer + 1,
-            "head": head + 1,
+            "block": block,
+            "head": head,
             "query": lab[q.ravel()],
             "key": lab[k.ravel()],
             "weight": att.ravel().astype(float),

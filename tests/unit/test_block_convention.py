@@ -49,7 +49,7 @@ CASES = {
         BLOCKS,
     ),
     "attention_frame": (
-        lambda: PG.attention_frame(PG.attention_maps(_acts(), 2), [str(i) for i in IDS], 1, 0),
+        lambda: PG.attention_frame(PG.attention_maps(_acts(), 2), [str(i) for i in IDS], 2, 1),
         [2],
     ),
     "residual_stream": (lambda: PG.residual_stream(_acts(), ENCODER), [1, 2]),

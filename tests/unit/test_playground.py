@@ -136,8 +136,13 @@ def test_shapes_row_sums_hooks_removed_and_seeded():
     again = pg.inspect(rv.build(cfg), cfg, ids)
     assert (again["attention"] == att).all()
     assert again["stream"].equals(views["stream"])
-    frame = pg.attention_frame(att, pg.axis_labels(["a"] * 12), 1, 2)
+    frame = pg.attention_frame(att, pg.axis_labels(["a"] * 12), 2, 3)  # counted from 1
     assert len(frame) == 144 and frame.groupby("query")["weight"].sum().sub(1).abs().max() < 1e-5
+    assert (frame["block"] == 2).all() and (frame["head"] == 3).all()
+    assert frame["weight"].tolist() == att[1, 2].ravel().astype(float).tolist()
+    for bad in ({"block": 0}, {"block": 4}, {"head": 5}, {"head": True}):
+        with pytest.raises(ValueError, match="out of range"):
+            pg.attention_frame(att, pg.axis_labels(["a"] * 12), **({"block": 1, "head": 1} | bad))
     with pytest.raises(ValueError, match="no tokens"):
         pg.run_encoder(model, [])
 
