@@ -1,5 +1,6 @@
 """The library installs from the repository as a wheel that holds ``resviz`` only,
-and the README's notebook example runs from that install, outside the repository."""
+and the README's notebook example (and ``generate_code``, whose templates are package
+data) runs from that install, outside the repository."""
 
 from __future__ import annotations
 
@@ -25,6 +26,17 @@ def readme_example() -> str:
     return match.group(1)
 
 
+# Run from the installed wheel too: generate_code reads its templates from the package,
+# and each generated script runs (it prints its parameter count and output shape).
+CODEGEN_CHECK = """
+import runpy
+for cfg in (rv.StackConfig(depth=2, width=4), rv.EncoderConfig(n_layers=1, d_model=8, n_heads=2)):
+    with open("generated.py", "w") as f:
+        f.write(rv.generate_code(cfg))
+    runpy.run_path("generated.py", run_name="__main__")
+"""
+
+
 def build_wheel(dest: Path) -> Path:
     """Build from a copy of what the wheel needs, so the checkout gets no build/ litter."""
     src = dest / "src"
@@ -48,6 +60,8 @@ def test_wheel_holds_the_library_only(wheel: Path) -> None:
     top = {n.split("/")[0] for n in names}
     assert top == {"resviz", wheel.name.split("-py3")[0] + ".dist-info"}, top
     assert "resviz/__init__.py" in names
+    for family in ("stack", "encoder", "shared"):  # generate_code's templates are package data
+        assert f"resviz/codegen/templates/{family}.py.tmpl" in names
     meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()
     requires = {
         line.split(":", 1)[1].strip().split(">")[0].split(";")[0].strip()
@@ -69,13 +83,14 @@ def test_readme_example_runs_from_a_clean_venv(wheel: Path, tmp_path: Path) -> N
     work = tmp_path / "notebook"
     work.mkdir()
     script = work / "example.py"
-    script.write_text(readme_example() + "\nprint('RESVIZ_FROM', rv.__file__)\n")
+    script.write_text(readme_example() + CODEGEN_CHECK + "\nprint('RESVIZ_FROM', rv.__file__)\n")
     out = subprocess.run(
         [str(py), str(script)], cwd=work, check=True, capture_output=True, text=True
     ).stdout
     origin = Path(out.split("RESVIZ_FROM", 1)[1].strip())
     assert env_dir in origin.parents, f"resviz imported from {origin}, not the clean venv"
     assert "blocks.0" in out
+    assert "parameters; output (8, 4)" in out and "parameters; output (2, 16, 1000)" in out
 
 
 def test_constraints_pin_every_installed_package() -> None:

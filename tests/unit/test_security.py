@@ -11,7 +11,7 @@ SHIPPED = [
     p
     for p in [
         ROOT / "streamlit_app.py",
-        *ROOT.glob("resviz/*.py"),
+        *ROOT.glob("resviz/**/*.py"),  # subpackages too (charts, positional, codegen)
         *ROOT.glob("ui/*.py"),
         *ROOT.glob("app_pages/*.py"),
     ]
