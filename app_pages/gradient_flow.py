@@ -440,30 +440,6 @@ HEATMAP = dict(
 )
 
 
-def first_vs_last(layers: pd.DataFrame) -> str:
-    """The first block's gradient norm as a multiple of the last block's, at the first and
-    the latest step recorded, per variant."""
-    parts = []
-    for name, g in layers.groupby("variant", sort=False):
-        g = g[np.isfinite(g["grad_norm"])]
-        if not len(g):
-            continue
-        first_layer, last_layer = g["block"].min(), g["block"].max()
-        said = []
-        for step in sorted({int(g["step"].min()), int(g["step"].max())}):
-            at = g[g["step"] == step].set_index("block")["grad_norm"]
-            if first_layer in at.index and last_layer in at.index:
-                said.append((rv.ratio_words(at[first_layer], at[last_layer]), step))
-        if said:
-            (r0, s0), rest = said[0], said[1:]
-            parts.append(
-                f"{r0} the last block's at step {s0}"
-                + "".join(f" and {r} at step {s}" for r, s in rest)
-                + f" in {name}"
-            )
-    return ("The first block's gradient norm is " + "; ".join(parts) + ".") if parts else ""
-
-
 def training_section() -> None:
     """Plain and residual (and l·x + f(x)) trained side by side, gradients per block."""
     st.subheader("Training side by side")
@@ -533,7 +509,7 @@ def training_section() -> None:
             "Rows are blocks (input side at the top), columns are steps; colour is log10 of the "
             "block's gradient norm, on one scale for all panels. Grey is not run (yet, or after "
             "a run diverged and stopped) or not finite. "
-            + first_vs_last(trace.layers)
+            + rv.first_vs_last_block(trace.layers)
             + " Adam divides each step by the gradient's running size, so a cold block is not "
             "necessarily a slow learner until its gradient nears Adam's eps (1e-8)." + zero_note
         )

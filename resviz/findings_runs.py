@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
-from .findings import _cap, change, compare, crossing, order
+from .findings import _cap, change, compare, crossing, order, ratio_words
 
 __all__ = [
     "degradation_summary",
     "depth_effect",
     "encoder_stream_rule",
+    "first_vs_last_block",
     "loss_race",
     "stack_norm_rule",
     "stage_change",
@@ -181,3 +183,33 @@ def stage_change(
             sentence = change(means[before], means[after], what)  # type: ignore[arg-type]
             out.append(f"{name}: {sentence[:1].lower()}{sentence[1:]}")
     return " ".join(out)
+
+
+def first_vs_last_block(blocks: pd.DataFrame) -> str:
+    """The first block's gradient norm as a multiple of the last block's, at the first
+    and the latest step recorded, for each variant of a per-step block frame
+    (``variant, step, block, grad_norm``, e.g. :attr:`resviz.GradTrace.layers`).
+
+    ``"The first block's gradient norm is 0.012 times the last block's at step 0 and
+    0.5 times at step 199 in plain"``; non-finite norms are left out, and a variant
+    without a finite norm at both ends of a step is not mentioned. Empty when no
+    variant can be worded."""
+    parts = []
+    for name, g in blocks.groupby("variant", sort=False):
+        g = g[np.isfinite(g["grad_norm"])]
+        if not len(g):
+            continue
+        first, last = g["block"].min(), g["block"].max()
+        said = []
+        for step in sorted({int(g["step"].min()), int(g["step"].max())}):
+            at = g[g["step"] == step].set_index("block")["grad_norm"]
+            if first in at.index and last in at.index:
+                said.append((ratio_words(at[first], at[last]), step))
+        if said:
+            (r0, s0), rest = said[0], said[1:]
+            parts.append(
+                f"{r0} the last block's at step {s0}"
+                + "".join(f" and {r} at step {s}" for r, s in rest)
+                + f" in {name}"
+            )
+    return ("The first block's gradient norm is " + "; ".join(parts) + ".") if parts else ""

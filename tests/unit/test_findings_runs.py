@@ -115,3 +115,33 @@ def test_loss_race_both_outcomes():
     short = fr.loss_race(_race([3.0, 2.0, 1.0, 1.0], [3.0, 3.0]), "mine", "other", 10)
     assert short.startswith('Over steps 1 to 2: the mean loss of "mine" (2.5) is lower')
     assert "No step" in fr.loss_race(_race([1.0], []), "mine", "other")
+
+
+def _blocks(rows):
+    return pd.DataFrame(rows, columns=["variant", "step", "block", "grad_norm"])
+
+
+def test_first_vs_last_block_both_outcomes():
+    # Plain: the first block gets 100 times less than the last at step 0, the same at
+    # step 9. Residual: the first block gets 2 times more at both steps.
+    blocks = _blocks(
+        [("plain", 0, 1, 0.01), ("plain", 0, 3, 1.0), ("plain", 9, 1, 0.5), ("plain", 9, 3, 0.5)]
+        + [("res", s, b, v) for s in (0, 9) for b, v in ((1, 2.0), (2, 1.5), (3, 1.0))]
+    )
+    assert rv.first_vs_last_block(blocks) == (
+        "The first block's gradient norm is 0.01 times the last block's at step 0 and "
+        "exactly at step 9 in plain; 2 times the last block's at step 0 and 2 times at "
+        "step 9 in res."
+    )
+
+
+def test_first_vs_last_block_leaves_out_what_it_cannot_compare():
+    nan = float("nan")
+    one_step = _blocks([("a", 0, 1, 4.0), ("a", 0, 2, 1.0), ("b", 0, 1, nan), ("b", 0, 2, nan)])
+    assert rv.first_vs_last_block(one_step) == (
+        "The first block's gradient norm is 4 times the last block's at step 0 in a."
+    )
+    # A step where the last block's norm is not finite is skipped, not called 0.
+    partial = _blocks([("a", 0, 1, 1.0), ("a", 0, 2, 2.0), ("a", 5, 1, 1.0), ("a", 5, 2, nan)])
+    assert rv.first_vs_last_block(partial).endswith("0.5 times the last block's at step 0 in a.")
+    assert rv.first_vs_last_block(_blocks([])) == ""
