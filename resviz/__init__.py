@@ -41,6 +41,7 @@ from .degradation import (
     DegradationConfig,
     DegradationResult,
     LesionConfig,
+    SpiralStacksConfig,
     train_degradation,
     train_lesion,
 )
@@ -137,6 +138,7 @@ __all__ = [
     "GradTrace",
     "HookPoint",
     "LesionConfig",
+    "SpiralStacksConfig",
     "Stack",
     "StackConfig",
     "autocorrelation",

@@ -220,6 +220,27 @@ def test_lesion_config_validates_and_names_its_two_stacks():
         rv.LesionConfig(steps=0)
 
 
+def test_degradation_and_lesion_configs_share_one_task_config():
+    from dataclasses import fields
+
+    shared = [f.name for f in fields(rv.SpiralStacksConfig)]
+    for cls, own in ((rv.DegradationConfig, ["shallow", "deep"]), (rv.LesionConfig, ["depth"])):
+        assert issubclass(cls, rv.SpiralStacksConfig)
+        assert [f.name for f in fields(cls)] == shared + own
+    # The lesion's task is easier by default: one turn per arm instead of two.
+    assert rv.DegradationConfig().turns == 2.0 and rv.LesionConfig().turns == 1.0
+    lcfg, dcfg = rv.LesionConfig(depth=5, width=8), rv.DegradationConfig(shallow=2, deep=5, width=8)
+    assert lcfg.variants(1) == {n: c for n, c in dcfg.variants(1).items() if c.n_blocks == 5}
+    # The same checks, with the same messages, for both.
+    for cls in (rv.DegradationConfig, rv.LesionConfig):
+        with pytest.raises(ValueError, match="width=1 is out of range: choose 2 to 512"):
+            cls(width=1)
+        with pytest.raises(ValueError, match="nothing to compare"):
+            cls(residual="none")
+    with pytest.raises(TypeError, match="DegradationConfig or a LesionConfig"):
+        rv.SpiralStacksConfig()
+
+
 @pytest.fixture(scope="module")
 def lesioned():
     before = torch.get_num_threads()
