@@ -88,7 +88,7 @@ from .findings_runs import (
 )
 from .gradient_training import GradTrace, train_layer_grads
 from .gradients import block_jacobian, depth_sweep, identity_ratio, layer_gradients
-from .hooks import GradCapture, capture, capture_grads, hook_names
+from .hooks import GradCapture, capture, capture_grads, delete_block, hook_names
 from .lesion_study import lesion, lesion_caption, lesion_summary
 from .masked_training import predict_masked, train_masked
 from .models import Encoder, HookPoint, Stack, build
@@ -156,6 +156,7 @@ __all__ = [
     "configure_threads",
     "crossing",
     "degradation_summary",
+    "delete_block",
     "depth_effect",
     "crossing_words",
     "depth_sweep",
