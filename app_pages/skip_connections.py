@@ -518,8 +518,8 @@ def lesion_section() -> None:
     nb.code(
         "# Trains the plain and the residual stack, then deletes each block in turn.\n"
         "result = rv.train_lesion(cfg, seed=seed)\n"
-        "lesion = rv.skip.lesion_blocks(result.lesion)\n"
-        "summary = rv.lesion_summary(result.lesion, cfg.classes)\n"
+        "lesion = result.lesion\n"
+        "summary = rv.lesion_summary(lesion, cfg.classes)\n"
         "print(rv.lesion_caption(summary, cfg.classes))\n"
         "rv.charts.line(lesion, 'block', 'accuracy', 'variant', "
         "y_title='accuracy with the block deleted', height=280)"
@@ -557,8 +557,8 @@ def lesion_section() -> None:
                     width="stretch",
                 )
             return
-        les = rv.skip.lesion_blocks(result.lesion)
-        summary = rv.lesion_summary(result.lesion, lcfg.classes)
+        les = result.lesion
+        summary = rv.lesion_summary(les, lcfg.classes)
         views.chart(
             charts.line(
                 les,

@@ -44,6 +44,7 @@ from .degradation import (
     DegradationConfig,
     DegradationResult,
     LesionConfig,
+    SpiralStacksConfig,
     train_degradation,
     train_lesion,
 )
@@ -91,7 +92,7 @@ from .findings_runs import (
 )
 from .gradient_training import GradTrace, train_layer_grads
 from .gradients import block_jacobian, depth_sweep, identity_ratio, layer_gradients
-from .hooks import GradCapture, capture, capture_grads, hook_names
+from .hooks import GradCapture, capture, capture_grads, delete_block, hook_names
 from .lesion_study import lesion, lesion_caption, lesion_summary
 from .masked_training import predict_masked, train_masked
 from .models import Encoder, HookPoint, Stack, build
@@ -145,6 +146,7 @@ __all__ = [
     "GradTrace",
     "HookPoint",
     "LesionConfig",
+    "SpiralStacksConfig",
     "Stack",
     "StackConfig",
     "autocorrelation",
@@ -162,6 +164,7 @@ __all__ = [
     "configure_threads",
     "crossing",
     "degradation_summary",
+    "delete_block",
     "depth_effect",
     "crossing_words",
     "depth_sweep",

@@ -8,12 +8,13 @@ same data on any device.
   task), :func:`make_batch` (Gaussian regression or token-copy batches for any
   config), :func:`teacher_batch` (a fixed random teacher a deep stack can
   learn), :func:`masked_batch` (BERT-style masked windows of a token stream).
-* Tokenizers, one per page that reads text: :func:`tokenize` (a vocabulary
-  built from the text itself, word or character level, with ``[PAD]``,
-  ``[UNK]``, ``[MASK]``; the encoder playground), :func:`tokenize_words`
-  (whitespace words, no vocabulary; the sinusoidal page's table) and
-  :func:`char_tokenize` (one id per code point, no vocabulary); :func:`token_table`
-  shows a tokenized text, :data:`DEFAULT_TEXT` is the playground's default paragraph.
+* Tokenizers: one cleaning (:func:`clean_text`) and one splitter
+  (:func:`split_tokens`, level ``word``, ``char`` or ``space``) under all of them.
+  :func:`tokenize` builds a vocabulary from the text itself, with ``[PAD]``,
+  ``[UNK]``, ``[MASK]`` (the encoder playground); :func:`tokenize_words` is the
+  ``space`` level, no vocabulary (the sinusoidal page's table); :func:`char_tokenize`
+  the ``char`` level as code points, no vocabulary; :func:`token_table` shows a
+  tokenized text, :data:`DEFAULT_TEXT` is the playground's default paragraph.
 
 Text is data: it is split and counted, never evaluated or rendered.
 """
@@ -26,14 +27,14 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 import pandas as pd
 import torch
 
 from .config import MAX_POSITIONS, EncoderConfig, StackConfig, check_int
 
-Level = Literal["word", "char"]
+Level = Literal["word", "char", "space"]
 Task = Literal["regression", "copy"]
 SPECIALS = ("[PAD]", "[UNK]", "[MASK]")
 PAD, UNK, MASK = 0, 1, 2
@@ -129,20 +130,32 @@ def masked_batch(
 
 
 def clean_text(text: str) -> str:
-    """Drop null bytes and other control characters; collapse runs of whitespace."""
-    kept = "".join(c for c in text if c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cs"))
+    """The one cleaning every tokenizer level applies: lone surrogates become ``?``
+    (they do not survive UTF-8 on the way to the browser), control characters that
+    are not whitespace (the null byte among them) are dropped, and every run of
+    whitespace (``\r`` and the other control whitespace included) becomes one space,
+    none at either end. Everything else (emoji, right-to-left scripts, markup such as
+    ``<b>``) is kept verbatim: escaping is the renderer's job."""
+    text = text.encode("utf-8", "replace").decode("utf-8")
+    kept = "".join(c for c in text if c.isspace() or unicodedata.category(c) != "Cc")
     return _SPACES.sub(" ", kept).strip()
 
 
 def split_tokens(text: str, level: Level = "word") -> list[str]:
-    """Word level: lower-cased runs of letters/digits, each punctuation mark alone.
-    Character level: one token per code point (an emoji built from several code
-    points, such as a flag, spans several tokens)."""
-    if level not in ("word", "char"):
-        raise ValueError(f"level={level!r} is not one of 'word', 'char'.")
+    """The one splitter, on :func:`clean_text`'s text.
+
+    ``"word"``: lower-cased runs of letters/digits, each punctuation mark alone (the
+    playground). ``"char"``: one token per code point (an emoji built from several code
+    points, such as a flag, spans several tokens; :func:`char_tokenize`). ``"space"``:
+    the words between whitespace, case and punctuation kept (``str.split``; the
+    sinusoidal page's :func:`tokenize_words`)."""
+    if level not in get_args(Level):
+        raise ValueError(f"level={level!r} is not one of 'word', 'char', 'space'.")
     text = clean_text(text)
     if level == "word":
         return [w.lower() for w in _WORD.findall(text)]
+    if level == "space":
+        return text.split()
     return list(text)
 
 
@@ -257,29 +270,30 @@ def token_table(tokens: Tokens) -> pd.DataFrame:
 
 
 def tokenize_words(text: str, max_tokens: int = 64) -> tuple[list[str], bool]:
-    """Split ``text`` on Unicode whitespace (``str.split``); return ``(tokens, truncated)``.
+    """``split_tokens(text, "space")``, at most ``max_tokens`` of them: ``(tokens,
+    truncated)``, the sinusoidal page's tokens.
 
-    Only the first ``max_tokens`` tokens are kept and ``truncated`` says whether
-    any were dropped. Null bytes are removed and lone surrogates become ``?``
-    (neither survives a UTF-8 round trip to the browser). Emoji, right-to-left
-    scripts and markup such as ``<b>`` are returned verbatim as plain text:
-    escaping them is the renderer's job. Empty or blank text gives ``([], False)``.
+    Words between Unicode whitespace (``str.split``), case and punctuation kept;
+    :func:`clean_text` drops null bytes and other invisible control characters and turns
+    lone surrogates into ``?``. Emoji, right-to-left scripts and markup such as ``<b>``
+    are returned verbatim as plain text. ``truncated`` says whether any were dropped;
+    empty or blank text gives ``([], False)``.
     """
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, got {type(text).__name__}.")
     check_int("max_tokens", max_tokens, 1, MAX_POSITIONS)
-    clean = text.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
-    words = clean.split()
+    words = split_tokens(text, "space")
     return words[:max_tokens], len(words) > max_tokens
 
 
 def char_tokenize(text: str, vocab_size: int, max_len: int) -> tuple[list[int], list[str], bool]:
-    """Character-level ids without a vocabulary: ``(ids, tokens, truncated)`` for at most
-    ``max_len`` characters. Each id is the code point, or ``vocab_size - 1`` (unknown)
-    when it does not fit; null bytes are dropped, everything else is kept as it is."""
+    """``split_tokens(text, "char")`` as ids without a vocabulary: ``(ids, tokens,
+    truncated)`` for at most ``max_len`` characters. Each id is the code point, or
+    ``vocab_size - 1`` (unknown) when it does not fit. The characters are
+    :func:`clean_text`'s, as the playground's character level sees them."""
     if vocab_size < 2 or max_len < 1:
         raise ValueError("vocab_size must be >= 2 and max_len >= 1.")
-    chars = [c for c in text if c != "\x00"]
+    chars = split_tokens(text, "char")
     truncated = len(chars) > max_len
     chars = chars[:max_len]
     unk = vocab_size - 1

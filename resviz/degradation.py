@@ -6,7 +6,8 @@ shortcuts, trained from the same seed on the same batches of :func:`resviz.spira
 then :func:`resviz.lesion_study.lesion` deletes one block at a time from each trained model
 (Veit et al. 2016). :func:`train_lesion` is the lesion study on stacks that learned
 their task (:class:`LesionConfig`: a plain and a residual stack of one depth, on
-easier spirals). Every run goes through :class:`resviz.train.Trainer`. The frames
+easier spirals); both configs share their fields and checks through
+:class:`SpiralStacksConfig`. Every run goes through :class:`resviz.train.Trainer`. The frames
 at the end are what the skip-connections page draws.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -41,19 +42,18 @@ from .train import Trainer
 
 
 @dataclass(frozen=True)
-class DegradationConfig:
-    """He et al. (2016, Fig. 1) in miniature: four stacks trained on :func:`spirals`.
-
-    ``shallow`` and ``deep`` blocks, each plain and with the shortcut given by
+class SpiralStacksConfig:
+    """What :class:`DegradationConfig` and :class:`LesionConfig` share: a task of
+    :func:`spirals` and the stacks trained on it, plain and with the shortcut given by
     ``residual`` (and ``alpha``, ``alpha_learnable``, ``join``; concat is always
-    projected back so every variant has the same width). The first block maps the
-    2-d input to ``width`` and has no shortcut (the widths differ); a linear head
-    gives the class logits. Every variant starts from the same seed and sees the
-    same batches. The defaults are the ones the tests pin for several seeds.
+    projected back so every variant has the same width).
+
+    Every stack's first block maps the 2-d input to ``width`` and has no shortcut (the
+    widths differ); a linear head gives the class logits. Every variant starts from the
+    same seed and sees the same batches. The subclasses say which depths are trained
+    (:attr:`depths`); this class is not built by itself.
     """
 
-    shallow: int = 4
-    deep: int = 16
     width: int = 32
     activation: Activation = "relu"
     init: Init = "default"
@@ -71,13 +71,6 @@ class DegradationConfig:
     eval_every: int = 20
 
     def __post_init__(self) -> None:
-        _check_int(self, "shallow", 1, 64)
-        _check_int(self, "deep", 1, 128)
-        if self.deep <= self.shallow:
-            raise ValueError(
-                f"deep={self.deep} must be larger than shallow={self.shallow}: "
-                "the experiment compares a shallow stack with a deeper one."
-            )
         _check_int(self, "width", 2, 512)
         _check_int(self, "steps", 1, 20_000)
         _check_float(self, "lr", 1e-6, 1.0)
@@ -95,11 +88,20 @@ class DegradationConfig:
         # alpha_learnable, join) and their combinations (join with concat).
         self.variants(0)
 
+    @property
+    def depths(self) -> tuple[int, ...]:
+        """The numbers of blocks trained, each plain and with shortcuts."""
+        raise TypeError(
+            "SpiralStacksConfig holds the shared fields: build a DegradationConfig or a "
+            "LesionConfig."
+        )
+
     def variants(self, seed: int) -> dict[str, StackConfig]:
-        """The four stacks, by name: ``plain, {shallow}`` ... ``residual, {deep}``."""
+        """The stacks, by name: ``plain, {depth} blocks`` for each of :attr:`depths`,
+        then ``residual, {depth} blocks`` for each."""
         out = {}
         for kind in ("plain", "residual"):
-            for depth in (self.shallow, self.deep):
+            for depth in self.depths:
                 out[f"{kind}, {depth} blocks"] = StackConfig(
                     widths=(2,) + (self.width,) * depth,
                     activation=self.activation,
@@ -116,10 +118,39 @@ class DegradationConfig:
 
 
 @dataclass(frozen=True)
-class LesionConfig:
+class DegradationConfig(SpiralStacksConfig):
+    """He et al. (2016, Fig. 1) in miniature: four stacks trained on :func:`spirals`.
+
+    ``shallow`` and ``deep`` blocks, each plain and with shortcuts (``variants``:
+    ``plain, {shallow} blocks`` ... ``residual, {deep} blocks``); the other fields are
+    :class:`SpiralStacksConfig`'s. The defaults are the ones the tests pin for
+    several seeds.
+    """
+
+    shallow: int = 4
+    deep: int = 16
+
+    def __post_init__(self) -> None:
+        _check_int(self, "shallow", 1, 64)
+        _check_int(self, "deep", 1, 128)
+        if self.deep <= self.shallow:
+            raise ValueError(
+                f"deep={self.deep} must be larger than shallow={self.shallow}: "
+                "the experiment compares a shallow stack with a deeper one."
+            )
+        super().__post_init__()
+
+    @property
+    def depths(self) -> tuple[int, ...]:
+        return (self.shallow, self.deep)
+
+
+@dataclass(frozen=True)
+class LesionConfig(SpiralStacksConfig):
     """Veit et al. (2016) in miniature: a plain and a residual stack of ``depth``
-    blocks, trained on :func:`spirals` as in :class:`DegradationConfig` (same
-    fields, same first block 2 -> ``width`` without a shortcut), then lesioned.
+    blocks, trained on :func:`spirals` as in :class:`DegradationConfig` (the same
+    :class:`SpiralStacksConfig` fields, same first block 2 -> ``width`` without a
+    shortcut), then lesioned.
 
     A lesion only says something about a stack that learned its task, so the
     default task is easier than the degradation experiment's: one turn per arm
@@ -128,34 +159,16 @@ class LesionConfig:
     2.4-4.1 accuracy points on average and the plain stack 42-57.
     """
 
-    depth: int = 16
-    width: int = 32
-    activation: Activation = "relu"
-    init: Init = "default"
-    residual: Residual = "add"
-    alpha: float = 1.0
-    alpha_learnable: bool = False
-    join: Join = "after_act"
-    steps: int = 400
-    lr: float = 3e-3
-    batch_size: int = 128
-    n_points: int = 1536
-    classes: int = 3
     turns: float = 1.0
-    noise: float = 0.05
-    eval_every: int = 20
+    depth: int = 16
 
     def __post_init__(self) -> None:
         _check_int(self, "depth", 2, 128)
-        self._task()  # the degradation config validates every other field
+        super().__post_init__()
 
-    def _task(self) -> DegradationConfig:
-        kw = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "depth"}
-        return DegradationConfig(shallow=1, deep=self.depth, **kw)
-
-    def variants(self, seed: int) -> dict[str, StackConfig]:
-        """The two stacks, by name: ``plain, {depth} blocks`` and ``residual, {depth} blocks``."""
-        return {n: c for n, c in self._task().variants(seed).items() if c.n_blocks == self.depth}
+    @property
+    def depths(self) -> tuple[int, ...]:
+        return (self.depth,)
 
 
 @dataclass
@@ -181,7 +194,7 @@ class DegradationResult:
 
 
 def train_degradation(
-    dcfg: DegradationConfig | LesionConfig,
+    dcfg: SpiralStacksConfig,
     seed: int = 0,
     device: torch.device | str | None = None,
     callback: Callable[[pd.DataFrame, int, int], None] | None = None,
@@ -296,7 +309,7 @@ def train_lesion(
     return train_degradation(lcfg, seed, device, callback, should_stop)
 
 
-def task_frame(dcfg: DegradationConfig | LesionConfig, seed: int = 0) -> pd.DataFrame:
+def task_frame(dcfg: SpiralStacksConfig, seed: int = 0) -> pd.DataFrame:
     """The :func:`spirals` that :func:`train_degradation` trains ``dcfg`` on with
     ``seed``: ``x1, x2`` (the point) and ``class``."""
     x, y = spirals(dcfg.n_points, dcfg.classes, dcfg.turns, dcfg.noise, seed=seed)
@@ -354,6 +367,7 @@ __all__ = [
     "DegradationConfig",
     "DegradationResult",
     "LesionConfig",
+    "SpiralStacksConfig",
     "cosine_stages",
     "curves_long",
     "final_table",

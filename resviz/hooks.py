@@ -7,7 +7,8 @@ the forward pass raises. :func:`capture_grads` adds the backward pass: at the
 same hook points it records ``dL/d(hook output)`` through tensor hooks, and it
 measures parameter gradients as they are accumulated and drops them, so a pass
 never holds a gradient for every weight. :func:`tap` is the mechanism both use,
-for a caller that needs the live tensors (a Jacobian through one block).
+for a caller that needs the live tensors (a Jacobian through one block); its
+``patch`` is also how an intervention is made (:func:`delete_block`, the lesion).
 
 Every per-layer measure in resviz is a function of these captured tensors.
 """
@@ -23,6 +24,10 @@ import torch
 from torch import nn
 
 from .models import HookPoint
+
+# What ``patch`` puts at a hook point: a tensor, or the name of an earlier hook point
+# whose output (in the same forward pass) is passed on instead.
+Patch = torch.Tensor | str
 
 
 def _public_name(module_path: str) -> str:
@@ -56,21 +61,36 @@ def tap(
     *,
     live: bool = False,
     grads: dict[str, torch.Tensor] | None = None,
-    patch: Mapping[str, torch.Tensor] | None = None,
+    patch: Mapping[str, Patch] | None = None,
 ) -> Iterator[dict[str, torch.Tensor]]:
     """Within the ``with`` block, every forward pass of ``model`` writes its hook
     points' outputs into the yielded dict (by public name; ``names`` restricts
     them): detached CPU copies, or the live tensors with ``live=True``. Given a
     ``grads`` dict, each recorded output that requires grad also gets a tensor
     hook that writes ``dL/d(output)`` there (a detached CPU copy) when a backward
-    pass reaches it. ``patch`` replaces the output at the points it names (e.g. a
-    chosen input stream at ``blocks.0.resid_pre``). Every hook is removed on
-    leaving the block, even on error."""
+    pass reaches it. ``patch`` replaces the output at the points it names: by a
+    tensor (e.g. a chosen input stream at ``blocks.0.resid_pre``), or by the name of
+    a hook point that runs earlier in the same forward pass, whose output is passed
+    on instead (:func:`delete_block`: ``blocks.{i}.resid_post`` <- ``blocks.{i}.resid_pre``).
+    Every hook is removed on leaving the block, even on error."""
     patch = dict(patch or {})
+    sources = {v for v in patch.values() if isinstance(v, str)}
     kept = set(names) if names is not None else None
-    hooked = kept | set(patch) if kept is not None else None
+    hooked = kept | set(patch) | sources if kept is not None else None
     store: dict[str, torch.Tensor] = {}
+    seen: dict[str, torch.Tensor] = {}  # the live outputs that patches pass on
     handles: list[torch.utils.hooks.RemovableHandle] = []
+
+    def replaced(key: str, out: torch.Tensor) -> torch.Tensor:
+        new = patch.get(key, out)
+        if not isinstance(new, str):
+            return new
+        if new not in seen:
+            raise ValueError(
+                f"patch {key!r} <- {new!r}: {new!r} has not run before {key!r} in this "
+                "forward pass (is it a hook point of this model, earlier in the pass?)."
+            )
+        return seen[new]
 
     def on_grad(key: str) -> Callable[[torch.Tensor], None]:
         def hook(g: torch.Tensor) -> None:
@@ -81,7 +101,9 @@ def tap(
 
     def on_forward(key: str):
         def hook(_module: nn.Module, _args: tuple, out: torch.Tensor) -> torch.Tensor:
-            out = patch.get(key, out)
+            out = replaced(key, out)
+            if key in sources:
+                seen[key] = out
             if kept is None or key in kept:
                 store[key] = out if live else _cpu(out)
                 if grads is not None and out.requires_grad:
@@ -100,6 +122,15 @@ def tap(
     finally:
         for h in handles:
             h.remove()
+        seen.clear()
+
+
+def delete_block(i: int) -> dict[str, str]:
+    """The ``patch`` that deletes block ``i`` (from 0) of a stack or an encoder:
+    its output ``blocks.{i}.resid_post`` is replaced by its input
+    ``blocks.{i}.resid_pre``, so ``x_{i+1} = x_i`` (Veit et al. 2016). Only a block
+    whose input and output widths match can be deleted this way."""
+    return {f"blocks.{i}.resid_post": f"blocks.{i}.resid_pre"}
 
 
 def _as_args(inputs: torch.Tensor | tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
@@ -111,7 +142,7 @@ def capture(
     inputs: torch.Tensor | tuple[torch.Tensor, ...],
     names: Iterable[str] | None = None,
     grad: bool = False,
-    patch: Mapping[str, torch.Tensor] | None = None,
+    patch: Mapping[str, Patch] | None = None,
 ) -> dict[str, torch.Tensor]:
     """Run ``model(inputs)`` and return the activations at its hook points.
 
@@ -147,7 +178,7 @@ def capture_grads(
     loss_fn: Callable[[torch.Tensor], torch.Tensor],
     names: Iterable[str] | None = None,
     params: Iterable[str] = (),
-    patch: Mapping[str, torch.Tensor] | None = None,
+    patch: Mapping[str, Patch] | None = None,
 ) -> GradCapture:
     """One forward and backward pass of ``loss_fn(model(inputs))``, observed at the
     hook points: activations and ``dL/d(hook output)``, detached on the CPU.
@@ -193,4 +224,13 @@ def capture_grads(
     return GradCapture(acts=acts, grads=grads, loss=float(loss.detach()), param_grad_norms=norms)
 
 
-__all__ = ["GradCapture", "capture", "capture_grads", "hook_names", "stream_points", "tap"]
+__all__ = [
+    "GradCapture",
+    "Patch",
+    "capture",
+    "capture_grads",
+    "delete_block",
+    "hook_names",
+    "stream_points",
+    "tap",
+]

@@ -3,7 +3,8 @@
 Veit et al. (2016, Residual Networks Behave Like Ensembles of Relatively Shallow
 Networks): deleting one block from a residual network barely hurts it, deleting one
 from a plain network breaks it. :func:`lesion` measures that on any :class:`Stack`
-and data; :func:`lesion_summary` condenses the frames :func:`resviz.train_lesion`
+and data, each deletion an intervention at the hook points (``x_{i+1} = x_i``:
+:func:`resviz.hooks.delete_block` through :func:`resviz.hooks.tap`'s ``patch``); :func:`lesion_summary` condenses the frames :func:`resviz.train_lesion`
 returns, and :func:`lesion_caption` words the finding from that summary alone.
 """
 
@@ -14,6 +15,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from .hooks import delete_block, tap
 from .models import Stack
 
 
@@ -24,37 +26,46 @@ def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[float,
     return float(F.cross_entropy(logits, y)), float((logits.argmax(-1) != y).float().mean())
 
 
+def deletable_blocks(model: Stack, width_in: int) -> list[int]:
+    """The blocks (from 0) of ``model`` that :func:`lesion` can delete on input of
+    ``width_in`` features: those whose input and output widths match."""
+    out, w = [], width_in
+    for i, block in enumerate(model.blocks):
+        if block.out_width == w:
+            out.append(i)
+        w = block.out_width
+    return out
+
+
 @torch.no_grad()
 def lesion(model: Stack, x: torch.Tensor, y: torch.Tensor) -> pd.DataFrame:
     """Delete one block at a time (``x_{i+1} = x_i``) and measure the damage (Veit et al.).
 
-    Only blocks whose input and output widths match can be deleted. Columns:
-    ``deleted`` (block index from 0), ``block`` (the same block counted from 1, as
-    the pages show it), ``loss``, ``accuracy``, and ``base_accuracy`` (the intact
-    model's).
+    A deletion is an intervention at the hook points (:func:`resviz.hooks.delete_block`):
+    block ``i``'s output ``blocks.{i}.resid_post`` is replaced by its input
+    ``blocks.{i}.resid_pre``. Only blocks whose input and output widths match can be
+    deleted (:func:`deletable_blocks`). Columns: ``block`` (the deleted block, counted
+    from 1 as the pages show it), ``loss``, ``accuracy``, and ``base_accuracy`` (the
+    intact model's).
     """
     model.eval()
-    base_loss, base_err = evaluate(model, x, y)
+    _, base_err = evaluate(model, x, y)
     rows = []
-    for i in range(len(model.blocks)):
-        w_in = x.shape[-1] if i == 0 else model.blocks[i - 1].out_width
-        if model.blocks[i].out_width != w_in:
-            continue
-        h = x
-        for j, block in enumerate(model.blocks):
-            if j != i:
-                h = block(h)
-        logits = model.head(h)
+    for i in deletable_blocks(model, x.shape[-1]):
+        with tap(model, (), patch=delete_block(i)):
+            logits = model(x)
         rows.append(
             {
-                "deleted": i,
                 "block": i + 1,
                 "loss": float(F.cross_entropy(logits, y)),
                 "accuracy": float((logits.argmax(-1) == y).float().mean()),
                 "base_accuracy": 1.0 - base_err,
             }
         )
-    return pd.DataFrame(rows, columns=["deleted", "block", "loss", "accuracy", "base_accuracy"])
+    return pd.DataFrame(rows, columns=list(LESION_COLUMNS))
+
+
+LESION_COLUMNS = ("block", "loss", "accuracy", "base_accuracy")
 
 
 # The mean drop in accuracy (a fraction) up to which a lesioned stack "barely changes".
@@ -92,7 +103,7 @@ def lesion_summary(les: pd.DataFrame, classes: int = 3) -> pd.DataFrame:
                 "worst_deleted": float(worst["accuracy"]),
                 "mean_drop": intact - float(g["accuracy"].mean()),
                 "worst_drop": intact - float(worst["accuracy"]),
-                "worst_block": int(worst["deleted"]) + 1,
+                "worst_block": int(worst["block"]),
                 "learned": intact >= learned_accuracy(classes),
             }
         )
@@ -141,13 +152,15 @@ def lesion_caption(summary: pd.DataFrame, classes: int = 3) -> str:
 
 
 def lesion_blocks(les: pd.DataFrame) -> pd.DataFrame:
-    """:func:`lesion` frames with ``block`` (``deleted + 1``, counted from 1 as on the
-    chart)."""
-    return les.assign(block=les["deleted"] + 1)
+    """:func:`lesion` frames as they are: an alias kept for old notebooks. ``block``
+    (counted from 1, as on the chart) is the one numbering a lesion frame carries."""
+    return les.copy()
 
 
 __all__ = [
+    "LESION_COLUMNS",
     "LESION_SMALL_DROP",
+    "deletable_blocks",
     "evaluate",
     "learned_accuracy",
     "lesion",

@@ -1,9 +1,12 @@
 """The two model families: a deep stack of blocks and a transformer encoder.
 
 Both are small and readable, nanoGPT-style: the residual sum is one line per
-sublayer, and every intermediate a page wants to see passes through an identity
-``HookPoint`` (TransformerLens's idea) so :func:`resviz.capture` can record it
-by module path, e.g. ``blocks.3.resid_post``. Nothing is stored on modules.
+sublayer, and where the norm sits is one small function per placement
+(:func:`pre_norm`, Xiong et al. 2020: ``x + F(norm(x))``; :func:`post_norm`,
+Vaswani et al. 2017: ``norm(x + F(x))``), chosen once when a block is built. Every
+intermediate a page wants to see passes through an identity ``HookPoint``
+(TransformerLens's idea) so :func:`resviz.capture` can record it by module path,
+e.g. ``blocks.3.resid_post``. Nothing is stored on modules.
 
 Departures from the seed snippets, on purpose:
 * attention is written out (no ``nn.MultiheadAttention``) so the pattern is
@@ -18,11 +21,14 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
+from collections.abc import Callable
+from functools import partial
 
 import torch
 from torch import nn
 
 from .config import EncoderConfig, StackConfig
+from .positional import sinusoidal_encoding
 
 # nn.Module construction draws from torch's global RNG. Builds hold this lock
 # and fork the RNG so concurrent sessions cannot interleave their draws.
@@ -69,6 +75,43 @@ def make_activation(name: str) -> nn.Module:
     return _ACTIVATIONS[name]()
 
 
+# ------------------------------------------------------------ norm placement
+# A block sums its input x (the shortcut) and a sublayer's update F; where the norm
+# sits is one small function, chosen once when a block is built. ``join(x, update)``
+# is the sum itself: ``add`` (x + F), ``no_shortcut`` (F alone), or a stack block's
+# own (scaled, concat, joined before the activation).
+Sublayer = Callable[[torch.Tensor], torch.Tensor]
+Join = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def add(x: torch.Tensor, update: torch.Tensor) -> torch.Tensor:
+    """``x + F``: the identity shortcut."""
+    return x + update
+
+
+def no_shortcut(x: torch.Tensor, update: torch.Tensor) -> torch.Tensor:
+    """``F``: no shortcut, the update alone."""
+    return update
+
+
+def pre_norm(
+    x: torch.Tensor, norm: nn.Module, sublayer: Sublayer, join: Join = add
+) -> torch.Tensor:
+    """Pre-norm (Xiong et al. 2020): the sublayer reads ``norm(x)``, the stream passes
+    on untouched: ``x + F(norm(x))``."""
+    return join(x, sublayer(norm(x)))
+
+
+def post_norm(
+    x: torch.Tensor, norm: nn.Module, sublayer: Sublayer, join: Join = add
+) -> torch.Tensor:
+    """Post-norm (Vaswani et al. 2017): the sum is normalized, ``norm(x + F(x))``."""
+    return norm(join(x, sublayer(x)))
+
+
+NORM_PLACEMENTS = {"pre": pre_norm, "post": post_norm}
+
+
 # --------------------------------------------------------------------------- stack
 
 
@@ -81,6 +124,7 @@ class StackBlock(nn.Module):
         self.join = cfg.join
         self.identity_scale = cfg.identity_scale
         self.norm_position = cfg.norm_position
+        self.placement = NORM_PLACEMENTS[cfg.norm_position]
         self.block = cfg.block
         if cfg.block == "linear":
             self.fc = nn.Linear(w_in, w_out)
@@ -131,41 +175,33 @@ class StackBlock(nn.Module):
     def projected(self) -> bool:
         return isinstance(self.shortcut, nn.Linear)
 
-    def _branch_preact(self, h: torch.Tensor) -> torch.Tensor:
-        if self.block == "linear":
-            return self.fc(h)
-        return self.fc2(self.act(self.fc1(h)))
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = self.resid_pre(x)  # (B, ..., w_in)
-        h = self.norm(x) if self.norm_position == "pre" else x
-        z = self._branch_preact(h)
+        return self.resid_post(self.placement(x, self.norm, self._branch, self._residual_sum))
+
+    def _branch(self, h: torch.Tensor) -> torch.Tensor:
+        """``f(h)``, before alpha: ``W h + b`` joined before the activation, else
+        ``act(W h + b)`` (a linear block) or ``W2 act(W1 h + b1) + b2`` (an FFN)."""
+        if self.block == "linear":
+            z = self.fc(h)
+            return self.branch_out(self.act(z) if self.join == "after_act" else z)
+        return self.branch_out(self.fc2(self.act(self.fc1(h))))
+
+    def _residual_sum(self, x: torch.Tensor, f: torch.Tensor) -> torch.Tensor:
+        """``y = shortcut_term + update_term`` (side by side for concat), through the
+        activation when joined before it: ``act(l*x + W x + b)``, or
+        ``act(x + alpha (W x + b))`` when scaled."""
         s = self.shortcut_out(self.shortcut(x)) if self.shortcut is not None else None
-        if self.join == "before_act":
-            # y = act(l*x + W x + b), or act(x + alpha (W x + b)) when scaled: the
-            # shortcut passes through the non-linearity.
-            f = self.branch_out(z)
-            if s is None:
-                y = self.act(self.update_term(f))
-            elif self.residual == "scaled":
-                y = self.act(self.shortcut_term(s) + self.update_term(self.alpha * f))
-            else:
-                y = self.act(self.shortcut_term(self.identity_scale * s) + self.update_term(f))
+        if s is None:
+            y = self.update_term(f)
+        elif self.residual == "scaled":
+            y = self.shortcut_term(s) + self.update_term(self.alpha * f)
+        elif self.residual == "concat":  # (B, ..., w_in + w_out)
+            y = torch.cat([self.shortcut_term(s), self.update_term(f)], dim=-1)
+            y = self.concat_proj(y) if self.concat_proj is not None else y
         else:
-            f = self.branch_out(self.act(z) if self.block == "linear" else z)
-            if s is None:
-                y = self.update_term(f)
-            elif self.residual == "add":
-                y = self.shortcut_term(self.identity_scale * s) + self.update_term(f)
-            elif self.residual == "scaled":
-                y = self.shortcut_term(s) + self.update_term(self.alpha * f)
-            else:  # concat: (B, ..., w_in + w_out)
-                y = torch.cat([self.shortcut_term(s), self.update_term(f)], dim=-1)
-                if self.concat_proj is not None:
-                    y = self.concat_proj(y)
-        if self.norm_position == "post":
-            y = self.norm(y)
-        return self.resid_post(y)
+            y = self.shortcut_term(self.identity_scale * s) + self.update_term(f)
+        return self.act(y) if self.join == "before_act" else y
 
 
 class Stack(nn.Module):
@@ -254,8 +290,9 @@ class EncoderBlock(nn.Module):
 
     def __init__(self, cfg: EncoderConfig) -> None:
         super().__init__()
-        self.pre = cfg.norm_position == "pre"
         self.residual = cfg.residual
+        self.placement = NORM_PLACEMENTS[cfg.norm_position]
+        self._residual_sum = add if cfg.residual else no_shortcut
         self.attn = SelfAttention(cfg)
         self.norm1 = make_norm(cfg.norm, cfg.d_model)
         self.ffn = FeedForward(cfg) if cfg.use_ffn else None
@@ -266,20 +303,17 @@ class EncoderBlock(nn.Module):
 
     def forward(self, x: torch.Tensor, pad_mask: torch.Tensor | None = None) -> torch.Tensor:
         x = self.resid_pre(x)  # (B, T, C)
-        if self.pre:
-            a = self.attn_out(self.dropout(self.attn(self.norm1(x), pad_mask)))
-            x = self.resid_mid(x + a if self.residual else a)
-        else:
-            a = self.attn_out(self.dropout(self.attn(x, pad_mask)))
-            x = self.resid_mid(self.norm1(x + a if self.residual else a))
+        attend = partial(self._attend, pad_mask=pad_mask)
+        x = self.resid_mid(self.placement(x, self.norm1, attend, self._residual_sum))
         if self.ffn is not None:
-            if self.pre:
-                f = self.ffn_out(self.ffn(self.norm2(x)))
-                x = x + f if self.residual else f
-            else:
-                f = self.ffn_out(self.ffn(x))
-                x = self.norm2(x + f if self.residual else f)
+            x = self.placement(x, self.norm2, self._feed_forward, self._residual_sum)
         return self.resid_post(x)
+
+    def _attend(self, h: torch.Tensor, pad_mask: torch.Tensor | None) -> torch.Tensor:
+        return self.attn_out(self.dropout(self.attn(h, pad_mask)))
+
+    def _feed_forward(self, h: torch.Tensor) -> torch.Tensor:
+        return self.ffn_out(self.ffn(h))
 
 
 class Encoder(nn.Module):
@@ -287,8 +321,6 @@ class Encoder(nn.Module):
 
     def __init__(self, cfg: EncoderConfig) -> None:
         super().__init__()
-        from .positional import sinusoidal_encoding
-
         self.cfg = cfg
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
         # On the meta device (budget estimates: sizes only) nothing random or

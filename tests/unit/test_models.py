@@ -174,3 +174,100 @@ def test_normalization_page_model_is_rv_build_of_its_config():
         assert all(torch.equal(a[k], b[k]) for k in a)
     with pytest.raises(ValueError, match="init"):
         N.xiong_config(3, 32, "pre", seed=5, init="kaiming")
+
+
+# ------------------------------------------- norm placement: one function each
+def _exact(a, b):
+    torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def _stack_block_by_formula(b, cfg, x):
+    """Every hook point of one stack block, written out from StackConfig's formulas:
+    h = norm(x) (pre) or x; f = W h + b (joined before the act) or act(W h + b); the
+    terms s and u, y = s + u (concat: side by side, projected), act(y) before the act;
+    norm(y) (post)."""
+    pre = cfg.norm_position == "pre"
+    h = b.norm(x) if pre else x
+    z = b.fc(h) if cfg.block == "linear" else b.fc2(b.act(b.fc1(h)))
+    f = b.act(z) if cfg.block == "linear" and cfg.join == "after_act" else z
+    out = {"resid_pre": x, "branch_out": f}
+    if b.shortcut is None:
+        y = u = f
+    else:
+        s = b.shortcut(x)
+        scaled = cfg.residual == "scaled"
+        out["shortcut_out"] = s
+        out["shortcut_term"] = s if scaled else cfg.identity_scale * s
+        out["update_term"] = u = b.alpha * f if scaled else f
+        if cfg.residual == "concat":
+            y = torch.cat([out["shortcut_term"], u], dim=-1)
+            y = b.concat_proj(y) if b.concat_proj is not None else y
+        else:
+            y = out["shortcut_term"] + u
+    out["update_term"] = u
+    y = b.act(y) if cfg.join == "before_act" else y
+    out["resid_post"] = y if pre else b.norm(y)
+    return out
+
+
+STACKS = [
+    dict(residual="add", identity_scale=0.5, norm="layer", norm_position="pre"),
+    dict(residual="add", join="before_act", norm="rms", norm_position="post"),
+    dict(residual="scaled", alpha=0.3, block="ffn", norm="batch", norm_position="post"),
+    dict(residual="scaled", alpha=0.3, join="before_act", norm="layer", norm_position="pre"),
+    dict(residual="concat", concat_project=True, norm="layer", norm_position="post"),
+    dict(residual="concat", norm="rms", norm_position="pre"),
+    dict(residual="none", norm="layer", norm_position="post"),
+    dict(residual="add", mismatch="project", norm="none", norm_position="post"),
+]
+
+
+@pytest.mark.parametrize("kw", STACKS, ids=lambda kw: "-".join(map(str, kw.values())))
+def test_stack_hooks_hold_the_formula_bit_for_bit(kw):
+    cfg = rv.StackConfig(widths=(6, 6, 8, 8), activation="gelu", seed=4, **kw)
+    model = rv.build(cfg).eval()
+    placement = {"pre": rv.models.pre_norm, "post": rv.models.post_norm}[cfg.norm_position]
+    assert all(b.placement is placement for b in model.blocks)
+    x = torch.randn(5, 6, generator=torch.Generator().manual_seed(1))
+    acts = rv.capture(model, x)
+    with torch.no_grad():
+        for i, b in enumerate(model.blocks):
+            want = _stack_block_by_formula(b, cfg, x)
+            got = {k.split(".", 2)[2]: v for k, v in acts.items() if k.startswith(f"blocks.{i}.")}
+            assert set(got) == set(want)
+            for name, value in want.items():
+                _exact(got[name], value)
+            x = want["resid_post"]
+        _exact(acts["output"], model.head(x))
+
+
+@pytest.mark.parametrize("residual", [True, False])
+@pytest.mark.parametrize("position", ["pre", "post"])
+@pytest.mark.parametrize("use_ffn", [True, False])
+def test_encoder_hooks_hold_the_formula_bit_for_bit(residual, position, use_ffn):
+    """x + F(norm(x)) (pre) or norm(x + F(x)) (post) per sublayer, F alone without the
+    shortcut; in training mode, so dropout draws in the same order too."""
+    cfg = rv.EncoderConfig(n_layers=2, d_model=8, n_heads=2, d_ff=16, vocab_size=11,
+                           dropout=0.2, residual=residual, norm_position=position,
+                           use_ffn=use_ffn)  # fmt: skip
+    model = rv.build(cfg).train()
+    tokens = torch.randint(0, 11, (3, 6), generator=torch.Generator().manual_seed(2))
+    torch.manual_seed(7)
+    acts = rv.capture(model, tokens)
+    join = (lambda x, f: x + f) if residual else (lambda x, f: f)
+    pre = position == "pre"
+    torch.manual_seed(7)
+    with torch.no_grad():
+        x = model.drop(model.embed(tokens) + model.pos[:6])
+        for i, b in enumerate(model.blocks):
+            _exact(acts[f"blocks.{i}.resid_pre"], x)
+            a = b.dropout(b.attn(b.norm1(x) if pre else x))
+            x = join(x, a) if pre else b.norm1(join(x, a))
+            _exact(acts[f"blocks.{i}.attn_out"], a)
+            _exact(acts[f"blocks.{i}.resid_mid"], x)
+            if use_ffn:
+                f = b.ffn(b.norm2(x) if pre else x)
+                x = join(x, f) if pre else b.norm2(join(x, f))
+                _exact(acts[f"blocks.{i}.ffn_out"], f)
+            _exact(acts[f"blocks.{i}.resid_post"], x)
+        _exact(acts["output"], model.head(model.final_norm(x)))

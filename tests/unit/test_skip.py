@@ -198,9 +198,9 @@ def test_lesion_of_the_degradation_stacks(trained, seed):
     chance = 1 / 3
     res = les[les["variant"] == "residual, 16 blocks"]
     plain = les[les["variant"] == "plain, 4 blocks"]
-    # Block 0 changes the width (2 -> 32) and cannot be deleted.
-    assert res["deleted"].tolist() == list(range(1, 16))
-    assert plain["deleted"].tolist() == [1, 2, 3]
+    # Block 1 changes the width (2 -> 32) and cannot be deleted.
+    assert res["block"].tolist() == list(range(2, 17))
+    assert plain["block"].tolist() == [2, 3, 4]
     # The trained plain stack collapses to chance whichever block is deleted. (On these
     # two-turn spirals the residual stack is not robust: a deletion costs it 8-15 points
     # on average; the lesion study proper runs on stacks that fit their task, below.)
@@ -220,6 +220,27 @@ def test_lesion_config_validates_and_names_its_two_stacks():
         rv.LesionConfig(steps=0)
 
 
+def test_degradation_and_lesion_configs_share_one_task_config():
+    from dataclasses import fields
+
+    shared = [f.name for f in fields(rv.SpiralStacksConfig)]
+    for cls, own in ((rv.DegradationConfig, ["shallow", "deep"]), (rv.LesionConfig, ["depth"])):
+        assert issubclass(cls, rv.SpiralStacksConfig)
+        assert [f.name for f in fields(cls)] == shared + own
+    # The lesion's task is easier by default: one turn per arm instead of two.
+    assert rv.DegradationConfig().turns == 2.0 and rv.LesionConfig().turns == 1.0
+    lcfg, dcfg = rv.LesionConfig(depth=5, width=8), rv.DegradationConfig(shallow=2, deep=5, width=8)
+    assert lcfg.variants(1) == {n: c for n, c in dcfg.variants(1).items() if c.n_blocks == 5}
+    # The same checks, with the same messages, for both.
+    for cls in (rv.DegradationConfig, rv.LesionConfig):
+        with pytest.raises(ValueError, match="width=1 is out of range: choose 2 to 512"):
+            cls(width=1)
+        with pytest.raises(ValueError, match="nothing to compare"):
+            cls(residual="none")
+    with pytest.raises(TypeError, match="DegradationConfig or a LesionConfig"):
+        rv.SpiralStacksConfig()
+
+
 @pytest.fixture(scope="module")
 def lesioned():
     before = torch.get_num_threads()
@@ -234,9 +255,9 @@ def test_lesion_study_on_the_defaults(lesioned, seed):
     """Veit et al. (2016): deleting one block barely hurts a trained residual stack and
     breaks a plain one of the same depth, both having learned the task."""
     res = lesioned[seed]
-    assert res.lesion.groupby("variant")["deleted"].apply(list).to_dict() == {
-        "plain, 16 blocks": list(range(1, 16)),
-        "residual, 16 blocks": list(range(1, 16)),
+    assert res.lesion.groupby("variant")["block"].apply(list).to_dict() == {
+        "plain, 16 blocks": list(range(2, 17)),
+        "residual, 16 blocks": list(range(2, 17)),
     }
     s = rv.lesion_summary(res.lesion).set_index("kind")
     assert s["learned"].all()  # measured intact accuracy 0.89-0.96, seeds 0-4
@@ -250,7 +271,7 @@ def test_lesion_study_on_the_defaults(lesioned, seed):
     assert s.loc["residual", "intact"] - les["accuracy"].mean() == pytest.approx(
         s.loc["residual", "mean_drop"]
     )
-    assert s.loc["residual", "worst_block"] == les.loc[les["accuracy"].idxmin(), "deleted"] + 1
+    assert s.loc["residual", "worst_block"] == les.loc[les["accuracy"].idxmin(), "block"]
     caption = rv.lesion_caption(rv.lesion_summary(res.lesion))
     assert "The residual stack (16 blocks" in caption and "barely changes" in caption
     assert f"{100 * s.loc['residual', 'mean_drop']:.1f} accuracy points on average" in caption
@@ -370,5 +391,7 @@ def test_trained_frames_for_the_charts():
     cos = rv.skip.cosine_stages(result)
     assert set(cos["kind"]) == {"residual"} and "layer" not in cos
     assert set(cos["series"]) == {f"{v}, {s}" for v, s in zip(cos["variant"], cos["stage"])}
-    les = rv.skip.lesion_blocks(result.lesion)
-    assert (les["block"] == les["deleted"] + 1).all()
+    # One numbering: block, from 1; lesion_blocks is a no-op alias for old notebooks.
+    assert list(result.lesion.columns) == [*rv.skip.LESION_COLUMNS, "variant", "kind", "depth"]
+    assert result.lesion["block"].min() == 2 and "deleted" not in result.lesion
+    assert rv.skip.lesion_blocks(result.lesion).equals(result.lesion)
