@@ -125,11 +125,14 @@ def tap(
         seen.clear()
 
 
-def delete_block(i: int) -> dict[str, str]:
-    """The ``patch`` that deletes block ``i`` (from 0) of a stack or an encoder:
-    its output ``blocks.{i}.resid_post`` is replaced by its input
-    ``blocks.{i}.resid_pre``, so ``x_{i+1} = x_i`` (Veit et al. 2016). Only a block
-    whose input and output widths match can be deleted this way."""
+def delete_block(block: int) -> dict[str, str]:
+    """The ``patch`` that deletes ``block`` (counted from 1, so module ``blocks.{block - 1}``)
+    of a stack or an encoder: its output ``resid_post`` is replaced by its input
+    ``resid_pre``, so ``x_l = x_{l-1}`` (Veit et al. 2016). Only a block whose input
+    and output widths match can be deleted this way."""
+    if isinstance(block, bool) or not isinstance(block, int) or block < 1:
+        raise ValueError(f"block={block!r}: blocks are counted from 1.")
+    i = block - 1
     return {f"blocks.{i}.resid_post": f"blocks.{i}.resid_pre"}
 
 

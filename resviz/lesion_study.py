@@ -27,12 +27,12 @@ def evaluate(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[float,
 
 
 def deletable_blocks(model: Stack, width_in: int) -> list[int]:
-    """The blocks (from 0) of ``model`` that :func:`lesion` can delete on input of
-    ``width_in`` features: those whose input and output widths match."""
+    """The blocks (counted from 1) of ``model`` that :func:`lesion` can delete on input
+    of ``width_in`` features: those whose input and output widths match."""
     out, w = [], width_in
     for i, block in enumerate(model.blocks):
         if block.out_width == w:
-            out.append(i)
+            out.append(i + 1)
         w = block.out_width
     return out
 
@@ -42,8 +42,7 @@ def lesion(model: Stack, x: torch.Tensor, y: torch.Tensor) -> pd.DataFrame:
     """Delete one block at a time (``x_{i+1} = x_i``) and measure the damage (Veit et al.).
 
     A deletion is an intervention at the hook points (:func:`resviz.hooks.delete_block`):
-    block ``i``'s output ``blocks.{i}.resid_post`` is replaced by its input
-    ``blocks.{i}.resid_pre``. Only blocks whose input and output widths match can be
+    each deleted block's output (``resid_post``) is replaced by its input (``resid_pre``). Only blocks whose input and output widths match can be
     deleted (:func:`deletable_blocks`). Columns: ``block`` (the deleted block, counted
     from 1 as the pages show it), ``loss``, ``accuracy``, and ``base_accuracy`` (the
     intact model's).
@@ -51,12 +50,12 @@ def lesion(model: Stack, x: torch.Tensor, y: torch.Tensor) -> pd.DataFrame:
     model.eval()
     _, base_err = evaluate(model, x, y)
     rows = []
-    for i in deletable_blocks(model, x.shape[-1]):
-        with tap(model, (), patch=delete_block(i)):
+    for block in deletable_blocks(model, x.shape[-1]):
+        with tap(model, (), patch=delete_block(block)):
             logits = model(x)
         rows.append(
             {
-                "block": i + 1,
+                "block": block,
                 "loss": float(F.cross_entropy(logits, y)),
                 "accuracy": float((logits.argmax(-1) == y).float().mean()),
                 "base_accuracy": 1.0 - base_err,

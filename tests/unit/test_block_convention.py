@@ -56,6 +56,12 @@ CASES = {
     "final_share": (lambda: PG.final_share(_acts(), ENCODER), [0, 1, 2]),
     "rank_collapse": (lambda: PG.rank_collapse(_acts(), ENCODER), [0, 1, 2]),
     "rank_collapse_compare": (lambda: PG.rank_collapse_compare(ENCODER, IDS), [0, 1, 2]),
+    "lesion": (
+        lambda: rv.lesion(
+            rv.build(rv.StackConfig(widths=(2, 8, 8, 8), out_dim=3)), *rv.spirals(30)
+        ),
+        [2, 3],
+    ),
     "prepost_stream": (lambda: rv.norms.prepost_stream(2, 16, batch_size=2, seq_len=4), [0, 1, 2]),
 }
 

@@ -1,5 +1,5 @@
 """The lesion study as an intervention at the hook points (Veit et al. 2016): deleting
-block i is ``patch=delete_block(i)`` (``x_{i+1} = x_i``), with the numbers of the
+block l (counted from 1) is ``patch=delete_block(l)`` (``x_l = x_{l-1}``), with the numbers of the
 by-hand loop that skips the block."""
 
 import pandas as pd
@@ -67,7 +67,7 @@ def test_lesion_through_hooks_equals_the_by_hand_loop_bit_for_bit(name, seed):
     want = _lesion_by_hand(model, x, y)
     pd.testing.assert_frame_equal(got, want, check_exact=True)
     assert list(got.columns) == ["block", "loss", "accuracy", "base_accuracy"]
-    first = 1 + min(deletable_blocks(model, 2))
+    first = min(deletable_blocks(model, 2))
     assert first == 2 and 1 not in got["block"].tolist()  # the 2 -> 8 block stays
     if name == "widening":
         assert got["block"].tolist() == [2, 4]
@@ -78,8 +78,12 @@ def test_delete_block_passes_the_block_input_on():
     cfg = rv.EncoderConfig(n_layers=3, d_model=8, n_heads=2, d_ff=16, vocab_size=10)
     model = rv.build(cfg).eval()
     tokens = torch.randint(0, 10, (2, 5), generator=torch.Generator().manual_seed(0))
-    assert delete_block(1) == {"blocks.1.resid_post": "blocks.1.resid_pre"}
-    acts = rv.capture(model, tokens, stream_points(3), patch=delete_block(1))
+    # Block 2 (counted from 1) is module blocks.1.
+    assert delete_block(2) == {"blocks.1.resid_post": "blocks.1.resid_pre"}
+    for bad in (0, -1, 1.0, True):
+        with pytest.raises(ValueError, match="counted from 1"):
+            delete_block(bad)
+    acts = rv.capture(model, tokens, stream_points(3), patch=delete_block(2))
     intact = rv.capture(model, tokens, stream_points(3))
     # x_2 = x_1: the block's output is its input; the blocks before it are untouched.
     assert torch.equal(acts["blocks.1.resid_post"], acts["blocks.0.resid_post"])
@@ -96,7 +100,7 @@ def test_patch_hooks_are_removed_even_on_error():
     model = rv.build(rv.StackConfig(depth=3, width=4)).eval()
     x = torch.randn(2, 4)
     # An error inside the with block.
-    with pytest.raises(RuntimeError, match="boom"), tap(model, (), patch=delete_block(1)):
+    with pytest.raises(RuntimeError, match="boom"), tap(model, (), patch=delete_block(2)):
         assert _hooks(model) == 2
         model(x)
         raise RuntimeError("boom")
