@@ -522,7 +522,7 @@ def lesion_section() -> None:
         "summary = rv.lesion_summary(lesion, cfg.classes)\n"
         "print(rv.lesion_caption(summary, cfg.classes))\n"
         "rv.charts.line(lesion, 'block', 'accuracy', 'variant', "
-        "y_title='accuracy with the block deleted', height=280)"
+        "y_title='accuracy, block deleted', height=280)"
     )
     nb.code("summary")
 
@@ -565,7 +565,7 @@ def lesion_section() -> None:
                 "block",
                 "accuracy",
                 "variant",
-                y_title="accuracy with the block deleted",
+                y_title="accuracy, block deleted",
                 height=280,
             ),
             les,
