@@ -66,12 +66,11 @@ def make_norm(kind: str, dim: int) -> nn.Module:
         return nn.LayerNorm(dim)
     if kind == "rms":
         return nn.RMSNorm(dim, eps=1e-5)
-    if kind == "batch":
-        return FeatureBatchNorm(dim)
-    return nn.Identity()
+    return FeatureBatchNorm(dim) if kind == "batch" else nn.Identity()
 
 
 def make_activation(name: str) -> nn.Module:
+    """A fresh module for the activation ``name`` (relu, gelu, tanh, sigmoid, identity)."""
     return _ACTIVATIONS[name]()
 
 
