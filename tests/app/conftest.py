@@ -51,3 +51,72 @@ SECTION_IDS = [f"{p.removeprefix('app_pages/').removesuffix('.py')}-{s}" for p, 
 
 def section_params(section: str | None) -> dict[str, str]:
     return {"section": section} if section else {}
+
+
+# ----------------------------------------------------- what the tests read off a page
+# A number as the pages write it (rv.format_number): 0.0123, 1.23e4, -5e-31.
+NUM = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"
+
+
+@pytest.fixture
+def fresh_jobs():
+    """No background run left over from another test (runs are keyed by settings)."""
+    import ui.jobs
+
+    ui.jobs.REGISTRY.clear()
+    yield
+    ui.jobs.REGISTRY.clear()
+
+
+def clean(at: AppTest) -> None:
+    """The run raised nothing and showed no error."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def find_caption(at: AppTest, start: str) -> str:
+    """The one caption that starts with ``start``."""
+    found = [c.value for c in at.caption if c.value.startswith(start)]
+    assert len(found) == 1, (start, [c.value for c in at.caption])
+    return found[0]
+
+
+def find_caption_with(at: AppTest, words: str) -> str:
+    """The first caption that contains ``words``."""
+    return next(c.value for c in at.caption if words in c.value)
+
+
+def find_metric(at: AppTest, prefix: str):
+    """The first metric whose label starts with ``prefix``."""
+    return next(m for m in at.metric if m.label.startswith(prefix))
+
+
+def find_table(at: AppTest, column: str, value: object, having: str | None = None):
+    """The first table with ``value`` in ``column`` (and a column ``having``)."""
+    for df in at.dataframe:
+        v = df.value
+        if having is not None and having not in v.columns:
+            continue
+        if column in v.columns and (v[column] == value).any():
+            return v
+    raise AssertionError(f"no table with {column} = {value}")
+
+
+def find_job(label: str):
+    """The one background run with this label."""
+    import ui.jobs
+
+    jobs = [j for j in ui.jobs.REGISTRY._jobs.values() if j.label == label]
+    assert len(jobs) == 1
+    return jobs[0]
+
+
+def chart_frames(at: AppTest) -> list:
+    """Every chart's data as drawn (the Arrow datasets the browser receives)."""
+    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+    return [
+        convert_arrow_bytes_to_pandas_df(ds.data.data)
+        for chart in at.get("vega_lite_chart")
+        for ds in chart.proto.datasets
+    ]

@@ -12,25 +12,21 @@ import pytest
 import ui.jobs
 from resviz import degradation, gradient_training, masked_training
 from resviz.charts import DIVERGED_LEGEND
+from tests.app.conftest import clean
 from tests.unit.test_divergence import ScriptedF
 
 BLOW_UP = 1e8  # x the real loss: 100 x the factor (1e6)
 LABEL = "loss > 1,000,000 x start"
 
 
-def _clean(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
 def _train(app, page, key, **params):
     ui.jobs.REGISTRY.clear()  # no finished run of the same key from another test
     at = app(page, **params).run()
-    _clean(at)
+    clean(at)
     at.button(key=f"{key}:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
-    _clean(at)
+    clean(at)
     return at
 
 

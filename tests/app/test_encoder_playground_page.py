@@ -7,7 +7,7 @@ import resviz as rv
 import ui.jobs
 from resviz import playground as PG
 from resviz.findings import format_number as num
-from tests.app.conftest import open_section
+from tests.app.conftest import chart_frames, clean, find_caption_with, open_section
 from ui.specs import encoder_playground as S
 
 PAGE = "app_pages/encoder_playground.py"
@@ -15,11 +15,6 @@ SMALL = {"layers": "1", "d_model": "32", "heads": "4", "d_ff": "64", "max_len": 
 BUDGET_MARK = "over this server's budget"
 # Charts each section draws at the defaults (Pre-LN: the share of the final vector is drawn).
 CHARTS = {S.MODEL: 0, S.ATTENTION: 1, S.STREAM: 3, S.COLLAPSE: 2, S.TRAINING: 0}
-
-
-def _clean(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def _frame(at, first_col, cols):
@@ -41,7 +36,7 @@ def test_the_spec_matches_the_library():
 
 def test_first_view_is_the_model_alone(app):
     at = app(PAGE).run()
-    _clean(at)
+    clean(at)
     assert not at.warning
     assert len(at.get("vega_lite_chart")) == 0  # no view is computed or drawn
     names = {b.proto.label for b in at.get("download_button")}
@@ -56,7 +51,7 @@ def test_first_view_is_the_model_alone(app):
     assert not at.get("code")  # drawn once its expander is opened
     at.session_state["playground_code_open"] = True
     at.run()
-    _clean(at)
+    clean(at)
     code = at.get("code")[0].proto.code_text
     assert "class Encoder(nn.Module)" in code and f"VOCAB_SIZE = {len(vocab)}" in code
     tokens = _frame(at, "position", ["token", "id", "unknown"])
@@ -68,7 +63,7 @@ def test_every_section_draws_its_views_and_keeps_the_shared_settings(app):
     at = app(PAGE, layers="2", level="char", max_len="8").run()
     for label in S.SPEC.sections:
         open_section(at, label)
-        _clean(at)
+        clean(at)
         assert not at.warning, label
         assert len(at.get("vega_lite_chart")) == CHARTS[label], label
         # The text and model settings travel with every section (folded after the first).
@@ -83,7 +78,7 @@ def test_a_link_naming_a_preset_gets_its_model(app):
     """Links from before the page had sections named a preset and left its values
     out: the preset fills in every model setting the link does not give."""
     at = app(PAGE, preset="Classic Post-LN", layers="2").run()
-    _clean(at)
+    clean(at)
     assert not at.warning
     assert at.radio(key="encoder_playground:place").value == "post"
     assert at.selectbox(key="encoder_playground:d_ff").value == "128"
@@ -97,16 +92,16 @@ def test_a_link_naming_a_preset_gets_its_model(app):
 def test_preset_sets_the_model_widgets(app):
     at = app(PAGE).run()
     at.selectbox(key="encoder_playground:preset").set_value("Attention only").run()
-    _clean(at)
+    clean(at)
     assert at.toggle(key="encoder_playground:ffn").value is False
     assert at.selectbox(key="encoder_playground:norm").value == "none"
     at.selectbox(key="encoder_playground:preset").set_value("Classic Post-LN").run()
-    _clean(at)
+    clean(at)
     assert at.selectbox(key="encoder_playground:d_ff").value == "128"
     assert at.radio(key="encoder_playground:place").value == "post"
     # Post-LN: the share view explains why it is not defined instead of drawing it.
     open_section(at, S.STREAM)
-    _clean(at)
+    clean(at)
     assert at.selectbox(key="encoder_playground:preset").value == "Classic Post-LN"
     assert any("Post-LN normalizes" in i.value for i in at.info)
     assert len(at.get("vega_lite_chart")) == 2
@@ -114,25 +109,25 @@ def test_preset_sets_the_model_widgets(app):
 
 def test_heads_must_divide_d_model(app):
     at = app(PAGE, heads="3").run()
-    _clean(at)
+    clean(at)
     text = " ".join(w.value for w in at.warning)
     assert "must divide d_model" in text and "Pick 1, 2, 4, 8 or 16 heads" in text
     # Every section says so, outside its folded settings, and draws nothing else.
     at = app(PAGE, heads="3", section=S.ATTENTION).run()
-    _clean(at)
+    clean(at)
     assert "must divide d_model" in " ".join(w.value for w in at.warning)
     assert not at.get("vega_lite_chart")
 
 
 def test_url_sets_the_view_and_char_level(app):
     at = app(PAGE, layers="2", level="char", max_len="8", text="hello").run()
-    _clean(at)
+    clean(at)
     assert at.slider(key="encoder_playground:layers").value == 2
     tokens = _frame(at, "position", ["token", "id", "unknown"])
     assert list(tokens["token"]) == list("hello")
     # layer 1 is the default; head 1 of 8: a 5 x 5 map with labels "0:h" ... "4:o".
     open_section(at, S.ATTENTION)
-    _clean(at)
+    clean(at)
     att = next(c for c in at.get("vega_lite_chart") if "query" in c.proto.spec)
     assert '"0:h"' in att.proto.spec and '"3:l"' in att.proto.spec
 
@@ -141,12 +136,12 @@ def test_odd_text_is_data_not_markup_and_huge_text_is_cut(app):
     at = app(PAGE, **SMALL).run()
     for text in ["   ", "\x00\x00", "🙂🚀", "שלום עולם", "<script>alert(1)</script> **x**"]:
         at.text_input[0].input(text).run()
-        _clean(at)
+        clean(at)
     assert all("<script>" not in m.value for m in at.markdown if getattr(m, "allow_html", False))
     at.text_input[0].input("").run()
     assert any("no tokens" in i.value for i in at.info)
     at.text_input[0].input(("token " * 20_000)[:100_000]).run()
-    _clean(at)
+    clean(at)
     assert any("16,667 tokens" in i.value and "4,096" in i.value for i in at.info)
 
 
@@ -162,12 +157,12 @@ def test_train_button_finishes_and_redraws_views(app):
     ui.jobs.REGISTRY.clear()
     text = "one two three four five six . " * 10
     at = app(PAGE, section=S.TRAINING, text=text, steps="20", lr="3e-3", **SMALL).run()
-    _clean(at)
+    clean(at)
     assert any("Cost of this run" in c.value for c in at.caption)
     at.button(key="playground_train:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
-    _clean(at)
+    clean(at)
     assert any("Finished 20 steps" in c.value for c in at.caption)
     preds = _frame(at, "variant", ["position", "token", "prediction"])
     assert set(preds["variant"]) == {"your model", "same, no residuals"}
@@ -183,19 +178,6 @@ def test_train_button_finishes_and_redraws_views(app):
 
 
 # ----------------------------------------------------------------- measured captions
-def _frames(at):
-    """Every chart's data as drawn (the Arrow datasets the browser receives)."""
-    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
-
-    return [
-        convert_arrow_bytes_to_pandas_df(ds.data.data)
-        for chart in at.get("vega_lite_chart")
-        for ds in chart.proto.datasets
-    ]
-
-
-def _caption(at, words):
-    return next(c.value for c in at.caption if words in c.value)
 
 
 def test_attention_stream_and_collapse_captions_state_measured_values(app):
@@ -203,19 +185,19 @@ def test_attention_stream_and_collapse_captions_state_measured_values(app):
     # vector (the old caption said it does within a few layers), and Post-LN attention
     # at init is far from the "nearly uniform" the old caption promised.
     at = app(PAGE, preset="Classic Post-LN", layers="1", section=S.ATTENTION).run()
-    _clean(at)
-    att = next(f for f in _frames(at) if "weight" in f.columns)["weight"]
+    clean(at)
+    att = next(f for f in chart_frames(at) if "weight" in f.columns)["weight"]
     T = len(PG.tokenize(PG.DEFAULT_TEXT, "word", 32, 256)[0])
-    cap = _caption(at, "Rows are queries")
+    cap = find_caption_with(at, "Rows are queries")
     assert "nearly uniform" not in cap and att.max() > 2 / T
     assert f"lie between {num(att.min())} and {num(att.max())}; uniform attention (1/{T})" in cap
     assert f"the largest is {num(att.max() * T)} times that" in cap
 
     open_section(at, S.STREAM)
-    _clean(at)
-    frames = _frames(at)
+    clean(at)
+    frames = chart_frames(at)
     stream = next(f for f in frames if "stream_norm" in f.columns)
-    cap = _caption(at, "The norm of the stream after each sublayer")
+    cap = find_caption_with(at, "The norm of the stream after each sublayer")
     assert "Pre-LN" not in cap and "passes through LayerNorm" in cap
     norms = [stream["input_norm"].iloc[0], *stream["stream_norm"]]
     assert max(norms) / min(norms) < 1.5  # Post-LN: every point is a normalized stream
@@ -224,32 +206,34 @@ def test_attention_stream_and_collapse_captions_state_measured_values(app):
         f"{num(max(norms))}) from the input to after L1 ffn." in cap
     )
     ratio = next(f for f in frames if "update_ratio" in f.columns and "sublayer" in f.columns)
-    cap = _caption(at, "How big each sublayer's output")
+    cap = find_caption_with(at, "How big each sublayer's output")
     assert f"from {num(ratio['update_ratio'].min())} (" in cap
     assert f"to {num(ratio['update_ratio'].max())} (" in cap
 
     open_section(at, S.COLLAPSE)
-    _clean(at)
-    collapse = next(f for f in _frames(at) if {"residual", "variant", "block"} <= set(f.columns))
+    clean(at)
+    collapse = next(
+        f for f in chart_frames(at) if {"residual", "variant", "block"} <= set(f.columns)
+    )
     pure = collapse[collapse["variant"] == "attention only, no shortcuts"]["residual"].tolist()
     assert len(pure) == 2 and pure[-1] > 1e-3  # not one vector after one layer
-    cap = _caption(at, "Distance of the token matrix from rank one")
+    cap = find_caption_with(at, "Distance of the token matrix from rank one")
     assert "within a few layers" not in cap
     assert (
         f"Attention only, no shortcuts: the distance falls from {num(pure[0])} at the input "
         f"to {num(pure[-1])} at block 1" in cap
     )
     last = collapse.groupby("variant", sort=False)["cosine"].last()
-    cap = _caption(at, "seen as similarity")
+    cap = find_caption_with(at, "seen as similarity")
     assert all(f"{v}: {num(c)}" in cap for v, c in last.items())
 
 
 def test_share_caption_names_the_largest_component(app):
     at = app(PAGE, section=S.STREAM, **SMALL).run()
-    _clean(at)
-    share = next(f for f in _frames(at) if "share" in f.columns)
+    clean(at)
+    share = next(f for f in chart_frames(at) if "share" in f.columns)
     top = share.loc[share["share"].idxmax()]
-    cap = _caption(at, "Each component's projection")
+    cap = find_caption_with(at, "Each component's projection")
     assert f"The largest share: {top['component']} ({num(top['share'])})." in cap
 
 
@@ -260,9 +244,9 @@ def test_training_captions_state_the_measured_race(app):
     at.button(key="playground_train:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
-    _clean(at)
-    curves = next(f for f in _frames(at) if {"loss", "step", "variant"} <= set(f.columns))
-    cap = _caption(at, "Guessing uniformly")
+    clean(at)
+    curves = next(f for f in chart_frames(at) if {"loss", "step", "variant"} <= set(f.columns))
+    cap = find_caption_with(at, "Guessing uniformly")
     assert "usually falls faster" not in cap
     vocab = len(PG.tokenize(text, "word", 12, 256)[1])
     assert f"ln {vocab} = {num(math.log(vocab))}" in cap
@@ -271,12 +255,12 @@ def test_training_captions_state_the_measured_race(app):
     assert f'that of "same, no residuals" ({num(tail["same, no residuals"])})' in cap
     preds = _frame(at, "variant", ["position", "token", "prediction"])
     right = preds.groupby("variant", sort=False)["correct"].sum()
-    cap = _caption(at, "masked all at once")
+    cap = find_caption_with(at, "masked all at once")
     assert all(f"{n}: {int(k)}" in cap for n, k in right.items())
-    rc = next(f for f in _frames(at) if "weights" in f.columns and "residual" in f.columns)
+    rc = next(f for f in chart_frames(at) if "weights" in f.columns and "residual" in f.columns)
     mine = rc[rc["variant"].isin(["your model"])]
     before = mine.loc[mine["weights"] == "init", "residual"].iloc[-1]
     after = mine.loc[mine["weights"] == "trained", "residual"].iloc[-1]
-    cap = _caption(at, "Rank collapse before and after training")
+    cap = find_caption_with(at, "Rank collapse before and after training")
     assert f"{num(before)} to {num(after)})" in cap or f"from {num(before)} to {num(after)}" in cap
     ui.jobs.REGISTRY.clear()

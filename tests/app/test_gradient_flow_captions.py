@@ -9,46 +9,18 @@ import pytest
 
 import ui.jobs
 from resviz import gradflow as G
-from tests.app.conftest import open_section
+from tests.app.conftest import NUM, clean, find_caption, find_job, find_metric, open_section
 
 PAGE = "app_pages/gradient_flow.py"
-NUM = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"
-
-
-@pytest.fixture(autouse=True)
-def fresh_jobs():
-    ui.jobs.REGISTRY.clear()
-    yield
-    ui.jobs.REGISTRY.clear()
-
-
-def _clean(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def _caption(at, start):
-    found = [c.value for c in at.caption if c.value.startswith(start)]
-    assert len(found) == 1, (start, [c.value for c in at.caption])
-    return found[0]
-
-
-def _metric(at, prefix):
-    return next(m for m in at.metric if m.label.startswith(prefix))
-
-
-def _job(name):
-    jobs = [j for j in ui.jobs.REGISTRY._jobs.values() if j.label == name]
-    assert len(jobs) == 1
-    return jobs[0]
+pytestmark = pytest.mark.usefixtures("fresh_jobs")
 
 
 def test_relu_kaiming_captions_say_the_gradient_grows(app):
     at = app(PAGE, act="relu", init="kaiming").run()
-    _clean(at)
-    gain = float(_metric(at, "||dL/dx_0|| / ||dL/dx_L||, residual").value)
+    clean(at)
+    gain = float(find_metric(at, "||dL/dx_0|| / ||dL/dx_L||, residual").value)
     assert gain > 100  # far from "within a small factor"
-    cap = _caption(at, "The gradient with respect to the stream itself")
+    cap = find_caption(at, "The gradient with respect to the stream itself")
     m = re.search(rf"it grows by a factor of {NUM}, from {NUM} to {NUM} with shortcuts", cap)
     assert m, cap
     assert float(m[1]) == pytest.approx(gain, rel=0.03)
@@ -56,12 +28,12 @@ def test_relu_kaiming_captions_say_the_gradient_grows(app):
 
     # The Jacobian captions quote the table beside them.
     open_section(at, "Derivation")
-    _clean(at)
+    clean(at)
     table = next(
         df.value for df in at.dataframe if "||block Jacobian||" in df.value.columns
     ).set_index("variant")
     resid, plain = table.loc["residual: x + f(x)"], table.loc["plain: f(x)"]
-    cap = _caption(at, "Spectral norms (largest singular value) of block 1")
+    cap = find_caption(at, "Spectral norms (largest singular value) of block 1")
     m = re.search(rf"here \|\|J\|\| = {NUM} and \|\|I \+ J\|\| = {NUM}\. .*\(here {NUM}\)", cap)
     assert m, cap
     assert float(m[1]) == pytest.approx(resid["||J|| (branch)"], rel=5e-3)
@@ -69,7 +41,7 @@ def test_relu_kaiming_captions_say_the_gradient_grows(app):
     assert float(m[3]) == pytest.approx(plain["||block Jacobian||"], rel=5e-3)
     # Not "lifted to about 1": with ||J|| > 1 the spread of I + J is wide, and the
     # largest singular value is the table's norm.
-    cap = _caption(at, "All singular values.")
+    cap = find_caption(at, "All singular values.")
     m = re.search(rf"those of I \+ J from {NUM} to {NUM}\.", cap)
     assert m, cap
     assert float(m[2]) == pytest.approx(resid["||block Jacobian||"], rel=5e-3)
@@ -80,12 +52,12 @@ def test_tanh_layer_norm_plain_stack_does_not_shrink(app):
     # "A plain tanh or sigmoid stack's gradient shrinks block by block towards the input"
     # is false with a LayerNorm before each block.
     at = app(PAGE, act="tanh", norm="layer").run()
-    _clean(at)
-    cap = _caption(at, "Weight gradients after one MSE backward pass")
+    clean(at)
+    cap = find_caption(at, "Weight gradients after one MSE backward pass")
     m = re.search(rf"the plain stack's \|\|dL/dW\|\| stays within a factor of {NUM}", cap)
     assert m and float(m[1]) < 10, cap
-    ratio = float(_metric(at, "||dL/dx_0|| / ||dL/dx_L||, plain").value)
-    cap = _caption(at, "The gradient with respect to the stream itself")
+    ratio = float(find_metric(at, "||dL/dx_0|| / ||dL/dx_L||, plain").value)
+    cap = find_caption(at, "The gradient with respect to the stream itself")
     m = re.search(rf"and (?:stays within|falls by|grows by) .*?from {NUM} to {NUM}\)? without", cap)
     assert m, cap
     # From the output back to the input: the last value over the first is the metric.
@@ -98,8 +70,8 @@ def test_depth_sweep_captions_quote_the_sweep(app, monkeypatch):
     at.button(key="gradflow_sweep:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
-    _clean(at)
-    df = _job("gradflow_sweep").result.set_index(["activation", "residual", "depth"])["gain"]
+    clean(at)
+    df = find_job("gradflow_sweep").result.set_index(["activation", "residual", "depth"])["gain"]
     # One caption per activation panel, in the grid's order.
     panel_caps = [c.value for c in at.caption if c.value.startswith("plain (depth 1 to 100)")]
     assert len(panel_caps) == 4
@@ -116,8 +88,8 @@ def test_depth_sweep_captions_quote_the_sweep(app, monkeypatch):
     assert float(m[1]) == pytest.approx(df[("relu", "add", 100)] / df[("relu", "add", 1)], rel=0.03)
     # The other measure rewords the captions from its own column.
     at.radio(key="gradient_flow:measure").set_value("||dL/dW_1||").run()
-    _clean(at)
-    w = _job("gradflow_sweep").result.set_index(["activation", "residual", "depth"])
+    clean(at)
+    w = find_job("gradflow_sweep").result.set_index(["activation", "residual", "depth"])
     panel_caps = [c.value for c in at.caption if c.value.startswith("plain (depth 1 to 100)")]
     m = re.search(rf"from {NUM} to (?:exactly )?{NUM}", panel_caps[0].split(";")[0])
     assert m, panel_caps[0]
@@ -130,9 +102,9 @@ def test_heatmap_caption_quotes_step_zero(app):
     at.button(key="gradflow_train:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
-    _clean(at)
-    layers = _job("gradflow_train").result.layers
-    cap = _caption(at, "Rows are blocks (input side at the top)")
+    clean(at)
+    layers = find_job("gradflow_train").result.layers
+    cap = find_caption(at, "Rows are blocks (input side at the top)")
     for variant in ("plain: f(x)", "residual: x + f(x)"):
         at0 = layers[(layers["variant"] == variant) & (layers["step"] == 0)].set_index("block")
         expected = at0["grad_norm"].iloc[0] / at0["grad_norm"].iloc[-1]
@@ -153,13 +125,13 @@ def test_shattered_caption_without_batch_norm(app):
     # does not "drop to about 0 at lag 1".
     at = app(PAGE, section="Shattered").run()
     at.toggle(key="gradient_flow:bn").set_value(False).run()
-    _clean(at)
-    cap = _caption(at, "The autocorrelation function of each gradient.")
+    clean(at)
+    cap = find_caption(at, "The autocorrelation function of each gradient.")
     for variant in ("plain", "residual"):
         for d in (2, 10, 50):
             assert f"{variant} depth {d}: not by lag 16" in cap, cap
     on = app(PAGE, section="Shattered").run()
-    cap = _caption(on, "The autocorrelation function of each gradient.")
+    cap = find_caption(on, "The autocorrelation function of each gradient.")
     lag1 = next(
         df.value for df in on.dataframe if "plain lag-1 autocorrelation" in df.value.columns
     ).set_index("depth")

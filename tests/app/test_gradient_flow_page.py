@@ -5,51 +5,32 @@ import pytest
 import resviz as rv
 import ui.jobs
 from resviz import gradflow as G
-from tests.app.conftest import open_section
+from tests.app.conftest import clean, find_job, find_metric, open_section
 
 PAGE = "app_pages/gradient_flow.py"
-
-
-@pytest.fixture(autouse=True)
-def fresh_jobs():
-    ui.jobs.REGISTRY.clear()
-    yield
-    ui.jobs.REGISTRY.clear()
-
-
-def _clean(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def _metric(at, prefix):
-    return next(m for m in at.metric if m.label.startswith(prefix))
+pytestmark = pytest.mark.usefixtures("fresh_jobs")
 
 
 def _downloads(at):
     return [b.proto.label for b in at.get("download_button")]
 
 
-def _job(name):
-    jobs = [j for j in ui.jobs.REGISTRY._jobs.values() if j.label == name]
-    assert len(jobs) == 1
-    return jobs[0]
-
-
 def test_first_view_is_light_and_measures(app):
     at = app(PAGE).run()
-    _clean(at)
-    plain = float(_metric(at, "||dL/dx_0|| / ||dL/dx_L||, plain").value)
-    resid = float(_metric(at, "||dL/dx_0|| / ||dL/dx_L||, residual").value)
+    clean(at)
+    plain = float(find_metric(at, "||dL/dx_0|| / ||dL/dx_L||, plain").value)
+    resid = float(find_metric(at, "||dL/dx_0|| / ||dL/dx_L||, residual").value)
     assert plain < 0.1 and resid > 0.9
     # Only the first section draws: its two charts, their CSVs and its notebook.
     assert len(at.get("vega_lite_chart")) == 2
     assert _downloads(at) == ["Download CSV", "Download CSV", "Reproduce in a notebook"]
     assert len(at.metric) == 2
     open_section(at, "Derivation")
-    _clean(at)
-    assert _metric(at, "l^L = 0.5^30").value == "9.313e-10"
-    assert float(_metric(at, "measured ||dL/dx_0||").value) == pytest.approx(9.313e-10, rel=0.01)
+    clean(at)
+    assert find_metric(at, "l^L = 0.5^30").value == "9.313e-10"
+    assert float(find_metric(at, "measured ||dL/dx_0||").value) == pytest.approx(
+        9.313e-10, rel=0.01
+    )
     assert len(at.get("vega_lite_chart")) == 2  # the spectrum and the scaled shortcut
     # Nothing runs in the background until a button asks for it.
     assert not ui.jobs.REGISTRY.running()
@@ -59,13 +40,13 @@ def test_sweep_button_runs_and_shows_the_result(app, monkeypatch):
     # Fewer depths keep the test short; tests/unit pins the sweep's numbers.
     monkeypatch.setattr(G, "DEFAULT_DEPTHS", (1, 8, 64))
     at = app(PAGE, section="Depth sweep").run()
-    _clean(at)
+    clean(at)
     assert len(at.get("vega_lite_chart")) == 0
     at.button(key="gradflow_sweep:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
-    _clean(at)
-    sweep = _job("gradflow_sweep")
+    clean(at)
+    sweep = find_job("gradflow_sweep")
     assert sweep.state == "done" and len(sweep.result) == 3 * 8
     tanh = sweep.result[sweep.result["activation"] == "tanh"].set_index(["residual", "depth"])
     assert tanh.loc[("none", 64), "gain"] < 1e-10 < tanh.loc[("add", 64), "gain"]
@@ -82,8 +63,8 @@ def test_train_button_runs_and_shows_the_result(app):
     at.button(key="gradflow_train:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
-    _clean(at)
-    job = _job("gradflow_train")
+    clean(at)
+    job = find_job("gradflow_train")
     assert job.state == "done"
     trace = job.result
     assert set(trace.loss["variant"]) == {"plain: f(x)", "residual: x + f(x)"}
@@ -96,14 +77,14 @@ def test_train_button_runs_and_shows_the_result(app):
 def test_widget_click_does_not_kill_training_and_stop_works(app):
     at = app(PAGE, section="Training", steps="1000", train_scaled="true").run()
     at.button(key="gradflow_train:start").click().run()
-    job = _job("gradflow_train")
+    job = find_job("gradflow_train")
     assert len(job.key[1]) == 3  # plain, residual and the scaled shortcut
     # Clicks in other sections rerun the script; the run goes on.
     open_section(at, "Derivation")
     at.slider(key="gradient_flow:block").set_value(5).run()
     open_section(at, "Shattered")
     at.toggle(key="gradient_flow:bn").set_value(False).run()
-    _clean(at)
+    clean(at)
     assert job.live and not job.stop_event.is_set()
     open_section(at, "Training")
     at.button(key="gradflow_train:stop").click().run()
@@ -117,8 +98,8 @@ def test_widget_click_does_not_kill_training_and_stop_works(app):
 
 def test_the_shortcut_scale_is_shared_by_derivation_and_training(app):
     at = app(PAGE, section="Derivation", l="0.8").run()
-    _clean(at)
-    assert _metric(at, "l^L = 0.8^30")
+    clean(at)
+    assert find_metric(at, "l^L = 0.8^30")
     open_section(at, "Training")
     # Drawn while the scaled stack is trained, with the derivation's value.
     assert not [s for s in at.slider if s.key == "gradient_flow:l"]
@@ -127,26 +108,26 @@ def test_the_shortcut_scale_is_shared_by_derivation_and_training(app):
     at.slider(key="gradient_flow:l").set_value(1.0).run()
     assert at.query_params["l"] in ("1", ["1"])
     open_section(at, "Derivation")
-    assert _metric(at, "l^L = 1^30")
+    assert find_metric(at, "l^L = 1^30")
 
 
 def test_section_controls(app):
     at = app(PAGE, section="Derivation", block="50", depth="4").run()
-    _clean(at)
+    clean(at)
     # The inspected block is clamped to the depth.
     assert any("block 4's Jacobians" in c.value for c in at.caption)
     at.slider(key="gradient_flow:l").set_value(0.0).run()
-    _clean(at)
-    assert _metric(at, "relative difference").value == "undefined"
+    clean(at)
+    assert find_metric(at, "relative difference").value == "undefined"
     at.slider(key="gradient_flow:l").set_value(1.0).run()
     at.slider(key="gradient_flow:L").set_value(10).run()
-    assert float(_metric(at, "measured ||dL/dx_0||").value) == pytest.approx(1.0, abs=2e-3)
+    assert float(find_metric(at, "measured ||dL/dx_0||").value) == pytest.approx(1.0, abs=2e-3)
     open_section(at, "Depth sweep")
     at.radio(key="gradient_flow:measure").set_value("||dL/dW_1||").run()
-    _clean(at)
+    clean(at)
     open_section(at, "Shattered")
     at.toggle(key="gradient_flow:bn").set_value(False).run()
-    _clean(at)
+    clean(at)
     assert at.dataframe[-1].value.shape[0] == 3
 
 
@@ -163,9 +144,9 @@ def test_lesson_measure_answers_from_the_numbers_shown(app):
 
     settings = {"depth": 50, "act": "relu", "norm": "layer"}
     at = app(PAGE, **{k: str(v) for k, v in settings.items()}).run()
-    _clean(at)
-    plain = float(_metric(at, "||dL/dx_0|| / ||dL/dx_L||, plain").value)
-    resid = float(_metric(at, "||dL/dx_0|| / ||dL/dx_L||, residual").value)
+    clean(at)
+    plain = float(find_metric(at, "||dL/dx_0|| / ||dL/dx_L||, plain").value)
+    resid = float(find_metric(at, "||dL/dx_0|| / ||dL/dx_L||, residual").value)
     out = MEASURES["gradflow_input_gradient"](settings, 0)
     assert out.answer == ("plain" if plain > resid else "residual") == "plain"
     assert f"is {rv.format_number(plain)} in the plain stack" in out.sentence

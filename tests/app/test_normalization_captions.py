@@ -12,36 +12,10 @@ import pytest
 
 import ui.jobs
 from resviz import norms as N
-from tests.app.conftest import open_section
+from tests.app.conftest import NUM, clean, find_caption, find_table, open_section
 
 PAGE = "app_pages/normalization.py"
-NUM = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"
-
-
-@pytest.fixture(autouse=True)
-def fresh_jobs():
-    ui.jobs.REGISTRY.clear()
-    yield
-    ui.jobs.REGISTRY.clear()
-
-
-def _clean(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-def _caption(at, start):
-    found = [c.value for c in at.caption if c.value.startswith(start)]
-    assert len(found) == 1, (start, [c.value for c in at.caption])
-    return found[0]
-
-
-def _table(at, column, value):
-    for df in at.dataframe:
-        v = df.value
-        if column in v.columns and (v[column] == value).any():
-            return v
-    raise AssertionError(f"no table with {column} = {value}")
+pytestmark = pytest.mark.usefixtures("fresh_jobs")
 
 
 def test_warmup_caption_states_which_run_ends_lower(app):
@@ -49,9 +23,9 @@ def test_warmup_caption_states_which_run_ends_lower(app):
     at.button(key="warmup:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
-    _clean(at)
-    final = _table(at, "variant", "Post-LN, no warm-up").set_index("variant")["final_loss"]
-    cap = _caption(at, "Guessing uniformly costs log 64 = 4.16.")
+    clean(at)
+    final = find_table(at, "variant", "Post-LN, no warm-up").set_index("variant")["final_loss"]
+    cap = find_caption(at, "Guessing uniformly costs log 64 = 4.16.")
     assert "stays at the loss of guessing" not in cap
     for place in ("Post-LN", "Pre-LN"):
         no, warm = final[f"{place}, no warm-up"], final[f"{place}, warm-up 10"]
@@ -68,7 +42,7 @@ def test_warmup_caption_states_which_run_ends_lower(app):
 
 def test_prepost_sentences_quote_this_model(app):
     at = app(PAGE, section="Pre-LN vs Post-LN", layers="4", init="default").run()
-    _clean(at)
+    clean(at)
     text = " ".join(m.value for m in at.markdown)
     assert "9.7" not in text and "10.9" not in text
     raw = N.prepost_stream(4, 64, 0, "default", standardize=False)
@@ -80,15 +54,15 @@ def test_prepost_sentences_quote_this_model(app):
     assert end == pytest.approx(raw[-1], rel=5e-3)
     shown = N.prepost_stream(4, 64, 0, "default")
     pre = shown[shown["variant"] == "Pre-LN"]["sq_norm_per_dim"].tolist()
-    cap = _caption(at, "Post-LN ends every layer with a LayerNorm")
+    cap = find_caption(at, "Post-LN ends every layer with a LayerNorm")
     m = re.search(rf"Here Pre-LN's \|\|x_l\|\|²/d .*from {NUM} to {NUM}\)?\.$", cap)
     assert m, cap
     assert float(m[1]) == pytest.approx(pre[0], rel=5e-3)
     assert float(m[2]) == pytest.approx(pre[-1], rel=5e-3)
     # The gradient caption quotes the summary table at the deepest L.
-    summary = _table(at, "variant", "Pre-LN")
+    summary = find_table(at, "variant", "Pre-LN")
     deepest = summary[summary["n_layers"] == 4].set_index("variant")["ratio_to_L1"]
-    cap = _caption(at, "Gradient norm of the last layer's second FFN weight")
+    cap = find_caption(at, "Gradient norm of the last layer's second FFN weight")
     m = re.search(rf"At L = 4 it is {NUM} for Post-LN and {NUM} for Pre-LN; sqrt\(1/4\) = 0.5", cap)
     assert m, cap
     assert float(m[1]) == pytest.approx(deepest["Post-LN"], abs=1e-3, rel=5e-3)
@@ -97,26 +71,26 @@ def test_prepost_sentences_quote_this_model(app):
 
 def test_four_views_and_invariances_follow_the_batch_above(app):
     at = app(PAGE, big="1", small="1", d="16", batch="4").run()
-    _clean(at)
-    cap = _caption(at, "Mean |value| of the left half")
+    clean(at)
+    cap = find_caption(at, "Mean |value| of the left half")
     x = N.scaled_batch(4, 16, 16, 1.0, 1.0, 0)[0]
     expected = float(x[:, :8].abs().mean() / x[:, 8:].abs().mean())
     m = re.search(rf"raw {NUM} times", cap)
     assert m and float(m[1]) == pytest.approx(expected, rel=5e-3)
     assert 0.5 < expected < 2  # no half "dominates"
-    cap = _caption(at, "All values of the batch.")
+    cap = find_caption(at, "All values of the batch.")
     assert "share one scale, x1" in cap
     # The invariance table is measured on this batch, and its caption lists its rows.
     open_section(at, "Invariances")
-    _clean(at)
-    table = _table(at, "transformation", "re-scale the weights W")
+    clean(at)
+    table = find_table(at, "transformation", "re-scale the weights W")
     direct = N.invariance_table(4, 16, 16, seed=0, big=1.0, small=1.0)
     rms = direct[direct["norm"] == "RMSNorm"].set_index(["transformation", "measured_on"])
     shown = table.set_index(["transformation", "measured_on"])["RMSNorm"]
     assert shown.to_numpy() == pytest.approx(
         rms.loc[shown.index, "max_abs_change"].to_numpy(), rel=1e-6, abs=1e-12
     )
-    cap = _caption(at, "max |output change| of each norm")
+    cap = find_caption(at, "max |output change| of each norm")
     for norm in N.INVARIANCE_NORMS:
         rows = direct[direct["norm"] == norm]
         part = cap.split(f"{norm}: ")[1].split(";")[0].split(". In exact")[0]
@@ -130,15 +104,15 @@ def test_four_views_and_invariances_follow_the_batch_above(app):
 
 def test_batch_dependence_caption_quotes_its_table(app):
     at = app(PAGE, section="Batch dependence").run()
-    _clean(at)
-    summ = _table(at, "scenario", "other samples x10")
+    clean(at)
+    summ = find_table(at, "scenario", "other samples x10")
     train = summ[summ["mode"] == "train"].set_index("scenario")["max_abs_change"]
-    cap = _caption(at, "The same token, normalized with different batch-mates")
+    cap = find_caption(at, "The same token, normalized with different batch-mates")
     m = re.search(rf"other samples x10: {NUM};", cap)
     assert m and float(m[1]) == pytest.approx(train["other samples x10"], rel=5e-3)
     assert "batch of 1 token: cannot be normalized" in cap
     open_section(at, "Cost")
-    _clean(at)
-    cap = _caption(at, "Measured on cpu just now")
+    clean(at)
+    cap = find_caption(at, "Measured on cpu just now")
     assert "on CUDA both are fused" not in cap
     assert re.search(rf"Here RMSNorm took {NUM} times LayerNorm's time forward", cap)

@@ -2,37 +2,18 @@
 
 import ui.jobs
 from resviz.charts import DIVERGED_LEGEND
-from tests.app.conftest import open_section
+from tests.app.conftest import clean, find_metric, find_table, open_section
 
 PAGE = "app_pages/normalization.py"
 
 
-def _metric(at, prefix):
-    return next(m for m in at.metric if m.label.startswith(prefix))
-
-
-def _table(at, first_col, value, having=None):
-    for df in at.dataframe:
-        v = df.value
-        if having is not None and having not in v.columns:
-            continue
-        if first_col in v.columns and (v[first_col] == value).any():
-            return v
-    raise AssertionError(f"no table with {first_col} = {value}")
-
-
-def _clean(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
 def test_default_view_is_the_four_views_alone(app):
     at = app(PAGE).run()
-    _clean(at)
+    clean(at)
     # Four heatmaps and the histograms: no other section computes or draws.
     assert len(at.get("vega_lite_chart")) == 5
     assert not at.metric
-    stats = _table(at, "view", "LayerNorm").set_index("view")
+    stats = find_table(at, "view", "LayerNorm").set_index("view")
     assert stats.loc["LayerNorm", "token_mean_absmax"] < 1e-5
     assert abs(stats.loc["BatchNorm", "feature_std_max"] - 1) < 1e-3
     assert not any(b.key == "warmup:start" for b in at.button)
@@ -40,18 +21,18 @@ def test_default_view_is_the_four_views_alone(app):
 
 def test_each_section_shows_measured_numbers(app):
     at = app(PAGE, section="Textbook LayerNorm").run()
-    _clean(at)
-    measured = float(_metric(at, "measured max").value)
-    predicted = float(_metric(at, "predicted").value)
+    clean(at)
+    measured = float(find_metric(at, "measured max").value)
+    predicted = float(find_metric(at, "predicted").value)
     assert measured > 0.01 and abs(measured - predicted) < 1e-4
     at = open_section(at, "Invariances")
-    _clean(at)
-    inv = _table(at, "transformation", "re-centre the weights W")
+    clean(at)
+    inv = find_table(at, "transformation", "re-centre the weights W")
     recentre = inv[inv["transformation"] == "re-centre the weights W"].iloc[0]
     assert recentre["LayerNorm"] < 1e-5 and recentre["RMSNorm"] > 1e-2
     at = open_section(at, "Pre-LN vs Post-LN")
-    _clean(at)
-    grads = _table(at, "variant", "Pre-LN")
+    clean(at)
+    grads = find_table(at, "variant", "Pre-LN")
     pre = grads[grads["variant"] == "Pre-LN"].set_index("n_layers")["ratio_to_L1"]
     post = grads[grads["variant"] == "Post-LN"].set_index("n_layers")["ratio_to_L1"]
     assert pre[8] < 0.75 and 0.7 < post[8] < 1.5  # measured: Pre-LN 0.44-0.47, Post-LN 0.91-1.02
@@ -68,7 +49,7 @@ def test_every_section_opens_and_a_switch_keeps_the_input_settings(app):
     at = app(PAGE, d="16", batch="4").run()
     for label in SPEC.sections:
         open_section(at, label)
-        _clean(at)
+        clean(at)
         if label in INPUT_SECTIONS:
             assert at.selectbox(key="normalization:d").value == "16"
             assert at.query_params["d"] == "16"
@@ -79,7 +60,7 @@ def test_every_section_opens_and_a_switch_keeps_the_input_settings(app):
 def test_url_sets_widgets_and_bad_values_warn(app):
     url = dict(layers="4", init="default", s_norm="rms", s_pos="post", d="16")
     at = app(PAGE, section="Pre-LN vs Post-LN", **url).run()
-    _clean(at)
+    clean(at)
     assert at.slider(key="normalization:layers").value == 4
     assert not at.warning
     at = open_section(at, "Stability")
@@ -87,11 +68,11 @@ def test_url_sets_widgets_and_bad_values_warn(app):
     assert at.query_params["d"] == "16"  # a hidden section's setting stays in the URL
     # A bad value is reported when its section opens, and falls back to the default.
     bad = app(PAGE, section="Invariances", layers="99", s_pos="middle", shift="nan").run()
-    _clean(bad)
+    clean(bad)
     assert "shift" in " ".join(w.value for w in bad.warning)
     for section, words in (("Pre-LN vs Post-LN", "outside 1 to 24"), ("Stability", "middle")):
         open_section(bad, section)
-        _clean(bad)
+        clean(bad)
         assert words in " ".join(w.value for w in bad.warning), section
     assert bad.radio(key="normalization:s_pos").value == "pre"
 
@@ -101,11 +82,11 @@ def test_toggles_and_radio(app):
     at.toggle(key="normalization:s_norms").set_value(True).run()
     at.toggle(key="normalization:s_place").set_value(True).run()
     at.radio(key="normalization:s_pos").set_value("post").run()
-    _clean(at)
+    clean(at)
     assert at.query_params["s_pos"] in ("post", ["post"])
     at = open_section(at, "Cost")
     at.button(key="normalization:remeasure").click().run()
-    _clean(at)
+    clean(at)
 
 
 def test_stability_training_runs_and_finishes(app):
@@ -113,8 +94,8 @@ def test_stability_training_runs_and_finishes(app):
     at.button(key="stability:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
-    _clean(at)
-    summary = _table(at, "variant", "neither", having="steps_run")
+    clean(at)
+    summary = find_table(at, "variant", "neither", having="steps_run")
     assert set(summary["variant"]) == {
         "residual + LayerNorm (pre)",
         "residual only",
@@ -122,7 +103,7 @@ def test_stability_training_runs_and_finishes(app):
         "neither",
     }
     assert (summary["steps_run"] <= 20).all()
-    models = _table(at, "variant", "neither", having="parameters").set_index("variant")
+    models = find_table(at, "variant", "neither", having="parameters").set_index("variant")
     assert list(models.index) == list(summary["variant"])
     assert (
         models.loc["residual + LayerNorm (pre)", "parameters"] > models.loc["neither", "parameters"]
@@ -171,8 +152,8 @@ def test_stability_caption_when_nothing_diverges(app, monkeypatch):
     at.button(key="stability:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
-    _clean(at)
-    summary = _table(at, "variant", "neither", having="steps_run")
+    clean(at)
+    summary = find_table(at, "variant", "neither", having="steps_run")
     assert summary["diverged_at"].isna().all()
     _assert_caption_matches_summary(at, summary, "0.001")
     assert "blow up" not in " ".join(c.value for c in at.caption)
@@ -190,8 +171,8 @@ def test_warmup_training_runs_and_finishes(app):
     at.button(key="warmup:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
-    _clean(at)
-    summary = _table(at, "variant", "Post-LN, no warm-up")
+    clean(at)
+    summary = find_table(at, "variant", "Post-LN, no warm-up")
     assert set(summary["variant"]) == {
         "Post-LN, no warm-up",
         "Pre-LN, no warm-up",

@@ -1,10 +1,8 @@
 """The sinusoidal page shows numbers that match the closed forms."""
 
+from tests.app.conftest import find_metric
+
 PAGE = "app_pages/sinusoidal_encoding.py"
-
-
-def _metric(at, prefix):
-    return next(m for m in at.metric if m.label.startswith(prefix))
 
 
 def test_default_view_pins_lecture_table_and_invariants(app):
@@ -21,8 +19,8 @@ def test_default_view_pins_lecture_table_and_invariants(app):
     # The first view is the table alone: no other section computes or draws.
     assert len(at.get("vega_lite_chart")) == 0
     at = app(PAGE, section="Relative position").run()
-    assert float(_metric(at, "max |PE(p).PE(q)").value) < 1e-9
-    assert float(_metric(at, "max |PE(p+5)").value) < 1e-9
+    assert float(find_metric(at, "max |PE(p).PE(q)").value) < 1e-9
+    assert float(find_metric(at, "max |PE(p+5)").value) < 1e-9
     assert any("not monotone" in c.value for c in at.caption)
 
 
@@ -30,7 +28,7 @@ def test_paper_base_and_odd_inputs(app):
     at = app(PAGE, section="Relative position", positions="2", k="100", d_model="16").run()
     assert not at.exception and not at.error
     # k is clamped to the range the positions allow.
-    assert _metric(at, "max |PE(p+1)")
+    assert find_metric(at, "max |PE(p+1)")
     at = app(PAGE, n="10000", d="8").run()
     at.text_input[0].input("   ").run()
     assert not at.exception

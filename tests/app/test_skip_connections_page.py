@@ -3,20 +3,15 @@
 import resviz as rv
 import ui.jobs
 from resviz.findings import format_number as num
-from tests.app.conftest import open_section
+from tests.app.conftest import chart_frames, clean, find_caption_with, open_section
 from ui.specs.skip_connections import SPEC
 
 PAGE = "app_pages/skip_connections.py"
 
 
-def _clean(at):
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
 def test_default_view_is_the_block_its_table_and_code(app):
     at = app(PAGE).run()
-    _clean(at)
+    clean(at)
     assert [t.label for t in at.tabs] == list(SPEC.sections)
     table = at.dataframe[0].value
     assert len(table) == 16 and set(table["shortcut"]) == {"identity"}
@@ -31,7 +26,7 @@ def test_every_section_opens_and_keeps_the_stack_settings(app):
     at = app(PAGE, depth="6", act="tanh").run()
     for label in SPEC.sections:
         open_section(at, label)
-        _clean(at)
+        clean(at)
         assert at.selectbox(key="skip_connections:act").value == "tanh", label
         assert at.query_params["act"] == "tanh"
         if label in ("Stack", "Signal", "Paths"):
@@ -49,12 +44,12 @@ def test_every_section_opens_and_keeps_the_stack_settings(app):
 
 def test_seed_network_preset_shows_which_blocks_got_a_shortcut(app):
     at = app(PAGE, preset="seed network 25,25,43,43,54,54").run()
-    _clean(at)
+    clean(at)
     assert at.dataframe[0].value["shortcut"].tolist() == [
         "identity", "none", "identity", "none", "identity",
     ]  # fmt: skip
     at.selectbox(key="skip_connections:mismatch").set_value("project").run()
-    _clean(at)
+    clean(at)
     assert at.dataframe[0].value["shortcut"].tolist() == [
         "identity", "projection", "identity", "projection", "identity",
     ]  # fmt: skip
@@ -65,7 +60,7 @@ def test_modes_toggles_and_inconsistent_settings(app):
     at = app(PAGE, depth="4", width="8").run()
     for mode in ("scaled", "concat", "none", "add"):
         at.selectbox(key="skip_connections:mode").set_value(mode).run()
-        _clean(at)
+        clean(at)
     at.selectbox(key="skip_connections:mode").set_value("scaled").run()
     assert "nn.Parameter(torch.tensor(ALPHA))" in at.code[0].value
     at.toggle(key="skip_connections:learnable").set_value(False).run()
@@ -73,15 +68,15 @@ def test_modes_toggles_and_inconsistent_settings(app):
     at.selectbox(key="skip_connections:mode").set_value("concat").run()
     assert at.dataframe[0].value["out_width"].tolist() == [16, 24, 32, 40]
     at.toggle(key="skip_connections:project").set_value(True).run()
-    _clean(at)
+    clean(at)
     assert at.dataframe[0].value["out_width"].tolist() == [8, 8, 8, 8]
     # Concat cannot join before the activation: a clear message, nothing breaks.
     at.selectbox(key="skip_connections:join").set_value("before_act").run()
-    _clean(at)
+    clean(at)
     assert any("cannot be combined" in w.value for w in at.warning)
     # Concat without projection over 64 blocks of 256 outgrows the width limit.
     bad = app(PAGE, mode="concat", depth="64", width="256").run()
-    _clean(bad)
+    clean(bad)
     assert any("grows the width" in w.value for w in bad.warning)
 
 
@@ -90,12 +85,12 @@ def test_train_then_lesion(app):
     at = app(
         PAGE, section="Degradation", shallow="1", deep="3", steps="40", l_depth="4", l_steps="100"
     ).run()
-    _clean(at)
+    clean(at)
     assert not any("accuracy" in d.value.columns for d in at.dataframe)  # nothing trained yet
     at.button(key="degradation:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
-    _clean(at)
+    clean(at)
     final = next(d.value for d in at.dataframe if "accuracy" in d.value.columns)
     assert sorted(final["variant"]) == sorted(
         ["plain, 1 blocks", "plain, 3 blocks", "residual, 1 blocks", "residual, 3 blocks"]
@@ -103,13 +98,13 @@ def test_train_then_lesion(app):
     assert (final["step"] == 40).all() and final["loss"].gt(0).all()
     # The lesion study trains its own two stacks, on its own button, in its own section.
     open_section(at, "Lesion")
-    _clean(at)
+    clean(at)
     assert "Lesion study: delete one block" in [h.value for h in at.subheader]
     assert not any("mean_drop" in d.value.columns for d in at.dataframe)
     at.button(key="lesion:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
-    _clean(at)
+    clean(at)
     summary = next(d.value for d in at.dataframe if "mean_drop" in d.value.columns)
     assert summary["variant"].tolist() == ["plain, 4 blocks", "residual, 4 blocks"]
     assert summary["intact"].between(0, 1).all() and summary["worst_block"].between(2, 4).all()
@@ -121,30 +116,17 @@ def test_train_then_lesion(app):
 
 
 # ----------------------------------------------------------------- measured captions
-def _frames(at):
-    """Every chart's data as drawn (the Arrow datasets the browser receives)."""
-    from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
-
-    return [
-        convert_arrow_bytes_to_pandas_df(ds.data.data)
-        for chart in at.get("vega_lite_chart")
-        for ds in chart.proto.datasets
-    ]
-
-
-def _caption(at, words):
-    return next(c.value for c in at.caption if words in c.value)
 
 
 def test_forward_signal_caption_states_the_measured_norms(app):
     # Sigmoid keeps the plain stack's norm flat: the old caption's "shrinks or grows
     # geometrically" was false here.
     at = app(PAGE, section="Signal", act="sigmoid").run()
-    _clean(at)
-    signal = next(f for f in _frames(at) if {"norm", "variant"} <= set(f.columns))
+    clean(at)
+    signal = next(f for f in chart_frames(at) if {"norm", "variant"} <= set(f.columns))
     plain = signal[signal["variant"] == "plain"]
     res = signal[signal["variant"] == "shortcut: add"]
-    cap = _caption(at, "Gaussian inputs at init")
+    cap = find_caption_with(at, "Gaussian inputs at init")
     assert "geometrically" not in cap and "cannot vanish" not in cap
     lo, hi = plain["norm"].min(), plain["norm"].max()
     assert hi / lo < 1.5  # the setting really is flat
@@ -160,19 +142,19 @@ def test_identity_share_caption_measures_concat_cosine(app):
     # Concat never adds x and f(x), so there is no cosine of summed terms (one
     # definition, rv.layer_decomposition); the caption says so instead of a range.
     at = app(PAGE, section="Signal", mode="concat", project="true", depth="6", width="16").run()
-    _clean(at)
-    share = next(f for f in _frames(at) if "measure" in f.columns)
+    clean(at)
+    share = next(f for f in chart_frames(at) if "measure" in f.columns)
     cos = share[share["measure"] == "cosine"]
     assert cos["value"].isna().all()
-    cap = _caption(at, "identity_share =")
+    cap = find_caption_with(at, "identity_share =")
     assert "with concat, which places x and f(x) side by side" in cap
     assert "The cosine has no finite value" in cap
     # With added shortcuts the caption gives the measured range.
     at = app(PAGE, section="Signal", depth="6", width="16").run()
-    _clean(at)
-    share = next(f for f in _frames(at) if "measure" in f.columns)
+    clean(at)
+    share = next(f for f in chart_frames(at) if "measure" in f.columns)
     cos = share[share["measure"] == "cosine"].dropna()
-    cap = _caption(at, "identity_share =")
+    cap = find_caption_with(at, "identity_share =")
     lo, hi = cos.loc[cos["value"].idxmin()], cos.loc[cos["value"].idxmax()]
     assert (
         f"The cosine ranges from {num(lo['value'])} (block {lo['block']}) to "
@@ -182,19 +164,20 @@ def test_identity_share_caption_measures_concat_cosine(app):
 
 def test_path_and_table_captions_follow_the_settings(app):
     at = app(PAGE, section="Paths", mode="none").run()
-    _clean(at)
-    paths = next(f for f in _frames(at) if "paths" in f.columns)
+    clean(at)
+    paths = next(f for f in chart_frames(at) if "paths" in f.columns)
     assert len(paths) == 1  # one path length, one path
-    assert "No block has a shortcut: there is one path, through all 16 blocks." in _caption(
-        at, "Veit et al.'s unrolled view"
+    assert (
+        "No block has a shortcut: there is one path, through all 16 blocks."
+        in find_caption_with(at, "Veit et al.'s unrolled view")
     )
     # The seed network with mismatch=skip has no projections: the old caption's
     # "shows both cases" was false; the caption now counts the blocks that change width.
     at = app(PAGE, preset="seed network 25,25,43,43,54,54").run()
-    _clean(at)
+    clean(at)
     table = at.dataframe[0].value
     changed = int((table["w_in"] != table["w_out"]).sum())
-    cap = _caption(at, "blocks have a shortcut")
+    cap = find_caption_with(at, "blocks have a shortcut")
     assert "both cases" not in cap and f") {changed} blocks change the width" in cap
     assert f"{(table['shortcut'] != 'none').sum()} of {len(table)} blocks" in cap
 
@@ -204,16 +187,16 @@ def test_degradation_and_cosine_captions_state_the_trained_numbers(app):
     # Concat: the old text said block 1 "has no shortcut"; short training: the old
     # caption told the reader to look for degradation, which this run does not show.
     at = app(PAGE, section="Degradation", mode="concat", shallow="1", deep="3", steps="40").run()
-    _clean(at)
+    clean(at)
     intro = next(m.value for m in at.markdown if "He et al. (2016" in m.value)
     assert "has no shortcut" not in intro and "projected back to the width" in intro
     at.button(key="degradation:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
-    _clean(at)
+    clean(at)
     final = next(d.value for d in at.dataframe if "accuracy" in d.value.columns)
     loss = final.set_index(["kind", "depth"])["loss"]
-    cap = _caption(at, "He et al.'s degradation")
+    cap = find_caption_with(at, "He et al.'s degradation")
     assert "Look for" not in cap
     for kind in ("plain", "residual"):
         deep, shallow = loss[(kind, 3)], loss[(kind, 1)]
@@ -223,7 +206,7 @@ def test_degradation_and_cosine_captions_state_the_trained_numbers(app):
         verdict = {1: "trains worse", -1: "trains better", 0: "little difference"}
         assert verdict[rv.order(deep, shallow)] in said.split("; so ", 1)[1].split(".")[0]
     # Concat adds nothing, so there is no cosine of summed terms: no cosine chart.
-    sig = [f for f in _frames(at) if "stage" in f.columns and "cosine" in f.columns]
+    sig = [f for f in chart_frames(at) if "stage" in f.columns and "cosine" in f.columns]
     assert not sig or sig[0]["cosine"].isna().all()
     assert not [c for c in at.caption if c.value.startswith("cos(shortcut, update) per block")]
     ui.jobs.REGISTRY.clear()
