@@ -208,19 +208,19 @@ def views_at_init(s: Setup) -> dict[str, object]:
 
 
 def head_settings(cfg: rv.EncoderConfig) -> tuple[int, int]:
-    """The layer and head to look at (0-based), clamped to this model."""
+    """The block (layer) and head to look at, counted from 1, clamped to this model."""
     c1, c2 = st.columns(2)
     with c1:
         layer = p.slider("Layer", "layer")
     with c2:
         head = p.slider("Head", "head")
-    li, hi = min(layer, cfg.n_layers) - 1, min(head, cfg.n_heads) - 1
-    if (li + 1, hi + 1) != (layer, head):
+    block, shown_head = min(layer, cfg.n_layers), min(head, cfg.n_heads)
+    if (block, shown_head) != (layer, head):
         st.caption(
             f"This model has {cfg.n_layers} layer(s) and {cfg.n_heads} head(s): showing layer "
-            f"{li + 1}, head {hi + 1}."
+            f"{block}, head {shown_head}."
         )
-    return li, hi
+    return block, shown_head
 
 
 def int_line(*args, **kw):
@@ -305,17 +305,17 @@ def model_section(s: Setup) -> None:
 # ---------------------------------------------------------------- Attention
 def attention_section(s: Setup) -> None:
     st.subheader("Attention maps")
-    li, hi = head_settings(s.cfg)
+    block, head = head_settings(s.cfg)
     res = views_at_init(s)
     labels, T = s.toks.labels, s.T
-    df = PG.attention_frame(res["attention"], labels, li + 1, hi + 1)
+    df = PG.attention_frame(res["attention"], labels, block, head)
     views.chart(
-        charts.attention_map(df, labels, title=f"Layer {li + 1}, head {hi + 1}"),
+        charts.attention_map(df, labels, title=f"Layer {block}, head {head}"),
         df,
         "attention",
         caption="Rows are queries, columns keys; each row sums to 1. "
         + rv.spread_vs(
-            res["attention"][li, hi].ravel(),  # type: ignore[index]
+            res["attention"][block - 1, head - 1].ravel(),  # type: ignore[index]
             1 / T,
             "at init, in this head, the weights",
             f"uniform attention (1/{T})",
@@ -323,7 +323,7 @@ def attention_section(s: Setup) -> None:
         + " Labels are position:token, so repeated words stay apart.",
     )
     nb = Notebook(TITLE, S.ATTENTION, st.query_params.to_dict())
-    nb.code(s.code() + f"\nblock, head = {li + 1}, {hi + 1}  # counted from 1")
+    nb.code(s.code() + f"\nblock, head = {block}, {head}  # counted from 1")
     nb.code(
         "views = rv.playground.inspect(rv.build(cfg, device), cfg, toks.ids)\n"
         "attention = rv.playground.attention_frame(views['attention'], toks.labels, block, head)\n"
@@ -616,12 +616,12 @@ def trained_views(s: Setup, run: PG.MaskedRun, nb: Notebook) -> None:
         + ".",
     )
     st.subheader("The views again, on the trained models")
-    li, hi = head_settings(cfg)
+    block, head = head_settings(cfg)
     trained = PG.inspect_trained(run, toks.ids, device)
-    att = PG.attention_frame(trained["your model"]["attention"], toks.labels, li + 1, hi + 1)
+    att = PG.attention_frame(trained["your model"]["attention"], toks.labels, block, head)
     views.chart(
         charts.attention_map(
-            att, toks.labels, title=f"Your trained model: layer {li + 1}, head {hi + 1}"
+            att, toks.labels, title=f"Your trained model: layer {block}, head {head}"
         ),
         att,
         "attention_trained",
@@ -673,7 +673,7 @@ def trained_views(s: Setup, run: PG.MaskedRun, nb: Notebook) -> None:
         "predictions"
     ).frame("training_loss", "curves").frame("masked_predictions", "predictions")
     nb.code(
-        f"block, head = {li + 1}, {hi + 1}  # counted from 1\n"
+        f"block, head = {block}, {head}  # counted from 1\n"
         "trained = rv.playground.inspect_trained(run, toks.ids, device)\n"
         "attention_trained = rv.playground.attention_frame(trained['your model']['attention'], "
         "toks.labels, block, head)\n"
