@@ -203,12 +203,12 @@ def derivation_section() -> None:
         "and they can be far larger than it. A plain stack has only the product of the J_l, "
         "whose norm is at most the product of their norms: it shrinks when those are below 1."
     )
-    layer = min(p.slider("Block to inspect (1 = input side)", "block"), base.depth)
+    block = min(p.slider("Block to inspect (1 = input side)", "block"), base.depth)
     variants = G.plain_and_residual(base)
     per_layer = layer_frames(variants)
     spectra = {}
     for label, cfg in variants.items():
-        spectra[label], note = cache.block_jacobian(cfg, layer, ctx.seed, dev)
+        spectra[label], note = cache.block_jacobian(cfg, block, ctx.seed, dev)
         views.notice(note)
     norms = G.jacobian_norms(spectra, per_layer)
     spec = G.jacobian_spectrum(spectra)
@@ -218,7 +218,7 @@ def derivation_section() -> None:
         views.table(
             norms,
             "block_jacobian_norms",
-            caption=f"Spectral norms (largest singular value) of block {layer}'s Jacobians for "
+            caption=f"Spectral norms (largest singular value) of block {block}'s Jacobians for "
             "one sample. With the shortcut the block Jacobian is I + J, whose norm lies between "
             f"1 - ||J|| and 1 + ||J||: here ||J|| = "
             f"{rv.format_number(jac.loc[RESID, '||J|| (branch)'])} and ||I + J|| = "
@@ -289,7 +289,7 @@ def derivation_section() -> None:
     nb = notebook(S.DERIVATION)
     nb.code(
         f"base = rv.{base!r}\n"
-        f"block = {layer}  # 1 = input side\n"
+        f"block = {block}  # 1 = input side\n"
         "variants = rv.gradflow.plain_and_residual(base)\n"
         "per_layer = {name: rv.layer_gradients(cfg, seed=seed) for name, cfg in variants.items()}\n"
         "spectra = {name: rv.block_jacobian(cfg, block, seed=seed) "
