@@ -14,6 +14,7 @@ from ui import gradflow_cache as cache
 from ui.budget import budget
 from ui.notebook import Notebook
 from ui.params import PageParams
+from ui.section import Section
 from ui.shell import page_setup
 from ui.specs import gradient_flow as S
 
@@ -110,29 +111,39 @@ def per_layer_section() -> None:
     """Weight and stream gradients of one plain and one residual stack at init."""
     st.subheader("Gradient norms per layer, at init")
     base = stack_settings()
-    per_layer = layer_frames(G.plain_and_residual(base))
-    weights = G.weight_gradient_frame(per_layer)
-    acts = G.stream_gradient_frame(per_layer)
-
+    sec = Section(TITLE, S.PER_LAYER, dev)
+    r = sec.run(
+        rv.recipes.gradients.per_layer,
+        depth=base.depth,
+        width=base.width,
+        act=base.activation,
+        init=base.init,
+        norm=base.norm,
+        seed=ctx.seed,
+    )
+    weights, acts = r.weights, r.streams
     left, right = st.columns(2)
     with left:
-        views.chart(
-            charts.line(weights, **WEIGHT_LINE),
-            weights,
+        sec.chart(
+            "line",
+            r,
+            "weights",
             "gradient_norms",
-            caption="Weight gradients after one MSE backward pass on a Gaussian batch of 32. "
-            "From the last block back to the first, the plain stack's ||dL/dW|| "
+            caption="Weight gradients after one MSE backward pass on a Gaussian batch of 32, "
+            "measured in float64. From the last block back to the first, the plain stack's "
+            "||dL/dW|| "
             f"{towards_input(weights[weights['variant'] == PLAIN], 'block', 'grad_norm')}; the "
             "residual stack's "
             f"{towards_input(weights[weights['variant'] == RESID], 'block', 'grad_norm')}. A "
-            "weight gradient is an outer product with the block's input, so where the stream "
-            "grows (in a residual sigmoid stack every block adds a positive mean) the weight "
-            "gradients grow with it even where dL/dx does not.",
+            "weight gradient is an outer product with the block's input, so it scales with "
+            "the size of the stream entering the block as well as with dL/dx.",
+            **WEIGHT_LINE,
         )
     with right:
-        views.chart(
-            charts.line(acts, **STREAM_LINE),
-            acts,
+        sec.chart(
+            "line",
+            r,
+            "streams",
             "activation_gradients",
             caption="The gradient with respect to the stream itself, dL/dx_l: the quantity the "
             "Derivation section's formula multiplies block by block. From the output x_L back "
@@ -141,28 +152,12 @@ def per_layer_section() -> None:
             f"{towards_input(acts[acts['variant'] == PLAIN], 'block', 'act_grad')} without. "
             "Triangles at the bottom mark gradients that are exactly 0 or not finite (a log "
             "axis cannot show them).",
+            **STREAM_LINE,
         )
     cols = st.columns(2)
-    for col, (label, df) in zip(cols, per_layer.items(), strict=True):
-        first, last = float(df["act_grad"].iloc[0]), float(df["act_grad"].iloc[-1])
-        ratio = first / last if last > 0 else math.nan
-        col.metric(f"||dL/dx_0|| / ||dL/dx_L||, {label}", f"{ratio:.3g}")
-
-    nb = notebook(S.PER_LAYER)
-    nb.code(
-        f"base = rv.{base!r}\n"
-        "variants = rv.gradflow.plain_and_residual(base)\n"
-        "per_layer = {name: rv.layer_gradients(cfg, seed=seed) for name, cfg in variants.items()}\n"
-        "weights = rv.gradflow.weight_gradient_frame(per_layer)\n"
-        "acts = rv.gradflow.stream_gradient_frame(per_layer)\n"
-        "for name, df in per_layer.items():\n"
-        "    print(f'||dL/dx_0|| / ||dL/dx_L||, {name}:', "
-        "df['act_grad'].iloc[0] / df['act_grad'].iloc[-1])"
-    )
-    nb.code(code("line", "weights", **WEIGHT_LINE))
-    nb.code(code("line", "acts", **STREAM_LINE))
-    nb.frame("gradient_norms", "weights").frame("activation_gradients", "acts")
-    nb.download("gradient_flow_per_layer")
+    for col, row in zip(cols, r.gains.itertuples(), strict=True):
+        col.metric(f"||dL/dx_0|| / ||dL/dx_L||, {row.variant}", rv.format_number(row.input_gain))
+    sec.download("gradient_flow_per_layer")
 
 
 # ----------------------------------------------------------------------- derivation

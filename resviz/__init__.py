@@ -108,6 +108,8 @@ from .text import char_tokenize
 
 __version__ = "0.1.0"
 
+from . import recipes  # noqa: E402, F401  (the section recipes, built on everything above)
+
 __all__ = [
     "gradflow",
     "skip",

@@ -45,6 +45,13 @@ def _device(device: torch.device | str | None) -> torch.device:
     return torch.device(device or "cpu")
 
 
+def _float64_device(device: torch.device | str | None) -> torch.device:
+    """Where a float64 measurement runs: the device asked for, except Apple MPS,
+    which has no float64 (the CPU then; these stacks are small)."""
+    dev = _device(device)
+    return torch.device("cpu") if dev.type == "mps" else dev
+
+
 def _first_weight(block: nn.Module) -> torch.Tensor:
     return block.fc.weight if block.block == "linear" else block.fc1.weight
 
@@ -96,14 +103,16 @@ def layer_gradients(
     ``||dL/dW||`` (NaN at ``l = 0``, the input, which no block writes).
     Everything comes from one pass observed at the hook points
     (:func:`resviz.capture_grads`), which holds at most one weight gradient at a
-    time.
+    time. The pass runs in float64 (the float32 weights cast exactly): through a
+    deep plain stack dL/dx_0 reaches 1e-26 and below, under float32's smallest
+    normal number, so float32 would report exact zeros that are not zeros.
     """
-    dev = _device(device)
-    model = build(cfg, dev)
+    dev = _float64_device(device)
+    model = build(cfg, dev).to(torch.float64)
     model.train()
     gen = torch.Generator().manual_seed(seed)
     x, y = make_batch(cfg, batch_size, 1, gen)
-    cap = _stream_capture(model, x.to(dev), y.to(dev))
+    cap = _stream_capture(model, x.to(dev, torch.float64), y.to(dev, torch.float64))
     points = stream_points(cfg.n_blocks)
     act = [float(cap.grads[k].norm()) for k in points]
     norms = [float(cap.acts[k].norm(dim=-1).mean()) for k in points]

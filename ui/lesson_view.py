@@ -11,12 +11,15 @@ same behind several replicas.
 
 from __future__ import annotations
 
+import threading
+from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
 
-from .cache import POLICY
-from .lesson_measures import MEASURES, Measured
+from resviz.recipes import MEASURES
+from resviz.recipes.core import Recipe, Result
+
 from .lessons import Lesson, Step, load_lessons
 from .markdown import md_escape
 from .specs import fmt
@@ -66,27 +69,53 @@ def go_to(lesson: Lesson, index: int) -> None:
     st.switch_page(step_page_path(step), query_params=query)
 
 
-@st.cache_data(**POLICY, show_spinner="Measuring...")
-def measure(name: str, settings: tuple[tuple[str, Any], ...], seed: int) -> Measured:
-    """A lesson measure, kept by what decides it: once locked in, a prediction's
-    answer is shown on every rerun, and some measures train a model."""
-    return MEASURES[name](dict(settings), seed)
+# The locked-in question of this script run, waiting for its section's recipe to run
+# (:func:`answer`). Set by :func:`banner` at the start of every page run, so a run
+# never sees an earlier run's question; each session's script runs in one thread.
+_pending = threading.local()
 
 
-def _measure(page: str, step: Step, seed: int) -> Measured:
-    """The step's measure with the settings on screen (the page's widgets)."""
-    assert step.predict is not None
-    shown = tuple(
-        (p.name, st.session_state[f"{page}:{p.name}"])
-        for p in spec_of(page).params
-        if f"{page}:{p.name}" in st.session_state
-    )
-    return measure(step.predict.measure, shown, seed)
+@dataclass
+class _Question:
+    step: Step
+    predicted: str
+    slot: Any  # the container the answer is drawn in
+    answered: bool = False
+
+
+def answer(fn: Recipe, result: Result) -> None:
+    """A section ran the recipe ``fn``: if the open step's question is measured on it,
+    draw the answer from ``result``, the data the section shows."""
+    q: _Question | None = getattr(_pending, "question", None)
+    if q is None or q.answered:
+        return
+    assert q.step.predict is not None
+    m = MEASURES.get(q.step.predict.measure)
+    if m is None or m.recipe is not fn:
+        return
+    q.answered = True
+    measured = m.read(result)
+    expect = q.step.predict.expect
+    with q.slot.container():
+        said = (
+            f"You predicted **{md_escape(q.predicted)}**. "
+            f"Measured: **{md_escape(measured.answer)}**. {measured.sentence}"
+        )
+        if measured.answer == q.predicted:
+            st.success(said, icon=":material/check_circle:")
+        else:
+            st.warning(said, icon=":material/info:")
+        if measured.answer != expect:
+            st.caption(
+                f"The lesson expected {md_escape(expect)}; with the settings on screen the "
+                "measurement says otherwise."
+            )
 
 
 def banner(page: str) -> bool:
     """Draw the lesson step above the page's sections; False while the step's
     question waits for a prediction (the page then holds back its section)."""
+    _pending.question = None
     found = current(page)
     if found is None:
         return True
@@ -147,23 +176,12 @@ def _predict(page: str, lesson: Lesson, index: int, step: Step) -> bool:
         st.info("Lock in a prediction to see the measurement.", icon=":material/psychology:")
         return False
     predicted = st.session_state[locked_key]
-    seed = int(st.session_state.get("shared:seed", 0))
-    measured = _measure(page, step, seed)
-    if measured.answer == predicted:
-        st.success(
-            f"You predicted **{md_escape(predicted)}**. Measured: **{md_escape(measured.answer)}**. "
-            + measured.sentence,
-            icon=":material/check_circle:",
-        )
-    else:
-        st.warning(
-            f"You predicted **{md_escape(predicted)}**. Measured: **{md_escape(measured.answer)}**. "
-            + measured.sentence,
-            icon=":material/info:",
-        )
-    if measured.answer != q.expect:
-        st.caption(
-            f"The lesson expected {md_escape(q.expect)}; with the settings on screen the "
-            "measurement says otherwise."
-        )
+    section = step.section or spec_of(page).sections[0]
+    slot = st.empty()
+    slot.info(
+        f"Your prediction: **{md_escape(predicted)}**. The measurement appears here once "
+        f"the section {md_escape(section)} below has run with the settings on screen.",
+        icon=":material/hourglass_top:",
+    )
+    _pending.question = _Question(step, predicted, slot)
     return True

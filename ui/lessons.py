@@ -213,9 +213,11 @@ def load_lessons(
 ) -> tuple[dict[str, Lesson], list[str]]:
     """Every ``*.toml`` lesson in ``dirs``, by id, and one message per refused file."""
     if measures is None:
-        from .lesson_measures import MEASURES
+        from resviz.recipes import MEASURES
 
-        measures = frozenset(MEASURES)
+        from .lesson_measures import MEASURES as OLD  # until every page reads recipes
+
+        measures = frozenset(MEASURES) | frozenset(OLD)
     lessons: dict[str, Lesson] = {}
     errors: list[str] = []
     for folder in dirs if dirs is not None else lesson_dirs():

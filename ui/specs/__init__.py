@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -155,10 +155,16 @@ class Param:
 
 @dataclass(frozen=True)
 class PageSpec:
-    """A page's sections and URL settings."""
+    """A page's sections, URL settings and each section's recipe.
+
+    ``recipes`` maps a section to the dotted name of its recipe under
+    ``resviz.recipes`` (``"gradients.per_layer"``); the recipe's keyword settings
+    are this page's parameter names (``seed`` is the sidebar's), so a URL, a lesson
+    step and a notebook call name a setting the same way."""
 
     sections: tuple[str, ...] = ()
     params: tuple[Param, ...] = field(default_factory=tuple)
+    recipes: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         names = [p.name for p in self.params]
@@ -169,6 +175,9 @@ class PageSpec:
             if p.section is not None and p.section not in self.sections:
                 raise ValueError(f"{p.name}: no section named {p.section!r}")
             p.parse(fmt(p.default))  # the default must be a value the widget can hold
+        for section in self.recipes:
+            if section not in self.sections:
+                raise ValueError(f"recipe for {section!r}: no such section")
 
     def param(self, name: str) -> Param | None:
         return next((p for p in self.params if p.name == name), None)

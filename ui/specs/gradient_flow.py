@@ -39,4 +39,5 @@ SPEC = PageSpec(
         Param("train_scaled", "bool", False, section=TRAINING),
         Param("bn", "bool", True, section=SHATTERED),
     ),
+    recipes={PER_LAYER: "gradients.per_layer"},
 )

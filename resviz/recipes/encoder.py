@@ -1,0 +1,3 @@
+"""Recipes of the encoder playground (one per section; see ``resviz/recipes/core.py``)."""
+
+from __future__ import annotations

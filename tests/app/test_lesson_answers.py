@@ -1,0 +1,122 @@
+"""Every lesson question, driven as a participant: the answer shown is the one the
+section's recipe gives at the settings on screen.
+
+For each question step of the shipped lessons and seeds 0-4: open the step's link,
+predict, lock in, and read the measured answer; then play with a setting, then go
+"Back to this step's settings", each time checking the shown answer against
+``MEASURES[name].at(settings on screen, seed)``, computed here directly."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from resviz.recipes import MEASURES, RECIPES
+from resviz.recipes.core import recipe_name, settings_of
+from ui.lessons import load_lessons
+from ui.registry import PAGES
+from ui.specs import SHARED
+from ui.specs.pages import PAGE_NAMES, spec_of
+
+LESSONS, _ = load_lessons()
+QUESTIONS = [
+    (lid, i)
+    for lid, lesson in LESSONS.items()
+    for i, step in enumerate(lesson.steps, 1)
+    if step.predict is not None
+]
+PATH = {p.url_path: p.path for p in PAGES}
+SEEDS = range(5)
+SHOWN = re.compile(r"Measured: \*\*(.+?)\*\*")
+
+
+def _section(step) -> str:  # noqa: ANN001
+    return step.section or spec_of(step.page).sections[0]
+
+
+def _on_screen(at, step) -> dict:  # noqa: ANN001
+    """The settings the page's widgets hold now, by URL name."""
+    spec = spec_of(step.page)
+    names = settings_of(MEASURES[step.predict.measure].recipe)
+    out = {}
+    for name in names:
+        if name == "seed":
+            continue
+        key = f"{step.page}:{name}"
+        out[name] = at.session_state[key] if key in at.session_state else spec.param(name).default
+    return out
+
+
+def _shown(at) -> str:  # noqa: ANN001
+    text = " ".join(x.value for x in [*at.success, *at.warning])
+    found = SHOWN.findall(text)
+    assert len(found) == 1, text
+    return found[0].strip("`")
+
+
+def test_every_page_section_recipe_takes_the_page_settings():
+    """A section's recipe is registered and its settings are the page's URL names."""
+    for page in PAGE_NAMES:
+        spec = spec_of(page)
+        for section, name in spec.recipes.items():
+            assert name in RECIPES, (page, section, name)
+            unknown = set(settings_of(RECIPES[name])) - spec.names - SHARED.names
+            assert not unknown, (page, section, sorted(unknown))
+
+
+@pytest.mark.parametrize(("lesson_id", "index"), QUESTIONS, ids=[f"{a}-{b}" for a, b in QUESTIONS])
+def test_question_reads_its_sections_recipe(lesson_id, index):
+    step = LESSONS[lesson_id].steps[index - 1]
+    m = MEASURES[step.predict.measure]
+    assert spec_of(step.page).recipes.get(_section(step)) == recipe_name(m.recipe)
+    assert set(step.predict.choices) == set(m.choices)
+    assert step.predict.expect in m.choices
+
+
+def _change(at, step) -> None:  # noqa: ANN001
+    """Move one of the recipe's numeric or choice settings off the step's value."""
+    spec = spec_of(step.page)
+    for name in settings_of(MEASURES[step.predict.measure].recipe):
+        p = spec.param(name)
+        if p is None or p.kind not in ("int", "choice", "bool"):
+            continue
+        key = f"{step.page}:{name}"
+        current = at.session_state[key] if key in at.session_state else p.default
+        if p.kind == "int":
+            other = int(p.lo) if current != p.lo else int(p.lo + (p.step or 1))
+            at.slider(key=key).set_value(other).run() if at.get("slider") and any(
+                s.key == key for s in at.slider
+            ) else at.number_input(key=key).set_value(other).run()
+        elif p.kind == "choice":
+            other = next(o for o in p.options if o != current)
+            widgets = [w for w in [*at.selectbox, *at.radio] if w.key == key]
+            widgets[0].set_value(other).run()
+        else:
+            [w for w in at.toggle if w.key == key][0].set_value(not current).run()
+        return
+    raise AssertionError("no setting to change")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(("lesson_id", "index"), QUESTIONS, ids=[f"{a}-{b}" for a, b in QUESTIONS])
+def test_participant_sees_the_answer_of_the_settings_on_screen(app, lesson_id, index, seed):
+    step = LESSONS[lesson_id].steps[index - 1]
+    m = MEASURES[step.predict.measure]
+    at = app(PATH[step.page], **step.query(lesson_id, index), seed=str(seed)).run()
+    at.radio(key=f"lesson:choice:{lesson_id}:{index}").set_value(step.predict.choices[0]).run()
+    at.button(key="lesson:lock").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+
+    def check() -> None:
+        settings = _on_screen(at, step)
+        assert _shown(at) == m.at(settings, seed).answer, settings
+
+    check()
+    _change(at, step)
+    check()
+    at.button(key="lesson:reset").click().run()
+    for name, value in step.settings:
+        if not SHARED.param(name):
+            assert at.session_state[f"{step.page}:{name}"] == value
+    check()

@@ -1,0 +1,129 @@
+"""One page section: run its recipe, draw what it returns, record its notebook.
+
+A section's computation is one call of a recipe from ``resviz.recipes``
+(``resviz/recipes/core.py``). :meth:`Section.run` makes that call (cached and
+shared by every session, on the sidebar's device, with the CPU as the fallback),
+writes the same call into the section's notebook, and hands the result to the
+lesson step when the step's question reads this recipe (``ui/lesson_view.py``),
+so a lesson's answer is computed from exactly what the section shows.
+:meth:`Section.chart` draws a chart from one of the result's frames and writes the
+same ``rv.charts`` call into the notebook; the CSV under it is that frame.
+
+    sec = Section(TITLE, S.PER_LAYER, ctx)
+    r = sec.run(rv.recipes.gradients.per_layer, depth=depth, width=width, ...)
+    sec.chart("line", r, "weights", "gradient_norms", caption=..., x="block", ...)
+    sec.download("gradient_flow_per_layer")
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+import torch
+
+import resviz as rv
+from resviz.recipes.core import NOT_SETTINGS, RECIPES, Recipe, Result, recipe_name
+
+from . import charts, lesson_view, views
+from .cache import POLICY
+from .notebook import Notebook, literal
+
+
+def _takes_device(fn: Recipe) -> bool:
+    return "device" in inspect.signature(fn).parameters
+
+
+@st.cache_data(show_spinner="Computing...", **POLICY)
+def run_recipe(
+    name: str, settings: tuple[tuple[str, Any], ...], device: str
+) -> tuple[Result, str | None]:
+    """``RECIPES[name](**settings)`` on ``device`` (the CPU if it fails there), cached by
+    its settings: the same settings give the same numbers to every session."""
+    fn = RECIPES[name]
+    kw = dict(settings)
+    if not _takes_device(fn):
+        return fn(**kw), None
+    return rv.run_with_fallback(lambda d: fn(**kw, device=d), torch.device(device))
+
+
+def call_code(fn: Recipe, settings: dict[str, Any], var: str = "r") -> str:
+    """The notebook line that makes the same call: every setting spelled out."""
+    name = recipe_name(fn)
+    args = "".join(f"    {k}={literal(v)},\n" for k, v in settings.items())
+    return f"{var} = rv.recipes.{name}(\n{args})"
+
+
+def chart_code(kind: str, frame: str, kw: dict[str, Any]) -> str:
+    """The ``rv.charts`` call drawing what the page draws with ``ui.charts.<kind>``."""
+    args = "".join(f",\n    {k}={v!r}" for k, v in kw.items())
+    return f"rv.charts.{kind}(\n    {frame}{args},\n)"
+
+
+class Section:
+    """A section of a page: its recipe runs, charts and notebook."""
+
+    def __init__(self, page_title: str, name: str, device: torch.device | str = "cpu") -> None:
+        self.name = name
+        self.device = str(device)
+        self.notebook = Notebook(page_title, name, st.query_params.to_dict())
+
+    def run(self, fn: Recipe, /, var: str = "r", **settings: Any) -> Result:
+        """Run the recipe ``fn`` at ``settings`` (its keyword names), record the call in
+        the notebook as ``var = rv.recipes...(...)``, and answer the lesson step's
+        question if it reads this recipe."""
+        name = recipe_name(fn)
+        if RECIPES.get(name) is not fn:
+            raise ValueError(f"{name} is not a registered recipe")
+        unknown = set(settings) & NOT_SETTINGS
+        if unknown:
+            raise ValueError(f"{sorted(unknown)} are not settings")
+        result, note = run_recipe(name, tuple(settings.items()), self.device)
+        views.notice(note)
+        self.notebook.code(call_code(fn, settings, var))
+        lesson_view.answer(fn, result)
+        return result
+
+    def shown(self, fn: Recipe, result: Result, /, var: str = "r", **settings: Any) -> Result:
+        """A result of ``fn`` at ``settings`` computed elsewhere (a background run with
+        progress, ``ui/jobs.py``): record the same call in the notebook and answer the
+        lesson step from it, as :meth:`run` does."""
+        self.notebook.code(call_code(fn, settings, var))
+        lesson_view.answer(fn, result)
+        return result
+
+    def code(self, source: str) -> Section:
+        """A notebook cell of our own (chart code the page draws another way)."""
+        self.notebook.code(source)
+        return self
+
+    def chart(
+        self,
+        kind: str,
+        r: Result,
+        frame: str,
+        csv: str,
+        caption: str | None = None,
+        var: str = "r",
+        **kw: Any,
+    ) -> None:
+        """Draw ``ui.charts.<kind>(r.<frame>, **kw)`` with the frame as ``csv``.csv, and
+        write the same ``rv.charts`` call into the notebook."""
+        df: pd.DataFrame = r[frame]
+        views.chart(getattr(charts, kind)(df, **kw), df, csv, caption=caption)
+        self.notebook.code(chart_code(kind, f"{var}.{frame}", kw))
+        self.notebook.frame(csv, f"{var}.{frame}")
+
+    def table(
+        self, r: Result, frame: str, csv: str, caption: str | None = None, var: str = "r", **kw: Any
+    ) -> None:
+        """Show ``r.<frame>`` as a table with its CSV; the notebook displays it too."""
+        views.table(r[frame], csv, caption=caption, **kw)
+        self.notebook.code(f"{var}.{frame}")
+        self.notebook.frame(csv, f"{var}.{frame}")
+
+    def download(self, name: str) -> None:
+        """The section's "Reproduce in a notebook" button."""
+        self.notebook.download(name)
