@@ -179,7 +179,7 @@ def batch_dependence(
                 continue
             ref.setdefault(mode, out)
             if name == "batch of 1 sequence" and mode == "train":
-                note = "statistics over the 16 tokens of one sequence only"
+                note = f"statistics over the {seq_len} tokens of one sequence only"
             summary.append(
                 {
                     "scenario": name,

@@ -140,7 +140,7 @@ def norm_histograms(views: dict[str, torch.Tensor], bins: int = 40) -> pd.DataFr
 VIEW_TITLES = {
     "raw": "raw (as drawn)",
     "LayerNorm": "LayerNorm (each token over features)",
-    "BatchNorm": "BatchNorm (each feature over batch)",
+    "BatchNorm": "BatchNorm (each feature over batch and tokens)",
     "RMSNorm": "RMSNorm (each token, no centring)",
 }
 
@@ -213,9 +213,12 @@ def layernorm_gap(
 
 def gap_long(gap: pd.DataFrame) -> pd.DataFrame:
     """:func:`layernorm_gap`'s measured and predicted columns in long form, to chart
-    as two lines: ``token, what`` (``measured``/``predicted``), ``gap``."""
+    as two lines: ``token, sigma, approx, what`` (``measured``/``predicted``), ``gap``."""
     return gap.melt(
-        id_vars=["token"], value_vars=["measured", "predicted"], var_name="what", value_name="gap"
+        id_vars=["token", "sigma", "approx"],
+        value_vars=["measured", "predicted"],
+        var_name="what",
+        value_name="gap",
     )
 
 

@@ -1,3 +1,584 @@
-"""Recipes of the normalization page (one per section; see ``resviz/recipes/core.py``)."""
+"""Recipes of the normalization page, one per section (see ``resviz/recipes/core.py``).
+
+What LayerNorm, BatchNorm and RMSNorm do to one batch whose features have very
+different scales (the seed notebook's x10 / x0.1 halves): LayerNorm normalizes each
+token across its features, BatchNorm each feature across the batch and its tokens
+(Ba et al. 2016, Table 1; Ioffe and Szegedy 2015), RMSNorm each token without
+centring (Zhang and Sennrich 2019). Then where the norm sits around the residual sum:
+Post-LN ``x = LN(x + f(x))`` against Pre-LN ``x = x + f(LN(x))`` (Xiong et al. 2020,
+"On Layer Normalization in the Transformer Architecture"), at init and in training.
+
+Settings arrive as the page's URL holds them (``d="64"``, ``big="10"``) or typed
+(``d=64``): each recipe converts them itself. The wording functions at the end turn
+a result into the fragments the page's captions print; they are computed from the
+frames, so they hold at every setting.
+"""
 
 from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pandas as pd
+import torch
+
+from .. import norm_cost, norm_invariance, norm_training, normalization, prepost
+from ..config import EncoderConfig, StackConfig
+from ..experiments import train_compare
+from ..findings_words import format_number, lower_words, ratio_words, trend_words
+from .core import Answer, Result, measure, recipe
+
+Progress = Callable[[Result, int, int], None]
+
+
+# ------------------------------------------------------------------- the input batch
+def input_batch(
+    batch: int | str,
+    tokens: int | str,
+    d: int | str,
+    big: float | str,
+    small: float | str,
+    seed: int,
+) -> torch.Tensor:
+    """The batch of the first three sections: Gaussian ``(batch, tokens, d)``, the first
+    half of the features multiplied by ``big``, the second by ``small``."""
+    return normalization.scaled_batch(
+        int(batch), int(tokens), int(d), float(big), float(small), seed
+    )
+
+
+@recipe
+def four_views(
+    *,
+    batch: int = 8,
+    tokens: int = 16,
+    d: int = 64,
+    big: float = 10.0,
+    small: float = 0.1,
+    seed: int = 0,
+) -> Result:
+    """Four views: the batch raw and after LayerNorm, BatchNorm (training mode) and
+    RMSNorm.
+
+    Frames: ``views`` (view, token, feature, value: sample 0), ``histograms`` (view,
+    bin_start, bin_end, count: every value of the batch), ``stats`` (per view: token
+    and feature means and population stds, mean token RMS, largest |value|) and
+    ``halves`` (view, first_half, second_half, ratio: mean |value| of each half of
+    the features in sample 0)."""
+    v = normalization.apply_norms(input_batch(batch, tokens, d, big, small, seed))
+    views = normalization.norm_views(v, 0)
+    stats = normalization.norm_stats(v)
+    stats["abs_max"] = [float(v[name].double().abs().max()) for name in stats["view"]]
+    halves = pd.DataFrame(
+        [
+            {"view": name, "first_half": a, "second_half": b, "ratio": a / b}
+            for name in normalization.VIEWS
+            for a, b in [normalization.half_means(views, name)]
+        ]
+    )
+    return Result(
+        {
+            "views": views,
+            "histograms": normalization.norm_histograms(v),
+            "stats": stats,
+            "halves": halves,
+        }
+    )
+
+
+@measure("layernorm_keeps_halves", of=four_views, choices=("yes", "no"))
+def layernorm_keeps_halves(r: Result) -> Answer:
+    """After LayerNorm, is the first half of the features still more than twice as
+    large as the second (mean |value| in sample 0, as the Four views caption says)?"""
+    h = r.halves.set_index("view")["ratio"]
+    ratio = float(h["LayerNorm"])
+    return Answer(
+        "yes" if ratio > 2 else "no",
+        f"Mean |value| of the first half of the features over the second half's, in "
+        f"sample 0: {format_number(float(h['raw']))} raw, {format_number(ratio)} after "
+        "LayerNorm.",
+    )
+
+
+@recipe
+def textbook(
+    *,
+    batch: int = 8,
+    tokens: int = 16,
+    d: int = 64,
+    big: float = 10.0,
+    small: float = 0.1,
+    seed: int = 0,
+) -> Result:
+    """Textbook LayerNorm: the hand-written ``(x - mean) / (std + 1e-6)`` with the
+    unbiased std against ``torch.nn.functional.layer_norm`` (population variance, eps
+    1e-5 inside the square root), token by token, beside what the formulas predict.
+
+    Frame ``gap`` (token, sigma, approx, what, gap): per token and ``what`` in
+    ``measured`` / ``predicted``, the largest |textbook - torch| over its features;
+    ``sigma`` its population std, ``approx`` the first-order ``max|y| (1 -
+    sqrt((n-1)/n))``. Values: ``measured_max``, ``predicted_max``, ``approx_max``,
+    ``fit`` (largest |measured - predicted|), ``sigma_min``, ``eps_bound`` (the
+    relative change eps can make at ``sigma_min``), ``factor`` = sqrt((n-1)/n), ``n``."""
+    wide = normalization.layernorm_gap(input_batch(batch, tokens, d, big, small, seed))
+    n = int(d)
+    sigma = float(wide["sigma"].min())
+    return Result(
+        {"gap": normalization.gap_long(wide)},
+        {
+            "measured_max": float(wide["measured"].max()),
+            "predicted_max": float(wide["predicted"].max()),
+            "approx_max": float(wide["approx"].max()),
+            "fit": float((wide["measured"] - wide["predicted"]).abs().max()),
+            "sigma_min": sigma,
+            "eps_bound": max(1e-6 / sigma, 1e-5 / (2 * sigma**2)),
+            "factor": math.sqrt((n - 1) / n),
+            "n": n,
+        },
+    )
+
+
+@measure("textbook_gap_large", of=textbook, choices=("yes", "no"))
+def textbook_gap_large(r: Result) -> Answer:
+    """Does the hand-written LayerNorm differ from torch's by more than 0.05 somewhere
+    in the batch? Its cause, the factor sqrt((d-1)/d), matters at small d."""
+    largest, n = float(r.measured_max), int(r.n)
+    tokens = int(r.gap["token"].nunique())
+    return Answer(
+        "yes" if largest > 0.05 else "no",
+        f"Largest |textbook - torch| over {tokens} tokens of d = {n} features: "
+        f"{format_number(largest)} (the formulas predict "
+        f"{format_number(float(r.predicted_max))}; sqrt((d-1)/d) = "
+        f"{format_number(float(r.factor))}).",
+    )
+
+
+@recipe
+def invariances(
+    *,
+    batch: int = 8,
+    tokens: int = 16,
+    d: int = 64,
+    big: float = 10.0,
+    small: float = 0.1,
+    shift: float = 5.0,
+    scale: float = 3.0,
+    seed: int = 0,
+) -> Result:
+    """Invariances: each norm's largest output change, in float64, when ``h = x W^T``
+    (x the input batch, W a seeded d x d matrix) is shifted or scaled, in part or
+    whole, when the other samples are redrawn, or when W is re-scaled or re-centred.
+
+    Frames: ``table`` (transformation, measured_on, norm, max_abs_change, invariant:
+    change below 1e-4) and ``wide`` (one column per norm)."""
+    table = norm_invariance.invariance_table(
+        int(batch),
+        int(tokens),
+        int(d),
+        shift=float(shift),
+        scale=float(scale),
+        seed=seed,
+        big=float(big),
+        small=float(small),
+    )
+    return Result({"table": table, "wide": norm_invariance.invariance_wide(table)})
+
+
+@recipe
+def batch_dependence(*, seed: int = 0) -> Result:
+    """Batch dependence: BatchNorm's output for one token (sample 0, token 0) as its
+    batch-mates change, in training mode (the batch's statistics) and eval mode (the
+    running statistics of the original batch).
+
+    Frames: ``train`` and ``eval`` (scenario, mode, feature, value: the first 16
+    features) and ``summary`` (scenario, mode, max_abs_change, note). Values: the
+    batch's ``batch_size``, ``seq_len``, ``d_model``, ``big``, ``small``."""
+    sizes = {"batch_size": 8, "seq_len": 16, "d_model": 64}
+    values, summary = norm_invariance.batch_dependence(**sizes, seed=seed)
+    return Result(
+        {
+            "train": norm_invariance.batch_values_shown(values, "train").reset_index(drop=True),
+            "eval": norm_invariance.batch_values_shown(values, "eval").reset_index(drop=True),
+            "summary": summary,
+        },
+        {**sizes, "big": 10.0, "small": 0.1},
+    )
+
+
+@recipe
+def prepost_ln(
+    *, layers: int = 8, d_model: int = 64, init: str = "xavier", seed: int = 0
+) -> Result:
+    """Pre-LN vs Post-LN: two encoders at init (Xiong et al. 2020).
+
+    Frames: ``stream`` (variant, block, sq_norm_per_dim, norm: ``||x_l||^2 / d`` after
+    each layer, standardized input), ``raw_stream`` (the same for PyTorch's default
+    init and the raw embedding plus positions), ``grads`` (the last layer's
+    ``||dL/dW2||`` per depth and seed), ``summary`` (its mean, min and max over seeds,
+    ``ratio_to_L1``: relative to the shallowest depth, and ``inv_sqrt_L``) and
+    ``ratios`` (the chart's lines: both variants' ratio and 1/sqrt(L))."""
+    layers, d_model, init = int(layers), int(d_model), str(init)
+    grads = prepost.prepost_grads(layers, d_model, seed, init)
+    summary = prepost.grad_summary(grads)
+    return Result(
+        {
+            "stream": prepost.prepost_stream(layers, d_model, seed, init),
+            "raw_stream": prepost.prepost_stream(
+                layers, d_model, seed, "default", standardize=False
+            ),
+            "grads": grads,
+            "summary": summary,
+            "ratios": prepost.grad_ratio_lines(summary),
+        }
+    )
+
+
+@measure("preln_stream_doubles", of=prepost_ln, choices=("yes", "no"))
+def preln_stream_doubles(r: Result) -> Answer:
+    """Is the Pre-LN stream's ``||x_l||^2 / d`` after the last layer more than twice
+    its value at the input, at init?"""
+    pre = r.stream[r.stream["variant"] == "Pre-LN"].sort_values("block")
+    first, last = float(pre["sq_norm_per_dim"].iloc[0]), float(pre["sq_norm_per_dim"].iloc[-1])
+    layers = int(pre["block"].iloc[-1])
+    return Answer(
+        "yes" if last > 2 * first else "no",
+        f"Pre-LN's ||x_l||²/d goes from {format_number(first)} at the input to "
+        f"{format_number(last)} after layer {layers} ({format_number(last / first)} times).",
+    )
+
+
+# ---------------------------------------------------------------------- training
+def _trained(
+    models: pd.DataFrame,
+    runs: pd.DataFrame,
+    values: Mapping[str, Any],
+) -> Result:
+    """A training section's result: the models, the runs so far and their summary."""
+    return Result(
+        {"models": models, "runs": runs, "summary": norm_training.run_summary(runs)},
+        {**values, "stopped": bool(runs.attrs.get("stopped", False))},
+    )
+
+
+def warmup_models(w_layers: int | str) -> dict[str, EncoderConfig]:
+    """The Warm-up section's two encoders (d = 64, 4 heads, vocabulary 64)."""
+    return norm_training.warmup_variants(int(w_layers), 64)
+
+
+@recipe
+def warmup(
+    *,
+    w_layers: int = 8,
+    w_lr: float = 0.015,
+    w_steps: int = 150,
+    w_warm: int = 50,
+    seed: int = 0,
+    device: torch.device | str = "cpu",
+    progress: Progress | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Result:
+    """Warm-up: a Post-LN and a Pre-LN encoder trained on the copy task with Adam,
+    once at ``w_lr`` from step 0 and once warmed up linearly over ``w_warm`` steps;
+    same seed, same batches (batch 16 x 16).
+
+    Frames: ``models`` (the two encoders), ``runs`` (variant, step, loss, grad_norm,
+    lr, diverged, divergence, warmup) and ``summary`` (per run: first, final and
+    lowest loss, largest gradient, steps run, divergence). ``progress(result, done,
+    total)`` gets the runs so far."""
+    variants = warmup_models(w_layers)
+    models = norm_training.variant_table(variants)
+    cfg = variants["Post-LN"]
+    values = {
+        "vocab_size": cfg.vocab_size,
+        "d_model": cfg.d_model,
+        "n_heads": cfg.n_heads,
+        "w_warm": int(w_warm),
+    }
+
+    def report(frame: pd.DataFrame, done: int, total: int) -> None:
+        if progress is not None:
+            progress(_trained(models, frame, values), done, total)
+
+    runs = norm_training.train_warmup(
+        variants,
+        int(w_warm),
+        steps=int(w_steps),
+        lr=float(w_lr),
+        seed=seed,
+        device=device,
+        callback=report,
+        should_stop=should_stop,
+    )
+    return _trained(models, runs, values)
+
+
+def stability_models(
+    s_norm: str, s_pos: str, s_norms: bool, s_place: bool
+) -> dict[str, StackConfig]:
+    """The Stability section's stacks: the 2x2 of residual x ``s_norm`` at ``s_pos``,
+    plus residual with each other norm type (``s_norms``) and with the other
+    placement (``s_place``)."""
+    extra = tuple(n for n in ("layer", "rms", "batch") if s_norms and n != s_norm)
+    extra += ("other placement",) if s_place else ()
+    return norm_training.stability_variants(s_norm, s_pos, extra=extra)  # type: ignore[arg-type]
+
+
+@recipe
+def stability(
+    *,
+    s_norm: str = "layer",
+    s_pos: str = "pre",
+    s_lr: float = 0.001,
+    s_steps: int = 100,
+    s_norms: bool = False,
+    s_place: bool = False,
+    seed: int = 0,
+    device: torch.device | str = "cpu",
+    progress: Progress | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Result:
+    """Stability: the seed notebook's experiment. Stacks of 4 FFN blocks ``W2 gelu(W1
+    x)`` (width 128, hidden 512) regress fresh Gaussian targets from Gaussian inputs
+    (batch 16 x 32) with Adam at ``s_lr``; every variant from the same seed on the
+    same batches. Frames as :func:`warmup`'s."""
+    variants = stability_models(str(s_norm), str(s_pos), bool(s_norms), bool(s_place))
+    models = norm_training.variant_table(variants)
+
+    def report(frame: pd.DataFrame, done: int, total: int) -> None:
+        if progress is not None:
+            progress(_trained(models, frame, {}), done, total)
+
+    runs = train_compare(
+        variants,
+        steps=int(s_steps),
+        seed=seed,
+        lr=float(s_lr),
+        batch_size=16,
+        seq_len=32,
+        task="regression",
+        device=device,
+        callback=report,
+        should_stop=should_stop,
+    )
+    return _trained(models, runs, {})
+
+
+# --------------------------------------------------------------------------- cost
+def cost_size(t_size: str) -> tuple[int, int, int]:
+    """``"16x128x256"`` as ``(batch, tokens, d)``."""
+    parts = str(t_size).split("x")
+    if len(parts) != 3 or not all(p.isascii() and p.isdigit() for p in parts):
+        raise ValueError("t_size must read batch x tokens x d, e.g. 16x128x256.")
+    b, t, d = (int(p) for p in parts)
+    return b, t, d
+
+
+@recipe
+def cost(
+    *, t_size: str = "16x128x256", seed: int = 0, device: torch.device | str = "cpu"
+) -> Result:
+    """Cost: forward and backward wall time of ``nn.LayerNorm`` against ``nn.RMSNorm``
+    on ``device``, measured now (one warm-up call, then 7 timed calls).
+
+    Frame ``timing`` (norm, pass, median_ms, min_ms, max_ms, repeats, elements).
+    A timing differs from run to run: only its columns can be reproduced."""
+    b, t, d = cost_size(t_size)
+    timing = norm_cost.norm_timing(b, t, d, repeats=7, device=device, seed=seed)
+    return Result({"timing": timing}, {"device": str(torch.device(device))})
+
+
+# ------------------------------------------------------------------------- words
+def halves_words(r: Result, view: str) -> str:
+    """The first half's mean |value| as a multiple of the second's, in ``view``."""
+    h = r.halves.set_index("view").loc[view]
+    return ratio_words(float(h["first_half"]), float(h["second_half"]))
+
+
+def bn_halves_words(r: Result) -> str:
+    """Whether BatchNorm leaves the halves of sample 0 alike (within a factor of 1.5)."""
+    ratio = float(r.halves.set_index("view").loc["BatchNorm", "ratio"])
+    alike = 1 / 1.5 <= ratio <= 1.5
+    return (
+        f"in sample 0 the halves come out alike: {format_number(ratio)} times"
+        if alike
+        else f"yet in sample 0 the halves still differ: {format_number(ratio)} times (sample "
+        "0 is a small part of a small batch here)"
+    )
+
+
+def abs_max_words(r: Result) -> str:
+    """The largest |value| after each norm."""
+    m = r.stats.set_index("view")["abs_max"]
+    return ", ".join(
+        f"{v} {format_number(float(m[v]))}" for v in ("LayerNorm", "BatchNorm", "RMSNorm")
+    )
+
+
+def invariant_rows(r: Result, norm: str) -> str:
+    """The rows of the invariance table where ``norm`` counts as invariant, or the rows
+    where it does not, whichever list is shorter."""
+    t = r.table
+    label = t["transformation"] + t["measured_on"].map(
+        lambda on: "" if on == "all samples" else f" (on {on})"
+    )
+    mine = t["norm"] == norm
+    ok, not_ok = label[mine & t["invariant"]], label[mine & ~t["invariant"]]
+    if not len(not_ok):
+        return "every row"
+    if not len(ok):
+        return "no row"
+    if len(ok) <= len(not_ok):
+        return ", ".join(ok)
+    return "every row but " + ", ".join(not_ok)
+
+
+def batch_change_words(r: Result, mode: str) -> str:
+    """The largest change of the token's output per scenario, in ``mode``."""
+    s = r.summary
+    others = s[(s["scenario"] != "original batch") & (s["mode"] == mode)]
+    return "; ".join(
+        f"{row.scenario}: "
+        + (
+            format_number(row.max_abs_change)
+            if math.isfinite(row.max_abs_change)
+            else "cannot be normalized"
+        )
+        for row in others.itertuples()
+    )
+
+
+def post_ln_words(r: Result) -> str:
+    """Post-LN's ||x_l||²/d after its layers (block 1 on), as measured."""
+    post = r.stream[(r.stream["variant"] == "Post-LN") & (r.stream["block"] > 0)]
+    lo, hi = float(post["sq_norm_per_dim"].min()), float(post["sq_norm_per_dim"].max())
+    if format_number(lo, 4) == format_number(hi, 4):
+        return f"is {format_number(lo, 4)} after every layer"
+    return f"lies between {format_number(lo, 4)} and {format_number(hi, 4)} after its layers"
+
+
+def stream_words(stream: pd.DataFrame) -> str:
+    """How the Pre-LN stream's ||x_l||²/d changes from the input to the last layer."""
+    pre = stream[stream["variant"] == "Pre-LN"].sort_values("block")
+    return trend_words(pre["sq_norm_per_dim"].tolist(), within=1.25)
+
+
+def deepest_ratios(r: Result) -> str:
+    """Each variant's gradient ratio at the deepest L, beside sqrt(L_min / L)."""
+    summary = r.summary
+    lo, hi = int(summary["n_layers"].min()), int(summary["n_layers"].max())
+    if lo == hi:
+        return f"Only L = {lo} is measured at this setting, so every ratio is 1."
+    last = summary[summary["n_layers"] == hi].set_index("variant")
+    return (
+        f"At L = {hi} it is {format_number(last.loc['Post-LN', 'ratio_to_L1'])} for Post-LN "
+        f"and {format_number(last.loc['Pre-LN', 'ratio_to_L1'])} for Pre-LN; "
+        f"sqrt({lo}/{hi}) = {format_number(last.loc['Pre-LN', 'inv_sqrt_L'])}."
+    )
+
+
+def schedule_words(w_lr: float, w_steps: int, w_warm: int) -> str:
+    """The warmed-up run's schedule, ``lr * min(1, (t + 1) / w_warm)`` at step t: where
+    it reaches the peak, or the rate it ends at when the run is shorter."""
+    w_lr, w_steps, w_warm = float(w_lr), int(w_steps), int(w_warm)
+    if w_warm <= w_steps:
+        return f"once warmed up linearly to it over its first {w_warm} steps"
+    last = w_lr * w_steps / w_warm
+    return (
+        f"once with a linear warm-up planned over {w_warm} steps, which this {w_steps}-step "
+        f"run ends before finishing: its rate reaches only {format_number(last)}"
+    )
+
+
+def warmup_words(r: Result) -> str:
+    """Per placement, how the run without warm-up compares with the run with it: their
+    final losses when both ran to the end, the step each diverged at, or, for runs
+    still going, their losses at the last step both have reached."""
+    runs, w = r.runs, int(r.w_warm)
+    out = []
+    for place in ("Post-LN", "Pre-LN"):
+        names = (f"{place}, no warm-up", f"{place}, warm-up {w}")
+        a, b = (runs[runs["variant"] == n].sort_values("step") for n in names)
+        if not len(a) or not len(b):
+            continue
+        bad = {n: g for n, g in zip(names, (a, b), strict=True) if g["diverged"].any()}
+        if bad:
+            out.append(
+                f"{place}: "
+                + "; ".join(
+                    f"{label} diverged at step {int(g.loc[g['diverged'], 'step'].iloc[0])}"
+                    if n in bad
+                    else f"{label} ends at {format_number(float(g['loss'].iloc[-1]))}"
+                    for n, g, label in zip(
+                        names, (a, b), ("without warm-up", "with warm-up"), strict=True
+                    )
+                )
+            )
+            continue
+        sa, sb = int(a["step"].iloc[-1]), int(b["step"].iloc[-1])
+        if sa == sb:
+            la, lb = float(a["loss"].iloc[-1]), float(b["loss"].iloc[-1])
+            out.append(f"{place}: " + lower_words("without warm-up", la, "with", lb))
+        else:
+            s = min(sa, sb)
+            la = float(a.loc[a["step"] == s, "loss"].iloc[0])
+            lb = float(b.loc[b["step"] == s, "loss"].iloc[0])
+            out.append(
+                f"{place} at step {s}, the last both runs have reached: without warm-up "
+                f"{format_number(la)}, with {format_number(lb)}"
+            )
+    return ("; ".join(out) + ". ") if out else ""
+
+
+def start_end_words(runs: pd.DataFrame) -> str:
+    """Each run's first loss and its mean over its last ten steps (all its steps when
+    it ran fewer), from the data."""
+    parts = []
+    for name, run in runs.groupby("variant", sort=False):
+        loss = run.sort_values("step")["loss"]
+        k = min(10, len(loss))
+        tail = format_number(float(loss.tail(k).mean()))
+        parts.append(
+            f"{name} {format_number(float(loss.iloc[0]))} to {tail}"
+            + ("" if k == 10 else f" (mean of its {k} steps)")
+        )
+    return "Loss at the first step, then its mean over the last 10 steps: " + "; ".join(parts) + "."
+
+
+def cost_words(r: Result) -> str:
+    """RMSNorm's median time as a multiple of LayerNorm's, per pass."""
+    return "; ".join(
+        f"{ratio_words(g.loc['RMSNorm', 'median_ms'], g.loc['LayerNorm', 'median_ms'])} "
+        f"LayerNorm's time {direction}"
+        for direction, g in (
+            (k, v.set_index("norm")) for k, v in r.timing.groupby("pass", sort=False)
+        )
+    )
+
+
+__all__ = [
+    "abs_max_words",
+    "batch_change_words",
+    "batch_dependence",
+    "bn_halves_words",
+    "cost",
+    "cost_size",
+    "cost_words",
+    "deepest_ratios",
+    "four_views",
+    "halves_words",
+    "input_batch",
+    "invariances",
+    "invariant_rows",
+    "post_ln_words",
+    "prepost_ln",
+    "schedule_words",
+    "stability",
+    "stability_models",
+    "start_end_words",
+    "stream_words",
+    "textbook",
+    "warmup",
+    "warmup_models",
+    "warmup_words",
+]

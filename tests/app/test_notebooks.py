@@ -48,7 +48,7 @@ IDS = [i for (p, s), i in zip(SECTION_CASES, SECTION_IDS, strict=True) if s is n
 # the notebook variable that holds the same table: the notebook must still run and
 # produce it, with the CSV's columns and number of rows.
 TIMINGS: dict[str, str] = {
-    "norm_timing": "timing",  # LayerNorm versus RMSNorm on this device
+    "norm_timing": "r.timing",  # LayerNorm versus RMSNorm on this device
 }
 
 

@@ -59,4 +59,14 @@ SPEC = PageSpec(
             section=COST,
         ),
     ),
+    recipes={
+        FOUR_VIEWS: "norms.four_views",
+        TEXTBOOK: "norms.textbook",
+        INVARIANCES: "norms.invariances",
+        BATCH: "norms.batch_dependence",
+        PREPOST: "norms.prepost_ln",
+        WARMUP: "norms.warmup",
+        STABILITY: "norms.stability",
+        COST: "norms.cost",
+    },
 )
