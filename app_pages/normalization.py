@@ -12,6 +12,7 @@ import torch
 
 import resviz as rv
 from resviz import norms as N
+from resviz.divergence import divergence_note
 from resviz.recipes import norms as R
 from resviz.recipes.core import Recipe, Result, recipe_name
 from ui import charts, jobs, views
@@ -420,7 +421,7 @@ def warmup_section() -> None:
             + R.warmup_words(r)
             + "Xiong et al. explain why Post-LN needs warm-up at large learning rates: at init "
             "its gradients near the output are large, so full-size early steps can throw it "
-            "off, while Pre-LN's are not. " + rv.divergence_note(r.runs),
+            "off, while Pre-LN's are not. " + divergence_note(r.runs),
             **log_lines("loss", "cross-entropy (log)"),
         )
         sec.table(r, "summary", "warmup_summary")
@@ -470,7 +471,7 @@ def stability_section() -> None:
             "large its gradients grow. "
             + R.start_end_words(r.runs)
             + f" At learning rate {s_lr:g}: "
-            + rv.divergence_note(r.runs)
+            + divergence_note(r.runs)
         )
         csv(sec, r, "runs", "stability_training")
         sec.table(r, "summary", "stability_summary")
