@@ -467,8 +467,8 @@ def stability_section() -> None:
         st.caption(
             "The targets are fresh random numbers each step, independent of the inputs, so the "
             "best a run can do is a loss of 1 in expectation (predict 0; one batch can dip a "
-            "little below it); the curves show how fast each run comes down towards it and how "
-            "large its gradients grow. "
+            "little below it); the curves show where each run's loss goes against that floor and "
+            "how large its gradients grow. "
             + R.start_end_words(r.runs)
             + f" At learning rate {s_lr:g}: "
             + divergence_note(r.runs)

@@ -1,5 +1,6 @@
-"""The normalization page's lesson measures: each answer flips at a setting the page
-allows, and each sentence quotes the numbers the section shows."""
+"""The normalization page's lesson measures: each reads its section's recipe, each
+answer flips at a setting the page allows, and each sentence quotes the numbers the
+section shows (computed here directly from the library)."""
 
 import re
 
@@ -7,7 +8,8 @@ import pytest
 import torch
 
 from resviz import norms as N
-from ui.lesson_measures import MEASURES, Measured
+from resviz.recipes import MEASURES, Answer
+from resviz.recipes import norms as R
 from ui.specs.normalization import SPEC
 
 NUM = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"
@@ -21,12 +23,19 @@ def one_thread():
     torch.set_num_threads(n)
 
 
-def _measure(name: str, seed: int = 0, **settings: object) -> Measured:
+def _measure(name: str, seed: int = 0, **settings: object) -> Answer:
     for k, v in settings.items():  # each setting is one the page's widget could hold
         SPEC.param(k).check(v)
-    got = MEASURES[name](settings, seed)
-    assert isinstance(got, Measured) and got.answer in ("yes", "no")
+    got = MEASURES[name].at(settings, seed)
+    assert isinstance(got, Answer) and got.answer in MEASURES[name].choices
     return got
+
+
+def test_each_measure_reads_its_sections_recipe():
+    assert MEASURES["layernorm_keeps_halves"].recipe is R.four_views
+    assert MEASURES["textbook_gap_large"].recipe is R.textbook
+    assert MEASURES["preln_stream_doubles"].recipe is R.prepost_ln
+    assert SPEC.recipes["Four views"] == "norms.four_views"
 
 
 def test_layernorm_keeps_the_larger_half_only_when_the_halves_differ():
@@ -39,15 +48,17 @@ def test_layernorm_keeps_the_larger_half_only_when_the_halves_differ():
     assert first / second > 2
     same = _measure("layernorm_keeps_halves", big="1", small="1")
     assert same.answer == "no"
-    assert "halves x1 and x1" in same.sentence
+    m = re.search(rf"sample 0: {NUM} raw, {NUM} after LayerNorm", same.sentence)
+    assert m and 0.5 < float(m[1]) < 2 and float(m[2]) < 2
 
 
 def test_textbook_gap_is_large_at_small_d_only():
     small_d = _measure("textbook_gap_large", d="16")
     assert small_d.answer == "yes"
     gap = N.layernorm_gap(N.scaled_batch(8, 16, 16, 10.0, 0.1, 0))["measured"].max()
-    m = re.search(rf"tokens of d = 16 features: {NUM}", small_d.sentence)
+    m = re.search(rf"over 128 tokens of d = 16 features: {NUM}", small_d.sentence)
     assert m and float(m[1]) == pytest.approx(float(gap), rel=5e-3)
+    assert "sqrt((d-1)/d) = 0.968" in small_d.sentence  # sqrt(15/16)
     assert _measure("textbook_gap_large").answer == "no"  # d = 64
     assert _measure("textbook_gap_large", d="128", seed=2).answer == "no"
 
@@ -60,5 +71,14 @@ def test_preln_stream_doubles_under_xavier_not_under_the_default_init():
     m = re.search(rf"from {NUM} at the input to {NUM} after layer 8", xavier.sentence)
     assert m and float(m[2]) == pytest.approx(pre[-1], rel=5e-3)
     assert _measure("preln_stream_doubles", init="default").answer == "no"
-    assert _measure("preln_stream_doubles", init="default", layers=24).answer == "yes"
-    assert _measure("preln_stream_doubles", layers=1).answer == "no"
+    deep = _measure("preln_stream_doubles", init="default", layers=24)
+    assert deep.answer == "yes" and "after layer 24" in deep.sentence
+    one = _measure("preln_stream_doubles", layers=1)
+    assert one.answer == "no" and "after layer 1 " in one.sentence
+
+
+def test_a_measure_takes_the_settings_as_the_page_holds_them_or_typed():
+    # The URL holds choices as text ("16"); a notebook passes numbers (16).
+    text = MEASURES["textbook_gap_large"].at({"d": "16", "big": "10"}, 1)
+    typed = MEASURES["textbook_gap_large"].at({"d": 16, "big": 10.0}, 1)
+    assert text == typed
