@@ -116,3 +116,104 @@ def test_batch_dependence_caption_quotes_its_table(app):
     cap = find_caption(at, "Measured on cpu just now")
     assert "on CUDA both are fused" not in cap
     assert re.search(rf"Here RMSNorm took {NUM} times LayerNorm's time forward", cap)
+
+
+# ------------------------------------------- the sweep of issue 23 (each false before)
+def test_no_table_prints_0_for_a_value_that_is_not_0(app):
+    # The statistics table was rounded to 4 places: LayerNorm's token means (about
+    # 1e-8, not 0) showed as 0; the Pre-LN summary lost all but 4 decimals.
+    at = app(PAGE).run()
+    clean(at)
+    stats = find_table(at, "view", "LayerNorm", having="token_mean_absmax").set_index("view")
+    v = N.apply_norms(N.scaled_batch(8, 16, 64, 10.0, 0.1, 0))
+    direct = N.norm_stats(v).set_index("view")
+    assert stats.loc["LayerNorm", "token_mean_absmax"] > 0
+    assert stats.loc["LayerNorm", "token_mean_absmax"] == pytest.approx(
+        direct.loc["LayerNorm", "token_mean_absmax"], rel=1e-9
+    )
+    at = open_section(at, "Pre-LN vs Post-LN")
+    clean(at)
+    summary = find_table(at, "variant", "Pre-LN", having="grad_norm_mean")
+    assert (summary["grad_norm_mean"] != summary["grad_norm_mean"].round(4)).any()
+
+
+def test_batchnorm_halves_are_called_alike_only_when_they_are(app):
+    # Two samples of two tokens: BatchNorm's halves in sample 0 differ by 1.83 times;
+    # the old caption said "so the halves come out alike" at every setting.
+    at = app(PAGE, batch="2", tokens="2", d="16").run()
+    clean(at)
+    cap = find_caption(at, "Mean |value| of the left half")
+    assert "come out alike" not in cap
+    m = re.search(rf"the halves still differ: {NUM} times", cap)
+    assert m and float(m[1]) == pytest.approx(1.83, abs=0.01)
+    at = app(PAGE).run()
+    assert "the halves come out alike (within a factor of 1.5)" in find_caption(
+        at, "Mean |value| of the left half"
+    )
+
+
+def test_the_page_claims_no_real_activations_and_bn_axes_are_named(app):
+    # The first three sections normalize a seeded Gaussian batch, not activations of
+    # a model; BatchNorm normalizes each feature over the batch and its tokens.
+    at = app(PAGE).run()
+    clean(at)
+    text = " ".join(m.value for m in at.markdown)
+    assert "real activations" not in text
+    assert N.VIEW_TITLES["BatchNorm"] == "BatchNorm (each feature over batch and tokens)"
+    open_section(at, "Invariances")
+    cap = find_caption(at, "max |output change| of each norm")
+    assert "normalizes each feature over the batch and its tokens" in cap
+
+
+def test_warm_up_longer_than_the_run_is_said_so(app):
+    # 150 warm-up steps in a 20-step run: the rate never reaches the peak. The old
+    # text said "warmed up linearly over 150 steps" at "a peak rate of 0.015".
+    at = app(PAGE, section="Warm-up", w_steps="20", w_warm="150", w_lr="0.015").run()
+    clean(at)
+    text = " ".join(m.value for m in at.markdown)
+    m = re.search(
+        rf"planned over 150 steps, which this 20-step run ends before finishing: "
+        rf"its rate reaches only {NUM}",
+        text,
+    )
+    assert m and float(m[1]) == pytest.approx(0.015 * 20 / 150)
+    at = app(PAGE, section="Warm-up").run()
+    text = " ".join(m.value for m in at.markdown)
+    assert "once warmed up linearly to it over its first 50 steps" in text
+
+
+def test_stability_means_count_the_steps_each_run_had(app, monkeypatch):
+    # At learning rate 0.1 two runs diverge within 3 steps; the old caption said each
+    # number was the mean "over the last ten steps".
+    import ui.views
+
+    seen = {}
+    original = ui.views.csv_button
+
+    def record(df, name, label="Download CSV"):
+        seen[name] = df
+        original(df, name, label)
+
+    monkeypatch.setattr(ui.views, "csv_button", record)
+    at = app(PAGE, section="Stability", s_steps="20", s_lr="0.1").run()
+    at.button(key="stability:start").click().run()
+    assert ui.jobs.REGISTRY.wait(120)
+    at.run()
+    clean(at)
+    cap = find_caption(at, "The targets are fresh random numbers each step")
+    runs = seen["stability_training"]
+    short = 0
+    for name, run in runs.groupby("variant"):
+        n = len(run)
+        if n < 10:
+            short += 1
+            assert f"{name} " in cap and f"(mean of its {n} steps)" in cap
+    assert short, "no run stopped early at this learning rate"
+
+
+def test_init_help_names_the_weights_it_is_true_of(app):
+    # PyTorch's default LM head at d_model = 32 has a larger std than Xavier's; the old
+    # help said every weight had a smaller one (tests/unit/test_norms_recipes.py).
+    at = app(PAGE, section="Pre-LN vs Post-LN").run()
+    helptext = at.selectbox(key="normalization:init").help
+    assert "whose attention and FFN weights have a smaller std" in helptext
