@@ -451,7 +451,9 @@ def stability_section() -> None:
     st.markdown(
         "The seed notebook's experiment: 4 FFN blocks `W2 gelu(W1 x)` of width 128, regression "
         "of random targets from random inputs (batch 16 x 32), Adam, every variant from the "
-        "same seed on the same batches."
+        "same seed on the same batches. Variants: "
+        + ", ".join(R.stability_models(s_norm, s_pos, s_norms, s_place))
+        + "."
     )
     sec = Section(TITLE, S.STABILITY, dev)
 

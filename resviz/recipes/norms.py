@@ -16,6 +16,7 @@ frames, so they hold at every setting.
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -185,6 +186,11 @@ def invariances(
     return Result({"table": table, "wide": norm_invariance.invariance_wide(table)})
 
 
+def _default(fn: Callable[..., Any], name: str) -> Any:
+    """The default of ``fn``'s argument ``name`` (the sizes a fixed experiment uses)."""
+    return inspect.signature(fn).parameters[name].default
+
+
 @recipe
 def batch_dependence(*, seed: int = 0) -> Result:
     """Batch dependence: BatchNorm's output for one token (sample 0, token 0) as its
@@ -194,7 +200,11 @@ def batch_dependence(*, seed: int = 0) -> Result:
     Frames: ``train`` and ``eval`` (scenario, mode, feature, value: the first 16
     features) and ``summary`` (scenario, mode, max_abs_change, note). Values: the
     batch's ``batch_size``, ``seq_len``, ``d_model``, ``big``, ``small``."""
-    sizes = {"batch_size": 8, "seq_len": 16, "d_model": 64}
+    sizes = {
+        k: _default(norm_invariance.batch_dependence, k)
+        for k in ("batch_size", "seq_len", "d_model")
+    }
+    scales = {k: _default(normalization.scaled_batch, k) for k in ("big", "small")}
     values, summary = norm_invariance.batch_dependence(**sizes, seed=seed)
     return Result(
         {
@@ -202,7 +212,7 @@ def batch_dependence(*, seed: int = 0) -> Result:
             "eval": norm_invariance.batch_values_shown(values, "eval").reset_index(drop=True),
             "summary": summary,
         },
-        {**sizes, "big": 10.0, "small": 0.1},
+        {**sizes, **scales},
     )
 
 
