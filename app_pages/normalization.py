@@ -409,6 +409,11 @@ def warmup_section() -> None:
         "each is trained twice, without and with warm-up, on the same batches."
     )
     sec = Section(TITLE, S.WARMUP, dev)
+    views.table(
+        N.variant_table(variants),
+        "warmup_variants",
+        caption="The two models (the run's result holds the same table, `r.models`).",
+    )
 
     def draw(r: Result) -> None:
         sec.chart(
@@ -425,7 +430,7 @@ def warmup_section() -> None:
             **log_lines("loss", "cross-entropy (log)"),
         )
         sec.table(r, "summary", "warmup_summary")
-        sec.table(r, "models", "warmup_variants", caption="The two models.")
+        sec.notebook.code("r.models").frame("warmup_variants", "r.models")
 
     settings = dict(w_layers=w_layers, w_lr=w_lr, w_steps=w_steps, w_warm=w_warm, seed=ctx.seed)
     training_panel("warmup", sec, R.warmup, settings, 2 * w_steps, draw, blocked)
@@ -451,14 +456,16 @@ def stability_section() -> None:
     st.markdown(
         "The seed notebook's experiment: 4 FFN blocks `W2 gelu(W1 x)` of width 128, regression "
         "of random targets from random inputs (batch 16 x 32), Adam, every variant from the "
-        "same seed on the same batches. Variants: "
-        + ", ".join(R.stability_models(s_norm, s_pos, s_norms, s_place))
-        + "."
+        "same seed on the same batches."
     )
     sec = Section(TITLE, S.STABILITY, dev)
+    views.table(
+        N.variant_table(R.stability_models(s_norm, s_pos, s_norms, s_place)),
+        "stability_variants",
+    )
 
     def draw(r: Result) -> None:
-        sec.table(r, "models", "stability_variants")
+        sec.notebook.code("r.models").frame("stability_variants", "r.models")
         c1, c2 = st.columns(2)
         with c1:
             chart_only(sec, "line", r, "runs", **log_lines("loss", "MSE loss (log)"))
