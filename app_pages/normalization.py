@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 import torch
 
@@ -49,6 +50,16 @@ def csv(sec: Section, r: Result, frame: str, name: str) -> None:
     """``r.<frame>`` as ``name``.csv; the notebook holds the same frame."""
     views.csv_button(r[frame], name)
     sec.notebook.frame(name, f"r.{frame}")
+
+
+def significant(df: pd.DataFrame) -> dict[str, Any]:
+    """Column formats showing 4 significant digits in every float column: a table's
+    default of 4 decimals would print 0 for a loss of 3e-5."""
+    return {
+        c: st.column_config.NumberColumn(c, format="%.4g")
+        for c in df.columns
+        if pd.api.types.is_float_dtype(df[c])
+    }
 
 
 # The input batch, shared by the first three sections: drawn at the top of each, it
@@ -134,11 +145,7 @@ def four_views_section(batch_settings: dict[str, Any]) -> None:
         "tokens (population std); abs_max: the largest |value|. LayerNorm sets every token's "
         "mean to 0 and std to 1, BatchNorm every feature's, RMSNorm every token's root mean "
         "square to 1 (its mean is not set to 0); all up to eps.",
-        column_config={
-            c: st.column_config.NumberColumn(c, format="%.4g")
-            for c in r.stats.columns
-            if c not in ("view", "normalizes")
-        },
+        column_config=significant(r.stats),
     )
     sec.download("normalization_four_views")
 
@@ -243,7 +250,7 @@ def batch_section() -> None:
         f"x{r.big:g} / x{r.small:g}). Largest change of its output in training mode: "
         f"{R.batch_change_words(r, 'train')}. In eval mode, with the running statistics of the "
         f"original batch: {R.batch_change_words(r, 'eval')}.",
-        column_config={"max_abs_change": st.column_config.NumberColumn(format="%.4g")},
+        column_config=significant(r.summary),
     )
     sec.download("normalization_batch_dependence")
 
@@ -319,11 +326,7 @@ def prepost_section() -> None:
         r,
         "summary",
         "last_layer_grad_summary",
-        column_config={
-            c: st.column_config.NumberColumn(c, format="%.4g")
-            for c in r.summary.columns
-            if c not in ("variant", "n_layers")
-        },
+        column_config=significant(r.summary),
     )
     csv(sec, r, "grads", "last_layer_grad")
     sec.download("normalization_prepost")
@@ -429,7 +432,7 @@ def warmup_section() -> None:
             "off, while Pre-LN's are not. " + divergence_note(r.runs),
             **log_lines("loss", "cross-entropy (log)"),
         )
-        sec.table(r, "summary", "warmup_summary")
+        sec.table(r, "summary", "warmup_summary", column_config=significant(r.summary))
         sec.notebook.code("r.models").frame("warmup_variants", "r.models")
 
     settings = dict(w_layers=w_layers, w_lr=w_lr, w_steps=w_steps, w_warm=w_warm, seed=ctx.seed)
@@ -483,7 +486,7 @@ def stability_section() -> None:
             + divergence_note(r.runs)
         )
         csv(sec, r, "runs", "stability_training")
-        sec.table(r, "summary", "stability_summary")
+        sec.table(r, "summary", "stability_summary", column_config=significant(r.summary))
 
     settings = dict(
         s_norm=s_norm,

@@ -217,3 +217,34 @@ def test_init_help_names_the_weights_it_is_true_of(app):
     at = app(PAGE, section="Pre-LN vs Post-LN").run()
     helptext = at.selectbox(key="normalization:init").help
     assert "whose attention and FFN weights have a smaller std" in helptext
+
+
+def _unformatted_floats(at) -> list[str]:
+    """Float columns a table shows with Streamlit's default 4 decimals (which print 0
+    for 3e-5), rather than significant digits."""
+    import json
+
+    out = []
+    for el in at.dataframe:
+        config = json.loads(el.proto.columns or "{}")
+        for c in el.value.columns:
+            if el.value[c].dtype.kind == "f":
+                fmt = config.get(c, {}).get("type_config", {}).get("format", "")
+                if not (fmt.endswith("g") or fmt.endswith("e")):
+                    out.append(c)
+    return out
+
+
+def test_every_table_shows_significant_digits(app):
+    at = app(PAGE).run()
+    for section in ("Four views", "Invariances", "Batch dependence", "Pre-LN vs Post-LN"):
+        open_section(at, section)
+        clean(at)
+        assert at.dataframe and not _unformatted_floats(at), section
+    at = app(PAGE, section="Warm-up", w_layers="2", w_steps="20", w_warm="10").run()
+    at.button(key="warmup:start").click().run()
+    assert ui.jobs.REGISTRY.wait(120)
+    at.run()
+    clean(at)
+    summary = find_table(at, "variant", "Post-LN, no warm-up", having="final_loss")
+    assert len(summary) == 4 and not _unformatted_floats(at)
