@@ -90,7 +90,6 @@ def four_views_section(batch_settings: dict[str, Any]) -> None:
         f"{s['small']:g}. The heatmaps show sample 0 (rows: tokens, columns: features), each "
         "with its own colour scale."
     )
-    sec.code("views = r.views")
     cols = st.columns(2) + st.columns(2)
     for col, view in zip(cols, N.VIEWS, strict=True):
         with col:
@@ -107,8 +106,8 @@ def four_views_section(batch_settings: dict[str, Any]) -> None:
             )
     sec.code(
         "for view in rv.norms.VIEWS:\n"
-        "    display(rv.charts.grid_heatmap(views[views['view'] == view], 'feature', 'token', "
-        "'value', title=rv.norms.VIEW_TITLES[view], height=220))"
+        "    display(rv.charts.grid_heatmap(r.views[r.views['view'] == view], 'feature', "
+        "'token', 'value', title=rv.norms.VIEW_TITLES[view], height=220))"
     )
     csv(sec, r, "views", "norm_views")
     st.caption(
