@@ -15,7 +15,6 @@ import torch
 
 import resviz as rv
 from resviz import charts
-from resviz import playground as PG
 from resviz import positional as P
 
 # The one cache policy every cached wrapper uses (pages and ui modules alike)...
@@ -89,41 +88,7 @@ def image_chart(key: tuple, matrix_fn: str, **kw: object) -> alt.LayerChart:
 
 # -------------------------------------------------------------- encoder playground
 @st.cache_data(**POLICY)
-def playground_tokens(
-    text: str, level: str, max_len: int, max_vocab: int
-) -> tuple[PG.Tokens, PG.Vocab, tuple[int, ...]]:
-    """The shown tokens, the vocabulary, and the ids training reads."""
-    toks, vocab = PG.tokenize(text, level, max_len, max_vocab)  # type: ignore[arg-type]
-    return toks, vocab, PG.encode(text, vocab, PG.TRAIN_MAX_TOKENS).ids
-
-
-@st.cache_data(show_spinner="Running the encoder...", **POLICY)
-def playground_views(
-    cfg: rv.EncoderConfig, ids: tuple[int, ...], device: str
-) -> tuple[dict[str, object], str | None]:
-    return rv.run_with_fallback(
-        lambda d: PG.inspect(rv.build(cfg, d), cfg, ids), torch.device(device)
-    )
-
-
-@st.cache_data(show_spinner="Comparing rank collapse...", **POLICY)
-def playground_collapse(
-    cfg: rv.EncoderConfig, ids: tuple[int, ...], device: str
-) -> tuple[pd.DataFrame, str | None]:
-    return rv.run_with_fallback(
-        lambda d: PG.rank_collapse_compare(cfg, ids, d), torch.device(device)
-    )
-
-
-@st.cache_data(show_spinner="Timing a forward pass...", **POLICY)
-def playground_latency(
-    cfg: rv.EncoderConfig, ids: tuple[int, ...], device: str
-) -> tuple[dict[str, float], str | None]:
-    return rv.run_with_fallback(
-        lambda d: PG.forward_latency(rv.build(cfg, d), ids), torch.device(device)
-    )
-
-
-@st.cache_data(**POLICY)
-def playground_code(cfg: rv.EncoderConfig) -> str:
-    return PG.generate_code(cfg)
+def playground_setup(**settings: object) -> rv.recipes.encoder.Setup:
+    """The playground's tokens and model (``rv.recipes.encoder.setup``): every section
+    checks them before it runs its recipe."""
+    return rv.recipes.encoder.setup(**settings)  # type: ignore[arg-type]
