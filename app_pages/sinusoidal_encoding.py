@@ -161,7 +161,7 @@ def relative_section() -> None:
     """Dot products depend on the offset only; a shift is a rotation."""
     st.subheader("Relative position")
     s = shared_settings()
-    k = p.slider("shift k", "k", help="At most positions - 1.")
+    k = p.slider("shift k", "k", help="The shift measured is at most positions - 1.")
     sec = Section(TITLE, S.RELATIVE, dev)
     r = sec.run(R.relative, large=True, **s, k=k)
     c1, c2 = st.columns([3, 2])
