@@ -190,6 +190,10 @@ def relative_section() -> None:
             "same for every p. R_k is block-diagonal with 2x2 blocks [[cos, sin], [-sin, cos]] "
             "(k w_i)." + (f" k is {r.k} here: at most positions - 1." if r.k < k else "")
         )
+    sec.code(
+        "print('max |PE(p).PE(q) - PE(0).PE(|p-q|)| =', rv.format_number(r.offset_error))\n"
+        "print(f'max |PE(p+{r.k}) - R_{r.k} PE(p)| =', rv.format_number(r.rotation_error))"
+    )
     sec.chart(
         "line",
         r,
