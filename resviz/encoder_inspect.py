@@ -4,9 +4,9 @@ Every view comes from the hook points of one forward pass (:func:`resviz.capture
 
 * attention maps ``[layer, head, query, key]`` (:func:`attention_maps`);
 * the residual stream (:func:`residual_stream`): norms and update ratios
-  ``||f(x)|| / ||x||`` per sublayer, and each sublayer's share of the final vector
-  (:func:`final_share`; defined where the stream is a sum, residuals with Pre-LN
-  or no norm);
+  ``||f(x)|| / ||x||`` per sublayer, and each component's projection on the final
+  vector (:func:`final_share`; a decomposition where the stream is a sum, residuals
+  with Pre-LN or no norm);
 * rank collapse (:func:`rank_collapse`, :func:`rank_collapse_compare`): Dong et
   al. 2021, "Attention is not all you need: pure attention loses rank doubly
   exponentially with depth", measured as ``||X - 1 x^T|| / ||X||`` and the mean
@@ -110,19 +110,30 @@ def additive_stream(cfg: EncoderConfig) -> bool:
     return cfg.residual and (cfg.norm_position == "pre" or cfg.norm == "none")
 
 
-def final_share(acts: Mapping[str, torch.Tensor], cfg: EncoderConfig) -> pd.DataFrame:
-    """Each component's share of the final stream ``x_L`` (before the final norm).
+def final_is_last_output(cfg: EncoderConfig) -> bool:
+    """True when the last block's output is exactly its last sublayer's output: no
+    residuals and no norm after the sublayer (Pre-LN, or no norm)."""
+    return not cfg.residual and (cfg.norm_position == "pre" or cfg.norm == "none")
 
-    Where the stream is additive (residuals on, Pre-LN or no norm),
-    ``x_L = e + sum_l a_l + sum_l f_l``, and component ``c`` gets
-    ``sum_t <c_t, x_t> / sum_t ||x_t||^2``; the shares sum to 1 (a share can be
-    negative when a component points against the sum). Without residuals ``x_L``
-    is the last sublayer's output (share 1, others 0). Post-LN renormalizes
-    after every sum, so ``x_L`` is no sum of components: the frame is empty and
-    ``frame.attrs["reason"]`` says why.
+
+def final_share(acts: Mapping[str, torch.Tensor], cfg: EncoderConfig) -> pd.DataFrame:
+    """Each component's projection on the final stream ``x_L`` (before the final norm),
+    as a fraction of ``||x_L||^2``: ``sum_t <c_t, x_t> / sum_t ||x_t||^2``, in float64
+    from the captured stream, for every configuration.
+
+    What the shares mean depends on how ``x_L`` is made, and ``part`` says which
+    components are terms of it: where the stream is additive (residuals on, Pre-LN or
+    no norm; :func:`additive_stream`) ``x_L = e + sum_l a_l + sum_l f_l``, every
+    component is a part and the shares sum to 1 (a share can be negative when a
+    component points against the sum). Without residuals and without a norm after the
+    sublayer (:func:`final_is_last_output`) ``x_L`` is the last sublayer's output
+    itself: its share is 1 and it is the only part; the other components are
+    projections of outputs that do not reach ``x_L``. With Post-LN (and a norm)
+    ``x_L`` is a normalized vector, no sum of components: no component is a part, and
+    each share is only its projection.
 
     Columns: ``component`` (``embedding``, ``L1 attn``, ``L1 ffn``, ...),
-    ``block`` (from 1; 0 for the embedding), ``sublayer``, ``share``.
+    ``block`` (from 1; 0 for the embedding), ``sublayer``, ``share``, ``part``.
     """
     parts: list[tuple[str, int, str, torch.Tensor]] = [
         ("embedding", 0, "embedding", acts["blocks.0.resid_pre"][0].double())
@@ -132,21 +143,19 @@ def final_share(acts: Mapping[str, torch.Tensor], cfg: EncoderConfig) -> pd.Data
         if cfg.use_ffn:
             parts.append((f"L{i + 1} ffn", i + 1, "ffn", acts[f"blocks.{i}.ffn_out"][0].double()))
     final = acts[f"blocks.{cfg.n_layers - 1}.resid_post"][0].double()
-    cols = ["component", "block", "sublayer", "share"]
-    if not cfg.residual:
-        rows = [(n, layer, s, 1.0 if k == len(parts) - 1 else 0.0) for k, (n, layer, s, _) in
-                enumerate(parts)]  # fmt: skip
-        return pd.DataFrame(rows, columns=cols)
-    if not additive_stream(cfg):
-        df = pd.DataFrame(columns=cols)
-        df.attrs["reason"] = (
-            "Post-LN normalizes after every residual sum, so the final vector is not a sum "
-            "of sublayer outputs; the share is defined for Pre-LN or norm-free stacks."
-        )
-        return df
+    additive, last_only = additive_stream(cfg), final_is_last_output(cfg)
     denom = float((final * final).sum())
-    rows = [(n, layer, s, float((c * final).sum()) / denom) for n, layer, s, c in parts]
-    return pd.DataFrame(rows, columns=cols)
+    rows = [
+        (
+            name,
+            layer,
+            sub,
+            float((c * final).sum()) / denom if denom > 0 else float("nan"),
+            additive or (last_only and k == len(parts) - 1),
+        )
+        for k, (name, layer, sub, c) in enumerate(parts)
+    ]
+    return pd.DataFrame(rows, columns=["component", "block", "sublayer", "share", "part"])
 
 
 def rank_collapse(acts: Mapping[str, torch.Tensor], cfg: EncoderConfig) -> pd.DataFrame:
@@ -255,6 +264,7 @@ __all__ = [
     "attention_maps",
     "collapse_before_after",
     "collapse_variants",
+    "final_is_last_output",
     "final_share",
     "inspect",
     "rank_collapse",

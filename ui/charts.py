@@ -163,15 +163,20 @@ class _Memo:
 
 
 MEMO = _Memo(MAX_ENTRIES)
+# Image heatmaps carry their picture: a 1,000 x 1,024 PNG is 1.6 MB as a data URL,
+# held twice once converted. They get a memo of their own, small, so that they cannot
+# fill the shared one (128 such charts would be 400 MB). Their converted dicts are
+# not kept (``ui.views`` keeps MEMO's only): converting the largest takes ~45 ms.
+IMAGES = _Memo(16)
 
 
-def _memoised(fn: Callable[..., Any]) -> Callable[..., Any]:
+def _memoised(fn: Callable[..., Any], memo: _Memo = MEMO) -> Callable[..., Any]:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         key = fingerprint(fn.__name__, *args, **kwargs)
         if key is None:
             return fn(*args, **kwargs)
-        return MEMO.get_or_build(key, lambda: fn(*args, **kwargs))
+        return memo.get_or_build(key, lambda: fn(*args, **kwargs))
 
     return wrapper
 
@@ -179,7 +184,7 @@ def _memoised(fn: Callable[..., Any]) -> Callable[..., Any]:
 line = _memoised(_charts.line)
 bars = _memoised(_charts.bars)
 heatmap = _memoised(_charts.heatmap)
-image_heatmap = _memoised(_charts.image_heatmap)
+image_heatmap = _memoised(_charts.image_heatmap, IMAGES)
 grid_heatmap = _memoised(_charts.grid_heatmap)
 histograms = _memoised(_charts.histograms)
 scatter = _memoised(_charts.scatter)

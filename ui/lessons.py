@@ -22,7 +22,9 @@ A lesson is a small file in ``lessons/`` (or the folder ``RESVIZ_LESSONS`` names
 Every name and value is checked exactly as the page would check it from a URL
 (``ui/specs``), so a step cannot open a page with a setting the page would refuse.
 A file that fails is refused with a message naming the file, the step and the
-field; the other lessons still load. Nothing here imports torch.
+field; the other lessons still load. A question's measure must read the recipe of
+the step's section, with the same choices. Nothing here imports torch until a
+question is checked (its measure's registry, ``resviz.recipes``, does).
 """
 
 from __future__ import annotations
@@ -149,7 +151,33 @@ def parse_step(path: Path, index: int, raw: Any, measures: frozenset[str]) -> St
     predict = None
     if "predict" in raw:
         predict = parse_predict(path, index, raw["predict"], measures)
+        check_measure(path, index, page, section or spec.sections[0], predict)
     return Step(title, page, section, text, tuple(settings), predict)
+
+
+def check_measure(path: Path, index: int, page: str, section: str, predict: Predict) -> None:
+    """A question measured by a recipe (``resviz.recipes.MEASURES``) must be asked on
+    the section that runs that recipe (``ui/specs``: the page's ``recipes``), and offer
+    exactly the measure's choices: the answer is read from what the section shows.
+    Measures not yet in that registry (``ui/lesson_measures.py``) are not checked here."""
+    from resviz.recipes import MEASURES  # imports torch: only once a question is checked
+    from resviz.recipes.core import recipe_name
+
+    m = MEASURES.get(predict.measure)
+    if m is None:
+        return
+    where = _where(path, index, "predict")
+    reads, runs = recipe_name(m.recipe), spec_of(page).recipes.get(section)
+    if runs != reads:
+        raise LessonError(
+            f"{where}.measure: {predict.measure!r} reads the recipe {reads}, but section "
+            f"{section!r} of {page} runs {runs or 'no recipe'}"
+        )
+    if set(predict.choices) != set(m.choices):
+        raise LessonError(
+            f"{where}.choices: {predict.measure!r} answers one of {list(m.choices)}, "
+            f"not {list(predict.choices)}"
+        )
 
 
 def parse_predict(path: Path, index: int, raw: Any, measures: frozenset[str]) -> Predict:

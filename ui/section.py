@@ -28,12 +28,22 @@ import resviz as rv
 from resviz.recipes.core import NOT_SETTINGS, RECIPES, Recipe, Result, recipe_name
 
 from . import charts, lesson_view, views
-from .cache import POLICY
+from .cache import LARGE, POLICY
 from .notebook import Notebook, literal
 
 
 def _takes_device(fn: Recipe) -> bool:
     return "device" in inspect.signature(fn).parameters
+
+
+def _run(
+    name: str, settings: tuple[tuple[str, Any], ...], device: str
+) -> tuple[Result, str | None]:
+    fn = RECIPES[name]
+    kw = dict(settings)
+    if not _takes_device(fn):
+        return fn(**kw), None
+    return rv.run_with_fallback(lambda d: fn(**kw, device=d), torch.device(device))
 
 
 @st.cache_data(show_spinner="Computing...", **POLICY)
@@ -42,11 +52,19 @@ def run_recipe(
 ) -> tuple[Result, str | None]:
     """``RECIPES[name](**settings)`` on ``device`` (the CPU if it fails there), cached by
     its settings: the same settings give the same numbers to every session."""
-    fn = RECIPES[name]
-    kw = dict(settings)
-    if not _takes_device(fn):
-        return fn(**kw), None
-    return rv.run_with_fallback(lambda d: fn(**kw, device=d), torch.device(device))
+    return _run(name, settings, device)
+
+
+@st.cache_data(show_spinner="Computing...", **LARGE)
+def run_recipe_large(
+    name: str, settings: tuple[tuple[str, Any], ...], device: str
+) -> tuple[Result, str | None, dict[str, bytes]]:
+    """:func:`run_recipe` for results that can reach megabytes, under the LARGE policy
+    (a few entries), with each frame's CSV made once beside it (a 1,000 x 1,024 frame
+    takes about a second to write)."""
+    result, note = _run(name, settings, device)
+    csvs = {k: df.to_csv(index=False).encode("utf-8") for k, df in result.frames.items()}
+    return result, note, csvs
 
 
 def call_code(fn: Recipe, settings: dict[str, Any], var: str = "r") -> str:
@@ -69,18 +87,28 @@ class Section:
         self.name = name
         self.device = str(device)
         self.notebook = Notebook(page_title, name, st.query_params.to_dict())
+        # The CSVs made with a large result (``run(..., large=True)``), by frame.
+        self._csvs: tuple[Result | None, dict[str, bytes]] = (None, {})
 
-    def run(self, fn: Recipe, /, var: str = "r", **settings: Any) -> Result:
+    def run(self, fn: Recipe, /, var: str = "r", large: bool = False, **settings: Any) -> Result:
         """Run the recipe ``fn`` at ``settings`` (its keyword names), record the call in
         the notebook as ``var = rv.recipes...(...)``, and answer the lesson step's
-        question if it reads this recipe."""
+        question if it reads this recipe.
+
+        ``large=True`` for a result that can reach megabytes (a 1,000 x 1,024 matrix):
+        it is cached under ``ui.cache.LARGE`` (a few entries, not 64) and its frames'
+        CSVs are written once, with it, instead of on every run."""
         name = recipe_name(fn)
         if RECIPES.get(name) is not fn:
             raise ValueError(f"{name} is not a registered recipe")
         unknown = set(settings) & NOT_SETTINGS
         if unknown:
             raise ValueError(f"{sorted(unknown)} are not settings")
-        result, note = run_recipe(name, tuple(settings.items()), self.device)
+        if large:
+            result, note, csvs = run_recipe_large(name, tuple(settings.items()), self.device)
+            self._csvs = (result, csvs)
+        else:
+            result, note = run_recipe(name, tuple(settings.items()), self.device)
         views.notice(note)
         self.notebook.code(call_code(fn, settings, var))
         lesson_view.answer(fn, result)
@@ -112,7 +140,7 @@ class Section:
         """Draw ``ui.charts.<kind>(r.<frame>, **kw)`` with the frame as ``csv``.csv, and
         write the same ``rv.charts`` call into the notebook."""
         df: pd.DataFrame = r[frame]
-        views.chart(getattr(charts, kind)(df, **kw), df, csv, caption=caption)
+        views.chart(getattr(charts, kind)(df, **kw), self._csv(r, frame), csv, caption=caption)
         self.notebook.code(chart_code(kind, f"{var}.{frame}", kw))
         self.notebook.frame(csv, f"{var}.{frame}")
 
@@ -123,6 +151,11 @@ class Section:
         views.table(r[frame], csv, caption=caption, **kw)
         self.notebook.code(f"{var}.{frame}")
         self.notebook.frame(csv, f"{var}.{frame}")
+
+    def _csv(self, r: Result, frame: str) -> pd.DataFrame | bytes:
+        """The frame, or its CSV made once where ``r`` is this section's large result."""
+        made, csvs = self._csvs
+        return csvs[frame] if r is made and frame in csvs else r[frame]
 
     def download(self, name: str) -> None:
         """The section's "Reproduce in a notebook" button."""

@@ -96,8 +96,9 @@ def share_bars(share: pd.DataFrame, *, y_title: str = "share of ||x_L||^2") -> a
 
 
 def image_heatmap(
-    matrix: np.ndarray,
+    matrix: np.ndarray | pd.DataFrame,
     *,
+    index: str | None = None,
     title: str = "",
     x_title: str = "column",
     y_title: str = "row",
@@ -110,9 +111,13 @@ def image_heatmap(
 
     A 100 x 512 grid as Vega rectangles is 51k marks (~1 MB of JSON, seconds to
     draw); as a PNG it is one mark of a few tens of kB. Row 0 is at the top.
+    A DataFrame is drawn without its ``index`` column (the rows' labels, such as
+    a recipe's ``k`` column): its other columns are the image's columns.
     """
     from ..raster import colorbar_stops, png_data_url, to_png
 
+    if isinstance(matrix, pd.DataFrame):
+        matrix = matrix.drop(columns=[index] if index is not None else []).to_numpy()
     m = np.asarray(matrix, dtype=float)
     rows, cols = m.shape
     finite = m[np.isfinite(m)]

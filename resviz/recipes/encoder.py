@@ -1,3 +1,547 @@
-"""Recipes of the encoder playground (one per section; see ``resviz/recipes/core.py``)."""
+"""Recipes of the encoder playground (one per section; see ``resviz/recipes/core.py``).
+
+Every section runs the same encoder on the same tokens: the text and tokenizer
+settings (``text, level, max_len, vocab``) and the model settings (``layers,
+d_model, heads, d_ff, act, dropout, norm, place, pos, residual, ffn``) under the
+page's URL names, and ``seed`` (the weights). :func:`setup` turns them into the
+tokens and the :class:`resviz.EncoderConfig`; each recipe starts from it.
+
+    r = rv.recipes.encoder.stream(text="the cat sat on the mat", layers=4, seed=1)
+    r.stream, r.share  # the Residual stream section's frames
+
+The views are those of :mod:`resviz.encoder_inspect` (one forward pass through the
+hook points, at init); training is :func:`resviz.masked_training.train_masked`.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+import torch
+
+from .. import encoder_inspect as EI
+from .. import masked_training as MT
+from ..budget import estimate
+from ..codegen_encoder import generate_code
+from ..config import EncoderConfig
+from ..data import DEFAULT_TEXT, Tokens, Vocab, encode, token_table, tokenize
+from ..findings import share_of
+from ..findings_words import format_number
+from ..model_card import forward_latency, model_card
+from ..models import build
+from .core import Answer, Result, measure, recipe
+
+# Training windows per step.
+BATCH = 8
+
+
+@dataclass(frozen=True)
+class Setup:
+    """The tokens the views read, the ids training reads, and the model."""
+
+    toks: Tokens
+    vocab: Vocab
+    train_ids: tuple[int, ...]
+    cfg: EncoderConfig
+
+    @property
+    def T(self) -> int:
+        return len(self.toks)
+
+
+def setup(
+    *,
+    text: str = DEFAULT_TEXT,
+    level: str = "word",
+    max_len: int = 32,
+    vocab: int = 256,
+    layers: int = 6,
+    d_model: int = 128,
+    heads: int = 8,
+    d_ff: int = 512,
+    act: str = "gelu",
+    dropout: float = 0.0,
+    norm: str = "layer",
+    place: str = "pre",
+    pos: str = "sinusoidal",
+    residual: bool = True,
+    ffn: bool = True,
+    seed: int = 0,
+) -> Setup:
+    """Tokenize ``text`` (a vocabulary of at most ``vocab`` built from it; the views
+    read its first ``max_len`` tokens, training up to ``TRAIN_MAX_TOKENS``) and
+    configure the encoder. Raises ``ValueError`` where the model cannot be built
+    (``heads`` not dividing ``d_model``); an empty text gives no tokens, which every
+    recipe refuses (:func:`ready`)."""
+    toks, voc = tokenize(text, level, int(max_len), int(vocab))  # type: ignore[arg-type]
+    cfg = EncoderConfig(
+        n_layers=int(layers),
+        d_model=int(d_model),
+        n_heads=int(heads),
+        d_ff=int(d_ff),
+        vocab_size=len(voc),
+        max_len=int(max_len),
+        residual=bool(residual),
+        norm=norm,  # type: ignore[arg-type]
+        norm_position=place,  # type: ignore[arg-type]
+        positional=pos,  # type: ignore[arg-type]
+        use_ffn=bool(ffn),
+        dropout=float(dropout),
+        activation=act,
+        seed=int(seed),
+    )
+    return Setup(toks, voc, encode(text, voc, MT.TRAIN_MAX_TOKENS).ids, cfg)
+
+
+def ready(s: Setup) -> Setup:
+    """``s``, or a ``ValueError`` saying why no view can run on it."""
+    if not s.toks.ids:
+        raise ValueError(
+            "There are no tokens to run: type some text (words for word-level tokens; "
+            "whitespace, null bytes and control characters are dropped)."
+        )
+    return s
+
+
+def _views(s: Setup, device: str | torch.device) -> dict[str, object]:
+    return EI.inspect(build(s.cfg, device), s.cfg, s.toks.ids)
+
+
+def _head(s: Setup, layer: int, head: int) -> tuple[int, int]:
+    """The block and head to look at, counted from 1, clamped to this model."""
+    return min(max(int(layer), 1), s.cfg.n_layers), min(max(int(head), 1), s.cfg.n_heads)
+
+
+# ------------------------------------------------------------------------ Model
+@recipe
+def model(
+    *,
+    text: str = DEFAULT_TEXT,
+    level: str = "word",
+    max_len: int = 32,
+    vocab: int = 256,
+    layers: int = 6,
+    d_model: int = 128,
+    heads: int = 8,
+    d_ff: int = 512,
+    act: str = "gelu",
+    dropout: float = 0.0,
+    norm: str = "layer",
+    place: str = "pre",
+    pos: str = "sinusoidal",
+    residual: bool = True,
+    ffn: bool = True,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+) -> Result:
+    """Model: the tokens, the model card and the PyTorch code of this encoder.
+
+    Frames: ``tokens`` (:func:`resviz.data.token_table`) and ``card``
+    (:func:`resviz.model_card.model_card`: parameters, forward FLOPs and activation
+    memory for one sequence, then the forward latency, a timing measured on
+    ``device``). Values: ``code`` (:func:`resviz.codegen_encoder.generate_code`),
+    ``latency_ms``, ``device`` (where it was timed), ``n_tokens``, ``n_total``,
+    ``n_unknown``, ``truncated``, ``train_tokens``, ``vocab_size``, ``params``,
+    ``flops``, ``activation_bytes``."""
+    s = ready(
+        setup(
+            text=text,
+            level=level,
+            max_len=max_len,
+            vocab=vocab,
+            layers=layers,
+            d_model=d_model,
+            heads=heads,
+            d_ff=d_ff,
+            act=act,
+            dropout=dropout,
+            norm=norm,
+            place=place,
+            pos=pos,
+            residual=residual,
+            ffn=ffn,
+            seed=seed,
+        )  # fmt: skip
+    )
+    net = build(s.cfg, device)
+    latency = forward_latency(net, s.toks.ids)
+    est = estimate(s.cfg, batch=1, seq_len=s.T)
+    return Result(
+        {"tokens": token_table(s.toks), "card": model_card(s.cfg, s.T, latency=latency)},
+        {
+            "code": generate_code(s.cfg),
+            "latency_ms": latency["latency_ms"],
+            "device": next(net.parameters()).device.type,
+            "n_tokens": s.T,
+            "n_total": s.toks.n_total,
+            "n_unknown": s.toks.n_unknown,
+            "truncated": s.toks.truncated,
+            "train_tokens": len(s.train_ids),
+            "vocab_size": len(s.vocab),
+            "params": est.params,
+            "flops": est.flops_forward,
+            "activation_bytes": est.activation_bytes,
+        },
+    )
+
+
+# -------------------------------------------------------------------- Attention
+@recipe
+def attention(
+    *,
+    text: str = DEFAULT_TEXT,
+    level: str = "word",
+    max_len: int = 32,
+    vocab: int = 256,
+    layers: int = 6,
+    d_model: int = 128,
+    heads: int = 8,
+    d_ff: int = 512,
+    act: str = "gelu",
+    dropout: float = 0.0,
+    norm: str = "layer",
+    place: str = "pre",
+    pos: str = "sinusoidal",
+    residual: bool = True,
+    ffn: bool = True,
+    layer: int = 1,
+    head: int = 1,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+) -> Result:
+    """Attention: one head's weights at init (``layer`` and ``head`` count from 1 and
+    are clamped to the model).
+
+    Frame ``attention``: ``block, head, query, key, weight``, one row per query and
+    key (labels ``position:token``). Values: ``labels`` (the axis order), ``block``
+    and ``head`` (shown), ``n_layers``, ``n_heads``, ``n_tokens``."""
+    s = ready(
+        setup(
+            text=text,
+            level=level,
+            max_len=max_len,
+            vocab=vocab,
+            layers=layers,
+            d_model=d_model,
+            heads=heads,
+            d_ff=d_ff,
+            act=act,
+            dropout=dropout,
+            norm=norm,
+            place=place,
+            pos=pos,
+            residual=residual,
+            ffn=ffn,
+            seed=seed,
+        )  # fmt: skip
+    )
+    block, h = _head(s, layer, head)
+    maps = _views(s, device)["attention"]
+    return Result(
+        {"attention": EI.attention_frame(maps, s.toks.labels, block, h)},  # type: ignore[arg-type]
+        {
+            "labels": s.toks.labels,
+            "block": block,
+            "head": h,
+            "n_layers": s.cfg.n_layers,
+            "n_heads": s.cfg.n_heads,
+            "n_tokens": s.T,
+        },
+    )
+
+
+# -------------------------------------------------------------- Residual stream
+@recipe
+def stream(
+    *,
+    text: str = DEFAULT_TEXT,
+    level: str = "word",
+    max_len: int = 32,
+    vocab: int = 256,
+    layers: int = 6,
+    d_model: int = 128,
+    heads: int = 8,
+    d_ff: int = 512,
+    act: str = "gelu",
+    dropout: float = 0.0,
+    norm: str = "layer",
+    place: str = "pre",
+    pos: str = "sinusoidal",
+    residual: bool = True,
+    ffn: bool = True,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+) -> Result:
+    """Residual stream: norms, update ratios and each component's projection on the
+    final stream, at init, from one forward pass.
+
+    Frames: ``stream`` (:func:`resviz.encoder_inspect.residual_stream`: ``block,
+    sublayer, index, stream_norm, input_norm, update_norm, update_ratio``), ``ratio``
+    (its ``block, sublayer, input_norm, update_norm, update_ratio``) and ``share``
+    (:func:`resviz.encoder_inspect.final_share`). Values: ``additive`` (x_L is the sum
+    of every component), ``last_only`` (x_L is the last sublayer's output itself)."""
+    s = ready(
+        setup(
+            text=text,
+            level=level,
+            max_len=max_len,
+            vocab=vocab,
+            layers=layers,
+            d_model=d_model,
+            heads=heads,
+            d_ff=d_ff,
+            act=act,
+            dropout=dropout,
+            norm=norm,
+            place=place,
+            pos=pos,
+            residual=residual,
+            ffn=ffn,
+            seed=seed,
+        )  # fmt: skip
+    )
+    views = _views(s, device)
+    frame: pd.DataFrame = views["stream"]  # type: ignore[assignment]
+    return Result(
+        {
+            "stream": frame,
+            "ratio": frame[["block", "sublayer", "input_norm", "update_norm", "update_ratio"]],
+            "share": views["share"],  # type: ignore[dict-item]
+        },
+        {
+            "additive": EI.additive_stream(s.cfg),
+            "last_only": EI.final_is_last_output(s.cfg),
+        },
+    )
+
+
+@measure("playground_update_ratio", of=stream, choices=("all below 1", "not all"))
+def every_update_below_one(r: Result) -> Answer:
+    """Does every sublayer write an output smaller than the stream it reads
+    (``||f(x)|| / ||x||`` below 1)? The largest ratio on the section's chart."""
+    top = r.ratio.loc[r.ratio["update_ratio"].idxmax()]
+    ratio = float(top["update_ratio"])
+    return Answer(
+        "all below 1" if ratio < 1 else "not all",
+        f"The largest ratio ||f(x)|| / ||x|| is {format_number(ratio)}, at L{top['block']} "
+        f"{top['sublayer']}; the smallest is {format_number(float(r.ratio['update_ratio'].min()))}.",
+    )
+
+
+def share_words(share: pd.DataFrame) -> str:
+    """What :func:`resviz.encoder_inspect.final_share`'s bars are, read from its
+    ``part`` column (how this model makes x_L), with the measured numbers."""
+    head = (
+        "Each component's projection on the final stream x_L (the last block's output, "
+        "before any final norm), as a fraction of ||x_L||^2. "
+    )
+    values = share["share"].astype(float)
+    total = format_number(float(values.sum()))
+    if share["part"].all():
+        return (
+            head + "x_L is the sum of these components (residuals, and no norm on the stream "
+            f"itself), so the bars sum to 1 (here {total}). "
+            + share_of(values, share["component"], "share")
+        )
+    if share["part"].sum() == 1:
+        last = share[share["part"]].iloc[0]
+        others = values[~share["part"]]
+        return (
+            head + f"Without residuals, x_L is the last sublayer's output itself, so its bar "
+            f"({last['component']}) is {format_number(float(last['share']))}; the other bars "
+            "are projections of outputs that do not reach x_L, not parts of it (from "
+            f"{format_number(float(others.min()))} to {format_number(float(others.max()))})."
+        )
+    return (
+        head + "Post-LN normalizes the stream after every sublayer, so x_L is no sum of these "
+        f"components: each bar is only a projection, and the bars need not sum to 1 (here "
+        f"{total}). " + share_of(values, share["component"], "projection")
+    )
+
+
+# ---------------------------------------------------------------- Rank collapse
+# "Collapsed": the tokens are one vector to within 1% (||X - 1 x^T|| / ||X|| < 0.01).
+COLLAPSED_BELOW = 0.01
+
+
+@recipe
+def collapse(
+    *,
+    text: str = DEFAULT_TEXT,
+    level: str = "word",
+    max_len: int = 32,
+    vocab: int = 256,
+    layers: int = 6,
+    d_model: int = 128,
+    heads: int = 8,
+    d_ff: int = 512,
+    act: str = "gelu",
+    dropout: float = 0.0,
+    norm: str = "layer",
+    place: str = "pre",
+    pos: str = "sinusoidal",
+    residual: bool = True,
+    ffn: bool = True,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+) -> Result:
+    """Rank collapse (Dong et al. 2021) at init: your model, its residual flipped, and
+    attention only (no FFN, no norm) with and without shortcuts, on the same tokens.
+
+    Frames: ``collapse`` (:func:`resviz.encoder_inspect.rank_collapse_compare`:
+    ``variant, shortcuts, block, residual, cosine``; ``residual`` is
+    ``||X - 1 x^T|| / ||X||``, block 0 the input) and ``cosine`` (its ``variant, block,
+    cosine``). Values: ``mine`` (your model's variant name), ``n_tokens``."""
+    s = ready(
+        setup(
+            text=text,
+            level=level,
+            max_len=max_len,
+            vocab=vocab,
+            layers=layers,
+            d_model=d_model,
+            heads=heads,
+            d_ff=d_ff,
+            act=act,
+            dropout=dropout,
+            norm=norm,
+            place=place,
+            pos=pos,
+            residual=residual,
+            ffn=ffn,
+            seed=seed,
+        )  # fmt: skip
+    )
+    df = EI.rank_collapse_compare(s.cfg, s.toks.ids, device)
+    return Result(
+        {"collapse": df, "cosine": df[["variant", "block", "cosine"]]},
+        {"mine": str(df["variant"].iloc[0]), "n_tokens": s.T, "n_layers": s.cfg.n_layers},
+    )
+
+
+@measure("playground_rank_collapse", of=collapse, choices=("collapsed", "not collapsed"))
+def tokens_collapsed(r: Result) -> Answer:
+    """After the last layer, is your model's token matrix one vector to within 1%
+    (``||X - 1 x^T|| / ||X|| < 0.01``)?"""
+    mine = r.collapse[r.collapse["variant"] == r.mine]
+    dist, cos = float(mine["residual"].iloc[-1]), float(mine["cosine"].iloc[-1])
+    single = "" if r.n_tokens > 1 else " (a single token is its own mean)"
+    return Answer(
+        "collapsed" if dist < COLLAPSED_BELOW else "not collapsed",
+        f"After layer {r.n_layers} the distance from rank one is {format_number(dist)}{single}, "
+        f"from {format_number(float(mine['residual'].iloc[0]))} at the input; the mean cosine "
+        f"between tokens is {format_number(cos)}.",
+    )
+
+
+# --------------------------------------------------------------------- Training
+def training_batch(s: Setup, seed: int) -> pd.DataFrame:
+    """The first batch :func:`training` draws, as text (before any training)."""
+    return MT.batch_frame(s.train_ids, s.vocab, BATCH, s.T, seed)
+
+
+@recipe
+def training(
+    *,
+    text: str = DEFAULT_TEXT,
+    level: str = "word",
+    max_len: int = 32,
+    vocab: int = 256,
+    layers: int = 6,
+    d_model: int = 128,
+    heads: int = 8,
+    d_ff: int = 512,
+    act: str = "gelu",
+    dropout: float = 0.0,
+    norm: str = "layer",
+    place: str = "pre",
+    pos: str = "sinusoidal",
+    residual: bool = True,
+    ffn: bool = True,
+    against: str = MT.FLIPPED,
+    steps: int = 100,
+    lr: float = 1e-3,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    progress: Callable[[pd.DataFrame, int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> Result:
+    """Training: your model and one to compare (``against``: its residual flipped or a
+    preset) trained side by side on the masked-token task over your text
+    (:func:`resviz.masked_training.train_masked`, batches of ``BATCH`` windows, the
+    same batches for both), then looked at again.
+
+    Frames: ``batch`` (the first batch as text), ``curves`` (``variant, step, loss,
+    grad_norm, diverged, divergence``), ``predictions`` (each trained model's guesses
+    at the same masked positions of the shown tokens), ``ratio`` (update ratios of your model at init
+    beside every trained model's), ``collapse`` (rank collapse at init beside
+    trained) and ``share_1``, ``share_2`` (each trained model's share of its final
+    stream, in the order of ``models``). Values: ``models``, ``other`` (the compared
+    model's name), ``labels``, ``attention`` (your trained model's maps,
+    ``[layer, head, query, key]``: one head's frame is
+    ``rv.playground.attention_frame(r.attention, r.labels, block, head)``),
+    ``n_positions``, ``stopped``, ``vocab_size``, ``n_layers``. ``progress(curves_so_far, step, steps)`` and ``should_stop()``
+    run every 10 steps."""
+    s = ready(
+        setup(
+            text=text,
+            level=level,
+            max_len=max_len,
+            vocab=vocab,
+            layers=layers,
+            d_model=d_model,
+            heads=heads,
+            d_ff=d_ff,
+            act=act,
+            dropout=dropout,
+            norm=norm,
+            place=place,
+            pos=pos,
+            residual=residual,
+            ffn=ffn,
+            seed=seed,
+        )  # fmt: skip
+    )
+    if len(s.train_ids) < 2:
+        raise ValueError("Training needs at least 2 tokens of text.")
+    variants = MT.training_variants(s.cfg, against)
+    run = MT.train_masked(
+        variants,
+        s.train_ids,
+        steps=int(steps),
+        seed=int(seed),
+        lr=float(lr),
+        batch_size=BATCH,
+        seq_len=s.T,
+        device=device,
+        callback=progress,
+        should_stop=should_stop,
+    )
+    positions = MT.mask_positions(s.T, seed=int(seed))
+    trained = MT.inspect_trained(run, s.toks.ids, device)
+    init = _views(s, device)
+    at_init = EI.rank_collapse_compare(s.cfg, s.toks.ids, device)
+    frames = {
+        "batch": training_batch(s, int(seed)),
+        "curves": run.curves,
+        "predictions": MT.masked_predictions(run, s.toks.ids, s.vocab, positions, device),
+        "ratio": EI.ratio_before_after(init["stream"], trained),  # type: ignore[arg-type]
+        "collapse": EI.collapse_before_after(at_init, trained),
+    }
+    for k, v in enumerate(trained.values(), 1):
+        frames[f"share_{k}"] = v["share"]  # type: ignore[assignment]
+    return Result(
+        frames,
+        {
+            "models": list(trained),
+            "other": next(n for n in variants if n != "your model"),
+            "labels": s.toks.labels,
+            "attention": trained["your model"]["attention"],
+            "n_positions": len(positions),
+            "stopped": run.stopped,
+            "vocab_size": s.cfg.vocab_size,
+            "n_layers": s.cfg.n_layers,
+        },
+    )

@@ -116,27 +116,27 @@ def test_gradient_flow_worst_settings_fit_the_default_budget(app):
 
 
 def test_large_cached_values_are_bounded():
-    """The sinusoidal page's largest values (a 10.6 MB CSV, 7.7 MB of similarities) are
-    kept for at most four settings: six distinct worst-case settings leave at most
-    four of each in the cache (about 81 MB), not six (and not up to 64)."""
+    """The sinusoidal page's largest results (a 1,000 x 1,024 matrix with its 11 MB CSV,
+    1,000 x 1,000 dot products with their 19 MB CSV) are kept for at most four settings
+    (``Section.run(..., large=True)``, ``ui.cache.LARGE``): six distinct worst-case
+    settings of each section leave at most four entries, not six (and not up to 64)."""
     from streamlit.runtime.caching import cache_data_api
 
-    from ui import cache
+    from ui.section import run_recipe_large
 
-    for fn in (cache.matrix_csv, cache.position_similarity):
-        fn.clear()
+    run_recipe_large.clear()
+    sizes = []
     for base in (100.0, 1000.0, 10000.0):
         for d_model in (512, 1024):
-            cache.matrix_csv(1000, d_model, base)
-            cache.position_similarity(1000, d_model, base)
+            for name in ("positional.matrix", "positional.relative"):
+                settings = (("positions", 1000), ("d_model", d_model), ("base", base))
+                _, _, csvs = run_recipe_large(name, settings, "cpu")
+                sizes.append(sum(len(b) for b in csvs.values()))
     stats = cache_data_api._data_caches.get_stats().get("cache_memory_bytes", [])
-    held = {
-        name: sum(s.byte_length for s in stats if s.cache_name.endswith(name))
-        for name in ("matrix_csv", "position_similarity")
-    }
-    # Four entries at most (one CSV is 5.3 to 10.7 MB, one similarity entry 7.7 MB);
-    # six would be 48 MB and 46 MB.
-    assert held["matrix_csv"] <= 4 * 10.7 * 2**20, held
-    assert held["position_similarity"] <= 4 * 7.8 * 2**20, held
-    for fn in (cache.matrix_csv, cache.position_similarity):
-        fn.clear()
+    held = sum(s.byte_length for s in stats if s.cache_name.endswith("run_recipe_large"))
+    # Four entries at most: the four largest of the twelve results (with their CSVs
+    # and the frames themselves, at most 8 MB each) bound what stays.
+    assert held <= sum(sorted(sizes)[-4:]) + 4 * 9 * 2**20, (held, sizes)
+    assert 0 < held < sum(sizes) / 2, (held, sizes)
+    print(f"held {held / 2**20:.0f} MB of {sum(sizes) / 2**20:.0f} MB of CSVs made")
+    run_recipe_large.clear()

@@ -99,12 +99,15 @@ def test_preset_sets_the_model_widgets(app):
     clean(at)
     assert at.selectbox(key="encoder_playground:d_ff").value == "128"
     assert at.radio(key="encoder_playground:place").value == "post"
-    # Post-LN: the share view explains why it is not defined instead of drawing it.
+    # Post-LN: the share view draws the measured projections and says they are no
+    # decomposition of x_L.
     open_section(at, S.STREAM)
     clean(at)
     assert at.selectbox(key="encoder_playground:preset").value == "Classic Post-LN"
-    assert any("Post-LN normalizes" in i.value for i in at.info)
-    assert len(at.get("vega_lite_chart")) == 2
+    cap = find_caption_with(at, "Each component's projection")
+    assert "Post-LN normalizes the stream after every sublayer" in cap
+    assert "need not sum to 1" in cap
+    assert len(at.get("vega_lite_chart")) == 3
 
 
 def test_heads_must_divide_d_model(app):
@@ -125,6 +128,8 @@ def test_url_sets_the_view_and_char_level(app):
     assert at.slider(key="encoder_playground:layers").value == 2
     tokens = _frame(at, "position", ["token", "id", "unknown"])
     assert list(tokens["token"]) == list("hello")
+    cap = find_caption_with(at, "5 tokens, vocabulary of")
+    assert "Character level: one token per character" in cap and "lower-cased" not in cap
     # layer 1 is the default; head 1 of 8: a 5 x 5 map with labels "0:h" ... "4:o".
     open_section(at, S.ATTENTION)
     clean(at)
@@ -217,7 +222,8 @@ def test_attention_stream_and_collapse_captions_state_measured_values(app):
     )
     pure = collapse[collapse["variant"] == "attention only, no shortcuts"]["residual"].tolist()
     assert len(pure) == 2 and pure[-1] > 1e-3  # not one vector after one layer
-    cap = find_caption_with(at, "Distance of the token matrix from rank one")
+    cap = find_caption_with(at, "Distance of the token matrix X from")
+    assert "Triangles" not in cap  # nothing on this chart is hidden by the log axis
     assert "within a few layers" not in cap
     assert (
         f"Attention only, no shortcuts: the distance falls from {num(pure[0])} at the input "
@@ -226,6 +232,49 @@ def test_attention_stream_and_collapse_captions_state_measured_values(app):
     last = collapse.groupby("variant", sort=False)["cosine"].last()
     cap = find_caption_with(at, "seen as similarity")
     assert all(f"{v}: {num(c)}" in cap for v, c in last.items())
+
+
+def test_share_bars_are_measured_without_residuals_under_post_ln(app):
+    """The last sublayer's bar was drawn as 1 (and every other as 0) without
+    residuals, whatever the norm; under Post-LN x_L = LayerNorm(f) and the
+    projection of f on it is about 0.2."""
+    settings = {**SMALL, "layers": "2", "residual": "false", "place": "post"}
+    at = app(PAGE, section=S.STREAM, **settings).run()
+    clean(at)
+    share = next(f for f in chart_frames(at) if "share" in f.columns)
+    toks, vocab = PG.tokenize(PG.DEFAULT_TEXT, "word", 12, 256)
+    cfg = rv.EncoderConfig(
+        n_layers=2, d_model=32, n_heads=4, d_ff=64, vocab_size=len(vocab), max_len=12,
+        residual=False, norm_position="post",
+    )  # fmt: skip
+    acts = PG.run_encoder(rv.build(cfg), toks.ids)
+    final = acts["blocks.1.resid_post"][0].double()
+    for key, component in [("blocks.1.ffn_out", "L2 ffn"), ("blocks.0.resid_pre", "embedding")]:
+        c = acts[key][0].double()
+        want = float((c * final).sum() / (final * final).sum())
+        got = share.set_index("component").loc[component, "share"]
+        assert abs(got - want) < 1e-6, component
+    assert share["share"].iloc[-1] < 0.5
+    cap = find_caption_with(at, "Each component's projection")
+    assert f"need not sum to 1 (here {num(share['share'].sum())})" in cap
+    assert "Without residuals all of it is the last sublayer's output" not in cap
+    # The update-ratio caption speaks of the stream this model has: no x + f(x).
+    cap = find_caption_with(at, "How big each sublayer's output")
+    assert "nudges" not in cap and "replaces the stream" in cap
+
+
+def test_training_text_states_the_masking_measured(app):
+    """Four-token windows hide at least one token each, a quarter: the old text said
+    "about 15% of them replaced by [MASK]" for every window length."""
+    at = app(PAGE, section=S.TRAINING, **{**SMALL, "max_len": "4"}).run()
+    clean(at)
+    batch = _frame(at, "window", ["input", "hidden", "n_masked"])
+    assert (batch["n_masked"] >= 1).all() and batch["n_masked"].sum() / (4 * len(batch)) > 0.2
+    text = " ".join(m.value for m in at.markdown)
+    assert "about 15%" not in text and "with probability 0.15 (at least one per window)" in text
+    cap = find_caption_with(at, "The first batch")
+    pct = 100 * batch["n_masked"].sum() / (4 * len(batch))
+    assert f"{batch['n_masked'].sum()} of their {4 * len(batch)} tokens ({num(pct)}%)" in cap
 
 
 def test_share_caption_names_the_largest_component(app):
@@ -264,3 +313,31 @@ def test_training_captions_state_the_measured_race(app):
     cap = find_caption_with(at, "Rank collapse before and after training")
     assert f"{num(before)} to {num(after)})" in cap or f"from {num(before)} to {num(after)}" in cap
     ui.jobs.REGISTRY.clear()
+
+
+def test_user_text_enters_the_notebooks_only_as_literals(app, monkeypatch):
+    """The text reaches each section's notebook in the recipe call's text= and in the
+    attention map's labels: as string literals, never as code."""
+    import ast
+
+    import ui.notebook
+
+    notebooks = []
+    original = ui.notebook.Notebook.download
+
+    def record(self, name):  # noqa: ANN001, ANN202
+        notebooks.append(self)
+        original(self, name)
+
+    monkeypatch.setattr(ui.notebook.Notebook, "download", record)
+    evil = "x'); import os; os.system('echo pwned'); (' \"\"\" \\"
+    for section in (S.MODEL, S.ATTENTION):
+        at = app(PAGE, section=section, text=evil, **SMALL).run()
+        assert not at.exception
+    assert len(notebooks) == 2
+    for nb in notebooks:
+        code = "\n".join(c["source"] for c in nb.to_json()["cells"] if c["cell_type"] == "code")
+        tree = ast.parse(code)
+        imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert imported <= {"resviz", "pandas"}, imported
+        assert f"text={evil!r}" in code

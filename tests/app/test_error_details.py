@@ -7,6 +7,7 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import streamlit as st
 from streamlit import config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,6 +28,7 @@ def test_a_page_error_shows_no_traceback_or_paths(app, monkeypatch):
         raise RuntimeError(f"secret detail in {ROOT}/resviz/positional.py")
 
     monkeypatch.setattr(positional, "encoding_table", broken)
+    st.cache_data.clear()  # the table's recipe runs now, not read back from an earlier test
     file_value = tomllib.loads((ROOT / ".streamlit/config.toml").read_text())["client"][
         "showErrorDetails"
     ]

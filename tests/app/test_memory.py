@@ -45,6 +45,11 @@ WORST = [
     # The stack's heaviest section: its forward pass, plain and with the shortcut.
     "skip_connections?section=Signal&depth=64&width=256&mode=concat&project=true",
     f"sinusoidal_encoding?positions=1000&d_model=1024&d=32&k=100&dec=8&text={WORDS}",
+    # Its large results: a 1,000 x 1,024 matrix, 1,000 x 1,000 dot products, four maps.
+    *(
+        f"sinusoidal_encoding?section={section}&positions=1000&d_model=1024&k=100"
+        for section in ("Matrix", "Relative+position", "Alternatives")
+    ),
     # The playground's largest model: timed (Model), inspected (Attention; the residual
     # stream reads the same views) and compared four ways (Rank collapse).
     *(

@@ -192,5 +192,5 @@ def test_user_text_enters_a_notebook_only_as_a_literal(app, capture):
     assert not at.exception
     (nb,) = notebooks
     code = "\n".join(c["source"] for c in nb.to_json()["cells"] if c["cell_type"] == "code")
-    assert f"text = {evil!r}" in code
+    assert f"text={evil!r}," in code  # the recipe call's argument, a Python literal
     compile(code, "notebook", "exec")  # still valid Python: the text stayed a string

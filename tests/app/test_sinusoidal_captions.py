@@ -5,10 +5,12 @@ token and position parts are not "nearly orthogonal"."""
 import math
 import re
 
+import numpy as np
 import pytest
+import torch
 
 from resviz import positional as P
-from tests.app.conftest import NUM, find_caption
+from tests.app.conftest import NUM, find_caption, find_metric
 
 PAGE = "app_pages/sinusoidal_encoding.py"
 
@@ -28,17 +30,72 @@ def test_matrix_caption_says_how_far_the_last_pair_turns(app):
     at = app(PAGE, section="Matrix").run()
     cap = find_caption(at, "Red +1, white 0, blue -1.")
     angle = 99 / 10000 ** (510 / 512)
-    m = re.search(rf"its sine stays below {NUM} and its cosine within {NUM} of 1\.", cap)
+    m = re.search(
+        rf"its sine rises from 0 to only {NUM} and its cosine falls from 1 by only {NUM}\.", cap
+    )
     assert m, cap
     assert float(m[1]) == pytest.approx(math.sin(angle), rel=5e-3)
     assert float(m[2]) == pytest.approx(1 - math.cos(angle), rel=5e-3)
 
 
-def test_similarity_caption_over_a_short_range(app):
+def _first_rise(d: int, base: float) -> int:
+    w = base ** (-np.arange(0, d, 2) / d)
+    dot = np.cos(np.outer(np.arange(1024), w)).sum(axis=1)
+    return int(np.nonzero(np.diff(dot) > 1e-9)[0][0]) + 1
+
+
+def test_similarity_caption_over_a_short_range_says_where_it_rises(app):
     at = app(PAGE, section="Relative position", positions="3").run()
     cap = find_caption(at, "Largest at offset 0")
-    assert "Over these 3 offsets it happens to fall monotonically" in cap
-    assert "add positions" not in cap
+    # Not "at some larger offset": the offset, measured.
+    assert (
+        f"Over these 3 offsets it falls at every step; it first rises again at offset "
+        f"{_first_rise(512, 10000.0)}, beyond the positions shown." in cap
+    )
+    # The shift k (5) is more than positions - 1: the page says which k it measured.
+    assert find_metric(at, "max |PE(p+2) - R_2 PE(p)|")
+    assert "k is 2 here: at most positions - 1." in find_caption(at, "A shift by k")
+    at = app(PAGE, section="Relative position", positions="100", d_model="16").run()
+    cap = find_caption(at, "Largest at offset 0 (= d/2 = 8).")
+    first = _first_rise(16, 10000.0)
+    assert f"(first at {first})" in cap, cap
+
+
+def test_table_caption_counts_values_shown_as_zero(app):
+    # sin(1 / 10000^(30/32)) = 1.78e-4 is shown as 0.00: the page says so.
+    at = app(PAGE, text="a b", d="32", n="10000", dec="2").run()
+    cap = find_caption(at, "Values rounded to 2 decimals")
+    exact = P.encoding_table(["a", "b"], 32, 10000.0).filter(like="P(k,")
+    hidden = int(((exact != 0) & (exact.round(2) == 0)).to_numpy().sum())
+    m = re.search(rf"{NUM} cells shown as 0 are not 0 \(the smallest in size is {NUM}\)", cap)
+    assert m, cap
+    assert int(m[1]) == hidden > 0
+    assert float(m[2]) == pytest.approx(math.sin(1 / 10000 ** (30 / 32)), rel=5e-3)
+    at = app(PAGE).run()  # the lecture notes' table: no value rounds to 0
+    assert find_caption(at, "Values rounded to") == "Values rounded to 2 decimals."
+
+
+def test_waves_say_which_columns_d_model_lacks(app):
+    at = app(PAGE, section="Waves", d_model="16").run()
+    assert not at.exception and not at.error
+    info = " ".join(i.value for i in at.info)
+    assert "Columns 40, 100, 160 are beyond d_model = 16 (columns 0 to 15): not drawn." in info
+
+
+def test_alternatives_say_how_many_positions_they_draw(app):
+    at = app(PAGE, section="Alternatives", positions="1000", d_model="16", seed="1").run()
+    assert not at.exception and not at.error
+    assert find_caption(at, "The first 256 of the 1000 positions.")
+    cap = find_caption(at, "Random at init")
+    assert "no structure" not in cap
+    learned = P.similarity_matrices(256, 16, 10000.0, 1)["learned (init)"]
+    off = learned[~torch.eye(256, dtype=torch.bool)]
+    m = re.search(rf"mean {NUM} and standard deviation {NUM}", cap)
+    assert m, cap
+    assert float(m[1]) == pytest.approx(float(off.mean()), rel=5e-3)
+    assert float(m[2]) == pytest.approx(float(off.std()), rel=5e-3)
+    at = app(PAGE, section="Embeddings", positions="1000").run()
+    assert "Here (the first 256 positions) the sum's norm" in find_caption(at, "Token embeddings")
 
 
 def test_embedding_caption_quotes_the_measured_gap(app):

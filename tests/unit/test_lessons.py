@@ -129,6 +129,58 @@ def test_each_mistake_is_named(text, message):
     assert str(exc.value).startswith(message), str(exc.value)
 
 
+# A question measured by a recipe (resviz.recipes.MEASURES): asked on the section that
+# runs the recipe, with the measure's own choices.
+QUESTION = (
+    "title='x'\n[[steps]]\ntitle='a'\npage='sinusoidal_encoding'\nsection='{section}'\n"
+    "text='t'\n[steps.predict]\nquestion='q'\nchoices={choices}\nexpect='on p too'\n"
+    "measure='offset_only'\n"
+)
+RIGHT_CHOICES = "['on p too', 'only on p - q']"  # the measure's, in another order
+
+
+def test_a_measured_question_on_its_recipes_section_parses():
+    lesson = _parse(QUESTION.format(section="Relative position", choices=RIGHT_CHOICES))
+    assert lesson.steps[0].predict.measure == "offset_only"
+
+
+@pytest.mark.parametrize(
+    ("section", "choices", "message"),
+    [
+        (
+            "Table",
+            RIGHT_CHOICES,
+            "mine.toml, step 1, predict.measure: 'offset_only' reads the recipe "
+            "positional.relative, but section 'Table' of sinusoidal_encoding runs "
+            "positional.table",
+        ),
+        (
+            "Relative position",
+            "['on p too', 'only on p']",
+            "mine.toml, step 1, predict.choices: 'offset_only' answers one of "
+            "['only on p - q', 'on p too'], not ['on p too', 'only on p']",
+        ),
+        (
+            "Relative position",
+            "['on p too', 'only on p - q', 'neither']",
+            "mine.toml, step 1, predict.choices: 'offset_only' answers one of",
+        ),
+    ],
+)
+def test_a_measure_must_read_its_sections_recipe_and_choices(section, choices, message):
+    with pytest.raises(LessonError) as exc:
+        _parse(QUESTION.format(section=section, choices=choices))
+    assert str(exc.value).startswith(message), str(exc.value)
+
+
+def test_the_shipped_lessons_pass_the_recipe_check():
+    lessons, errors = load_lessons()
+    assert not errors, errors
+    assert any(
+        s.predict and s.predict.measure == "similarity_monotone" for s in lessons["residuals"].steps
+    )
+
+
 def test_second_step_is_named_in_the_message():
     text = GOOD.replace("k = 7", "k = 700")
     with pytest.raises(LessonError, match=r"mine.toml, step 2, settings.k: 700 refused"):

@@ -168,16 +168,48 @@ def test_stream_identities_pre_ln():
     assert math.isclose(share["share"].sum(), 1.0, abs_tol=1e-6)
 
 
-def test_final_share_without_residuals_and_post_ln():
-    cfg = _cfg(residual=False)
-    share = pg.final_share(pg.run_encoder(rv.build(cfg), _ids()), cfg)
-    assert share["share"].tolist() == [0.0] * 6 + [1.0]
-    post = _cfg(norm_position="post")
-    empty = pg.final_share(pg.run_encoder(rv.build(post), _ids()), post)
-    assert empty.empty and "Post-LN" in empty.attrs["reason"]
-    free = _cfg(norm="none", norm_position="post")
-    share = pg.final_share(pg.run_encoder(rv.build(free), _ids()), free)
-    assert math.isclose(share["share"].sum(), 1.0, abs_tol=1e-6)
+def _projection(acts, cfg, key: str) -> float:
+    """<c, x_L> / ||x_L||^2 for the hook point ``key``, computed here directly."""
+    final = acts[f"blocks.{cfg.n_layers - 1}.resid_post"][0].double()
+    c = acts[key][0].double()
+    return float((c * final).sum() / (final * final).sum())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_final_share_is_computed_for_every_norm_and_residual(seed):
+    """Every bar is the component's projection on x_L, measured: no setting gets a
+    hard-coded 1 or 0 (the old code drew the last sublayer's share as 1 without
+    residuals, where Post-LN makes it 0.19-0.25)."""
+    ids = _ids(seed=seed)
+    for kw, parts in [
+        ({"residual": False, "norm_position": "post"}, []),
+        ({"residual": False, "norm_position": "pre"}, ["L3 ffn"]),
+        ({"residual": False, "norm": "none"}, ["L3 ffn"]),
+        ({"residual": True, "norm_position": "post"}, []),
+    ]:
+        cfg = _cfg(seed=seed, **kw)
+        acts = pg.run_encoder(rv.build(cfg), ids)
+        share = pg.final_share(acts, cfg).set_index("component")
+        assert list(share.index[share["part"]]) == parts, kw
+        assert share.loc["L3 ffn", "share"] == pytest.approx(
+            _projection(acts, cfg, "blocks.2.ffn_out"), rel=1e-12
+        )
+        assert share.loc["embedding", "share"] == pytest.approx(
+            _projection(acts, cfg, "blocks.0.resid_pre"), rel=1e-12
+        )
+        assert share.loc["L1 attn", "share"] == pytest.approx(
+            _projection(acts, cfg, "blocks.0.attn_out"), rel=1e-12
+        )
+        if parts:  # x_L is the last output itself: its share is 1, measured
+            assert share.loc["L3 ffn", "share"] == pytest.approx(1.0, rel=1e-9)
+    # Post-LN without residuals: x_L = LayerNorm(f), far from f itself.
+    cfg = _cfg(seed=seed, residual=False, norm_position="post")
+    share = pg.final_share(pg.run_encoder(rv.build(cfg), ids), cfg)
+    assert share["share"].iloc[-1] < 0.9
+    # Norm-free Post-LN with residuals is additive: the parts sum to 1.
+    free = _cfg(seed=seed, norm="none", norm_position="post")
+    share = pg.final_share(pg.run_encoder(rv.build(free), ids), free)
+    assert share["part"].all() and math.isclose(share["share"].sum(), 1.0, abs_tol=1e-6)
 
 
 def test_rank_collapse_closed_form():

@@ -72,4 +72,11 @@ SPEC = PageSpec(
         Param("steps", "int", 100, lo=20, hi=400, step=10, section=TRAINING),
         Param("lr", "choice", "1e-3", options=("3e-4", "1e-3", "3e-3", "1e-2"), section=TRAINING),
     ),
+    recipes={
+        MODEL: "encoder.model",
+        ATTENTION: "encoder.attention",
+        STREAM: "encoder.stream",
+        COLLAPSE: "encoder.collapse",
+        TRAINING: "encoder.training",
+    },
 )

@@ -28,4 +28,12 @@ SPEC = PageSpec(
         ),
         Param("k", "int", 5, lo=1, hi=100, section=RELATIVE),
     ),
+    recipes={
+        TABLE: "positional.table",
+        MATRIX: "positional.matrix",
+        WAVES: "positional.waves",
+        RELATIVE: "positional.relative",
+        ALTERNATIVES: "positional.alternatives",
+        EMBEDDINGS: "positional.embeddings",
+    },
 )
