@@ -1,7 +1,7 @@
 """Normalization: what LayerNorm, BatchNorm and RMSNorm do, and where the norm sits.
 
-Each section is one recipe of ``resviz.recipes.norms``: the page draws and words
-what it returns."""
+Each section is one recipe of ``resviz.recipes.norms``: the page draws what it
+returns and words it with ``resviz.findings_norms``."""
 
 import math
 from collections.abc import Callable
@@ -12,6 +12,7 @@ import streamlit as st
 import torch
 
 import resviz as rv
+from resviz import findings_norms as W
 from resviz import norms as N
 from resviz.divergence import divergence_note
 from resviz.recipes import norms as R
@@ -112,12 +113,12 @@ def four_views_section(batch_settings: dict[str, Any]) -> None:
     csv(sec, r, "views", "norm_views")
     st.caption(
         "Mean |value| of the left half of the features as a multiple of the right half's, in "
-        f"sample 0: raw {R.halves_words(r, 'raw')}. RMSNorm divides each row (token) by one "
+        f"sample 0: raw {W.halves_words(r.halves, 'raw')}. RMSNorm divides each row (token) by one "
         "positive number, which keeps the halves' ratio inside every row; over the sample's "
-        f"rows: {R.halves_words(r, 'RMSNorm')}. LayerNorm first subtracts the row's mean, "
+        f"rows: {W.halves_words(r.halves, 'RMSNorm')}. LayerNorm first subtracts the row's mean, "
         "which moves every feature of the row by the same amount: "
-        f"{R.halves_words(r, 'LayerNorm')}. BatchNorm rescales each column (feature) to "
-        f"std 1 over the batch and its tokens, {R.bn_halves_words(r)}."
+        f"{W.halves_words(r.halves, 'LayerNorm')}. BatchNorm rescales each column (feature) to "
+        f"std 1 over the batch and its tokens, {W.bn_halves_words(r.halves)}."
     )
     sec.chart(
         "histograms",
@@ -132,7 +133,7 @@ def four_views_section(batch_settings: dict[str, Any]) -> None:
         )
         + "Each norm sets a mean square of 1 (up to eps): LayerNorm and RMSNorm per token, "
         "BatchNorm per feature. The largest |value| after each: "
-        f"{R.abs_max_words(r)}.",
+        f"{W.abs_max_words(r.stats)}.",
         facet="view",
         sort=list(N.VIEWS),
     )
@@ -201,7 +202,7 @@ def invariances_section(batch_settings: dict[str, Any]) -> None:
         "invariances",
         caption="max |output change| of each norm, on h = x W^T (x the batch above, W a random "
         "d x d matrix), in float64. Below 1e-4 counts as invariant; here that holds for "
-        + "; ".join(f"{n}: {R.invariant_rows(r, n)}" for n in N.INVARIANCE_NORMS)
+        + "; ".join(f"{n}: {W.invariant_rows(r.table, n)}" for n in N.INVARIANCE_NORMS)
         + ". In exact arithmetic LayerNorm ignores a shift or a scale of a token (so also a "
         "re-scaled or re-centred W) and RMSNorm a scale; eps under the square root makes the "
         "scale invariance approximate. BatchNorm in training mode normalizes each feature over "
@@ -247,8 +248,8 @@ def batch_section() -> None:
         caption="The same token, normalized with different batch-mates (batch "
         f"{r.batch_size} x {r.seq_len} tokens x {r.d_model} features, halves "
         f"x{r.big:g} / x{r.small:g}). Largest change of its output in training mode: "
-        f"{R.batch_change_words(r, 'train')}. In eval mode, with the running statistics of the "
-        f"original batch: {R.batch_change_words(r, 'eval')}.",
+        f"{W.batch_change_words(r.summary, 'train')}. In eval mode, with the running statistics of the "
+        f"original batch: {W.batch_change_words(r.summary, 'eval')}.",
         column_config=significant(r.summary),
     )
     sec.download("normalization_batch_dependence")
@@ -284,7 +285,7 @@ def prepost_section() -> None:
         "Without that standardization (the raw N(0, 1) embedding plus positions, about "
         "1 + 1/2 per feature) the input's ||x₀||²/d is "
         f"{rv.format_number(raw_pre['sq_norm_per_dim'].iloc[0])} for this model, and under "
-        f"PyTorch's default init the Pre-LN stream's ||x_l||²/d {R.stream_words(r.raw_stream)} "
+        f"PyTorch's default init the Pre-LN stream's ||x_l||²/d {W.stream_words(r.raw_stream)} "
         f"over {layers} layer(s)."
     )
     sec.chart(
@@ -293,9 +294,9 @@ def prepost_section() -> None:
         "stream",
         "prepost_stream",
         caption="Post-LN ends every layer with a LayerNorm, so its ||x_l||²/d is 1 up to eps: "
-        f"measured, it {R.post_ln_words(r)}. In Pre-LN each sublayer adds its output to an "
+        f"measured, it {W.post_ln_words(r.stream)}. In Pre-LN each sublayer adds its output to an "
         "un-normalized stream, and Xiong et al. (Lemma 1) show that its expected ||x_l||² "
-        f"grows linearly with l. Here Pre-LN's ||x_l||²/d {R.stream_words(r.stream)}.",
+        f"grows linearly with l. Here Pre-LN's ||x_l||²/d {W.stream_words(r.stream)}.",
         x="block",
         y="sq_norm_per_dim",
         color="variant",
@@ -309,7 +310,7 @@ def prepost_section() -> None:
         "last_layer_grad_ratios",
         caption="Gradient norm of the last layer's second FFN weight, mean of "
         f"{r.grads['seed'].nunique()} seeds, divided by its value at the shallowest depth. "
-        + R.deepest_ratios(r)
+        + W.deepest_ratios(r.summary)
         + " Xiong et al.: Pre-LN's final LayerNorm divides by ||x_L||, which grows like "
         "sqrt(L), so its last-layer gradient shrinks like 1/sqrt(L) once that growth dominates "
         "the input, while Post-LN's does not shrink with L; hence Pre-LN can take a large "
@@ -407,7 +408,7 @@ def warmup_section() -> None:
         f"Post-LN and Pre-LN encoders ({w_layers} layers, d = {cfg.d_model}, {cfg.n_heads} "
         f"heads) are trained to copy their input tokens (vocabulary {cfg.vocab_size}, batch "
         f"16 x 16) with Adam at a peak rate of {w_lr:g}, once at that rate from step 0 and "
-        f"{R.schedule_words(w_lr, w_steps, w_warm)}. Both models are built from the same seed; "
+        f"{W.schedule_words(w_lr, w_steps, w_warm)}. Both models are built from the same seed; "
         "each is trained twice, without and with warm-up, on the same batches."
     )
     sec = Section(TITLE, S.WARMUP, dev)
@@ -425,7 +426,7 @@ def warmup_section() -> None:
             "warmup_training",
             caption=f"Guessing uniformly costs log {r.vocab_size} = "
             f"{math.log(r.vocab_size):.2f}. "
-            + R.warmup_words(r)
+            + W.warmup_words(r.runs, r.w_warm)
             + "Xiong et al. explain why Post-LN needs warm-up at large learning rates: at init "
             "its gradients near the output are large, so full-size early steps can throw it "
             "off, while Pre-LN's are not. " + divergence_note(r.runs),
@@ -480,7 +481,7 @@ def stability_section() -> None:
             "best a run can do is a loss of 1 in expectation (predict 0; one batch can dip a "
             "little below it); the curves show where each run's loss goes against that floor and "
             "how large its gradients grow. "
-            + R.start_end_words(r.runs)
+            + W.start_end_words(r.runs)
             + f" At learning rate {s_lr:g}: "
             + divergence_note(r.runs)
         )
@@ -542,7 +543,7 @@ def cost_section() -> None:
         caption=f"Measured on {r.device} just now: {int(t['repeats'].iloc[0])} timed calls "
         "after one warm-up, median (min and max in the CSV). RMSNorm skips the mean, so it "
         "does less arithmetic; whether that makes it faster depends on the kernels PyTorch "
-        f"has for this device. Here RMSNorm took {R.cost_words(r)}.",
+        f"has for this device. Here RMSNorm took {W.cost_words(r.timing)}.",
     )
     sec.code(
         chart_code(

@@ -1,6 +1,6 @@
 """The normalization page's recipes (resviz.recipes.norms): each returns what the
-library computes at the section's settings, and each wording function says what its
-frame holds, on both outcomes."""
+library computes at the section's settings; each wording function
+(resviz.findings_norms) says what its frame holds, on both outcomes."""
 
 import math
 import re
@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 import torch
 
+from resviz import findings_norms as W
 from resviz import norms as N
 from resviz.hooks import capture
-from resviz.recipes import RECIPES, Result
+from resviz.recipes import RECIPES
 from resviz.recipes import norms as R
 from resviz.recipes.core import settings_of
 from ui.specs.normalization import SPEC
@@ -54,13 +55,13 @@ def test_four_views_are_the_library_frames_and_the_halves_of_sample_0():
 
 def test_batchnorm_halves_are_worded_from_the_ratio():
     alike = R.four_views(seed=0)
-    assert R.bn_halves_words(alike).startswith("so in sample 0 the halves come out alike")
+    assert W.bn_halves_words(alike.halves).startswith("so in sample 0 the halves come out alike")
     # Two samples of two tokens: sample 0 is half the batch and its halves differ
     # by a factor of 1.83 (the old caption called them alike at every setting).
     small = R.four_views(batch=2, tokens=2, d=16, seed=0)
     ratio = float(small.halves.set_index("view").loc["BatchNorm", "ratio"])
     assert not 1 / 1.5 <= ratio <= 1.5
-    words = R.bn_halves_words(small)
+    words = W.bn_halves_words(small.halves)
     assert words.startswith("yet in sample 0 the halves still differ")
     assert float(re.search(rf"differ: {NUM} times", words)[1]) == pytest.approx(ratio, rel=5e-3)
 
@@ -78,20 +79,20 @@ def test_textbook_values_and_the_eps_bound():
 
 def test_invariant_rows_name_the_rows_of_the_table():
     r = R.invariances(seed=0)
-    assert R.invariant_rows(r, "LayerNorm") == "every row"
-    assert R.invariant_rows(r, "BatchNorm (eval)") == (
+    assert W.invariant_rows(r.table, "LayerNorm") == "every row"
+    assert W.invariant_rows(r.table, "BatchNorm (eval)") == (
         "add a constant to sample 0 (on the other samples), replace samples 1.. by new draws "
         "(on sample 0)"
     )
     t = r.table[r.table["norm"] == "RMSNorm"]
     recentre = t[t["transformation"] == "re-centre the weights W"]["invariant"].item()
-    assert not recentre and "re-centre the weights W" in R.invariant_rows(r, "RMSNorm")
+    assert not recentre and "re-centre the weights W" in W.invariant_rows(r.table, "RMSNorm")
 
 
 def test_batch_dependence_words_quote_the_summary():
     r = R.batch_dependence(seed=1)
     s = r.summary.set_index(["mode", "scenario"])["max_abs_change"]
-    words = R.batch_change_words(r, "train")
+    words = W.batch_change_words(r.summary, "train")
     m = re.search(rf"other samples x10: {NUM}", words)
     assert float(m[1]) == pytest.approx(s["train", "other samples x10"], rel=5e-3)
     assert "batch of 1 token: cannot be normalized" in words
@@ -104,10 +105,10 @@ def test_prepost_words_follow_the_stream():
     r = R.prepost_ln(layers=3, d_model="32", init="default", seed=0)
     post = r.stream[(r.stream["variant"] == "Post-LN") & (r.stream["block"] > 0)]
     assert (post["sq_norm_per_dim"] - 1).abs().max() < 1e-4
-    assert R.post_ln_words(r) == "is 1 after every layer"
-    tilted = Result({"stream": r.stream.assign(sq_norm_per_dim=[1, 0.9, 0.95, 1.2] * 2)})
-    assert R.post_ln_words(tilted) == "lies between 0.9 and 1.2 after its layers"
-    assert R.deepest_ratios(R.prepost_ln(layers=1, seed=0)).startswith("Only L = 1")
+    assert W.post_ln_words(r.stream) == "is 1 after every layer"
+    tilted = r.stream.assign(sq_norm_per_dim=[1, 0.9, 0.95, 1.2] * 2)
+    assert W.post_ln_words(tilted) == "lies between 0.9 and 1.2 after its layers"
+    assert W.deepest_ratios(R.prepost_ln(layers=1, seed=0).summary).startswith("Only L = 1")
 
 
 def test_the_default_init_is_smaller_in_attention_and_ffn_not_in_the_head():
@@ -155,23 +156,23 @@ def test_warmup_words_compare_runs_at_a_step_both_reached():
             ("Post-LN, warm-up 10", 1, 3.5, False),
         ]
     )
-    words = R.warmup_words(Result({"runs": runs}, {"w_warm": 10}))
+    words = W.warmup_words(runs, 10)
     assert words == (
         "Post-LN at step 1, the last both runs have reached: without warm-up 3, with 3.5. "
     )
     done = pd.concat([runs, _runs([("Post-LN, warm-up 10", 2, 0.5, False)])])
-    words = R.warmup_words(Result({"runs": done}, {"w_warm": 10}))
+    words = W.warmup_words(done, 10)
     assert words == "Post-LN: with ends lower (0.5 against 1 for without warm-up). "
     diverged = runs.assign(diverged=[False, False, True, False, False])
-    words = R.warmup_words(Result({"runs": diverged}, {"w_warm": 10}))
+    words = W.warmup_words(diverged, 10)
     assert words == "Post-LN: without warm-up diverged at step 2; with warm-up ends at 3.5. "
 
 
 def test_schedule_words_say_when_the_warm_up_outlasts_the_run():
     assert (
-        R.schedule_words(0.015, 150, 50) == "once warmed up linearly to it over its first 50 steps"
+        W.schedule_words(0.015, 150, 50) == "once warmed up linearly to it over its first 50 steps"
     )
-    words = R.schedule_words(0.015, 20, 150)
+    words = W.schedule_words(0.015, 20, 150)
     assert "reaches only 0.002" in words and "20-step run" in words
     # The trainer's schedule: lr * min(1, (t + 1) / warmup) at step t.
     r = R.warmup(w_layers=2, w_lr=0.015, w_steps=20, w_warm=150, seed=0)
@@ -183,7 +184,7 @@ def test_start_end_words_count_the_steps_a_run_had():
     runs = _runs(
         [("a", s, 2.0, False) for s in range(12)] + [("b", s, 1.0 + s, s == 2) for s in range(3)]
     )
-    words = R.start_end_words(runs)
+    words = W.start_end_words(runs)
     assert words == (
         "Loss at the first step, then its mean over the last 10 steps: a 2 to 2; "
         "b 1 to 2 (mean of its 3 steps)."
@@ -202,6 +203,6 @@ def test_cost_is_timed_on_the_seeded_input():
         "elements",
     ]
     assert (r.timing["elements"] == 16 * 128 * 256).all() and (r.timing["repeats"] == 7).all()
-    assert R.cost_words(r).count("LayerNorm's time") == 2
+    assert W.cost_words(r.timing).count("LayerNorm's time") == 2
     with pytest.raises(ValueError):
         R.cost_size("16x128")
