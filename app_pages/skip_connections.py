@@ -254,8 +254,8 @@ def paths_section() -> None:
             f"passed through, so there are 2^{k} = {2**k:,} paths, and C({k}, j) of them pass "
             f"through j of those branches: Binomial({k}, 1/2), mean {k / 2:g}."
             + (
-                f" The {forced} blocks without a shortcut must be passed through, so every "
-                f"path is {forced} longer."
+                f" The {forced} blocks without a shortcut must be passed through, so a path "
+                f"through j of those branches has length j + {forced}."
                 if forced
                 else ""
             )
