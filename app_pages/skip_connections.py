@@ -8,6 +8,7 @@ from typing import Any
 import streamlit as st
 
 import resviz as rv
+from resviz import findings_skip as W
 from resviz.recipes import Result
 from resviz.recipes import shortcuts as R
 from ui import charts, jobs, views
@@ -92,10 +93,6 @@ def stack_settings() -> dict[str, Any] | None:
     return v
 
 
-def per_arm(turns: float) -> str:
-    return f"{turns:g} turn{'' if turns == 1 else 's'} per arm"
-
-
 def chart_with_csv(
     sec: Section, kind: str, r: Result, frame: str, data: str, csv: str, caption: str, **kw: Any
 ) -> None:
@@ -123,21 +120,11 @@ def stack_section() -> None:
         "(*project*). Concat needs neither: it joins x and f(x) side by side, whatever "
         "their widths."
     )
-    changes = (
-        f"{r.width_changes} of the {r.blocks} blocks change the width: *Where widths "
-        "differ* decides what they get"
-        + (" (concat needs neither)." if v["mode"] == "concat" else ".")
-        if r.width_changes
-        else "No block here changes the width, so *Where widths differ* changes nothing; "
-        f"the seed network preset (widths {', '.join(map(str, S.SEED_WIDTHS))}) has blocks "
-        "that do."
-    )
     sec.table(
         r,
         "shortcuts",
         "shortcuts",
-        caption=f"{r.with_shortcut} of {r.blocks} blocks have a shortcut; {r.projections} "
-        f"of them are projections. {changes}",
+        caption=W.shortcut_table_caption(r, v, S.SEED_WIDTHS),
     )
     st.markdown(
         "The PyTorch code for exactly this stack. It needs only `torch`; `build_model()` "
@@ -149,55 +136,6 @@ def stack_section() -> None:
 
 
 # ------------------------------------------------------------------ Signal
-def signal_caption(r: Result, v: dict[str, Any]) -> str:
-    mode = v["mode"]
-    rule = rv.stack_norm_rule(mode, v["join"], v["project"])
-    if mode in ("add", "scaled") and v["join"] == "after_act" and r.identity_blocks < r.blocks:
-        rule += (
-            f" That holds in the {r.identity_blocks} of {r.blocks} blocks whose shortcut is "
-            "the identity."
-        )
-    sig = r.signal
-    trends = [
-        rv.trend(
-            g["norm"],
-            [f"block {b}" for b in g["block"]],
-            (
-                "here, without a shortcut"
-                if name == "plain" or mode == "none"
-                else f"with the shortcut ({mode})"
-            )
-            + ", the mean norm",
-        )
-        for name, g in sig.groupby("variant", sort=False)
-    ]
-    return " ".join(
-        [
-            "256 Gaussian inputs at init.",
-            rv.stack_norm_rule("none"),
-            *([] if mode == "none" else [rule]),
-            *trends,
-        ]
-    )
-
-
-def share_caption(r: Result) -> str:
-    t = r.terms
-    labels = [f"block {b}" for b in t["block"]]
-    return (
-        "identity_share = ||s||^2 / (||s||^2 + ||u||^2), where a block joins the shortcut "
-        "term s and the update u (y = s + u, inside the activation when joined before it): "
-        "how much of the sum is the shortcut term (1 for ReZero at init, where u = 0). "
-        "cosine = cos(s, u): near 0 means each block adds a direction orthogonal to what "
-        "the stream holds. Whether that holds is measured, at init here and after training "
-        "in the Degradation section (no cosine where a block has no shortcut, or with "
-        "concat, which places x and f(x) side by side instead of adding them). "
-        + rv.value_range(t["identity_share"], labels, "here identity_share")
-        + " "
-        + rv.value_range(t["cosine"], labels, "the cosine")
-    )
-
-
 def signal_section() -> None:
     """Per-layer norm, identity share and cosine at init."""
     st.subheader("Forward signal, layer by layer")
@@ -213,7 +151,7 @@ def signal_section() -> None:
         r,
         "signal",
         "forward_signal",
-        caption=signal_caption(r, v),
+        caption=W.signal_caption(r, v),
         x="block",
         y="norm",
         color="variant",
@@ -228,7 +166,7 @@ def signal_section() -> None:
             "shares",
             "terms",
             "identity_share",
-            share_caption(r),
+            W.share_caption(r),
             x="block",
             y="value",
             color="measure",
@@ -246,38 +184,12 @@ def paths_section() -> None:
         return
     sec = Section(TITLE, S.PATHS, dev)
     r = sec.run(R.paths, **v, seed=ctx.seed)
-    k, n = r.with_shortcut, r.blocks
-    forced = n - k
-    caption = (
-        (
-            f"Unroll every shortcut: each of the {k} blocks with one is either skipped or "
-            f"passed through, so there are 2^{k} = {2**k:,} paths, and C({k}, j) of them pass "
-            f"through j of those branches: Binomial({k}, 1/2), mean {k / 2:g}."
-            + (
-                f" The {forced} blocks without a shortcut must be passed through, so a path "
-                f"through j of those branches has length j + {forced}."
-                if forced
-                else ""
-            )
-        )
-        if k
-        else f"No block has a shortcut: there is one path, through all {n} blocks."
-    ) + (
-        " This is Veit et al.'s unrolled view: a later branch receives the sum of the "
-        "earlier paths, so the paths are not independent"
-        + (
-            "; joined before the activation, even the route that skips a branch passes "
-            "through the activation."
-            if r.before_act
-            else "."
-        )
-    )
     sec.chart(
         "bars",
         r,
         "paths",
         "path_lengths",
-        caption=caption,
+        caption=W.paths_caption(r),
         x="length",
         y="paths",
         x_title="path length (branches passed through)",
@@ -287,17 +199,15 @@ def paths_section() -> None:
 
 
 # ------------------------------------------------------------------ training
-def task_picture(cfg: rv.skip.SpiralStacksConfig, name: str) -> None:
-    """The spirals the stacks learn, drawn before any training: ``r.task`` of the
-    section's recipe is this frame (the same function, resviz.skip.task_frame)."""
+def task_picture(sec: Section, cfg: rv.skip.SpiralStacksConfig, name: str) -> None:
+    """The spirals the stacks learn, drawn before any training. ``r.task`` of the
+    section's recipe is this frame (the same function, ``resviz.skip.task_frame``):
+    the notebook draws and declares that."""
     points = rv.skip.task_frame(cfg, ctx.seed)
-    views.chart(
-        charts.scatter(
-            points, "x1", "x2", "class", title=f"The task: {per_arm(cfg.turns)}", height=340
-        ),
-        points,
-        name,
-    )
+    kw = dict(x="x1", y="x2", color="class", title=f"The task: {W.per_arm(cfg.turns)}", height=340)
+    views.chart(charts.scatter(points, **kw), points, name)
+    sec.code(chart_code("scatter", "r.task", kw))
+    sec.notebook.frame(name, "r.task")
 
 
 def begin_notebook(sec: Section, fn: Any, key: tuple, v: dict[str, Any]) -> Result | None:
@@ -360,30 +270,9 @@ def degradation_section() -> None:
     r = begin_notebook(sec, R.degradation, key, v)
     text, picture = st.columns([3, 2])
     with text:
-        st.markdown(
-            "He et al. (2016, Fig. 1): a deeper plain network trained *worse* than a shallow "
-            "one, not because it overfit but because it was harder to optimize. Here four "
-            f"stacks of width {dcfg.width} learn to tell apart {dcfg.classes} interleaved "
-            f"spirals ({dcfg.n_points:,} points, built in, {per_arm(dcfg.turns)}): "
-            f"{dcfg.shallow} and {dcfg.deep} blocks, plain and with the shortcut "
-            f"({dcfg.residual}), from the same seed on the same batches (Adam). The first "
-            "block maps the 2-d points to the width"
-            + (
-                " and, like every concat block here, is projected back to the width."
-                if dcfg.residual == "concat"
-                else " and has no shortcut (the widths differ)."
-            )
-        )
+        st.markdown(W.degradation_intro(dcfg))
     with picture:
-        task_picture(dcfg, "spirals")
-    sec.notebook.frame("spirals", "r.task")
-    sec.code(
-        chart_code(
-            "scatter",
-            "r.task",
-            dict(x="x1", y="x2", color="class", title=f"The task: {per_arm(dcfg.turns)}"),
-        )
-    )
+        task_picture(sec, dcfg, "spirals")
 
     # The four stacks train side by side; the refusal, if any, is shown by the panel below.
     refusal = budget().check(
@@ -429,13 +318,7 @@ def degradation_result(sec: Section, r: Result, v: dict[str, Any]) -> None:
         charts.line(r.curves, y="error", y_title="training error", **CURVE), width="stretch"
     )
     sec.code(chart_code("line", "r.curves", dict(y="error", y_title="training error", **CURVE)))
-    st.caption(
-        f"Cross-entropy and error on all {r.n_points:,} training points, every "
-        f"{r.eval_every} steps; guessing one of {r.classes} classes at random gives error "
-        f"{r.classes - 1}/{r.classes} on average. He et al.'s degradation is a deeper plain "
-        "stack ending higher than a shallower one. "
-        + rv.degradation_summary(r.curves, r.shallow, r.deep)
-    )
+    st.caption(W.degradation_caption(r))
     for row in r.curves[r.curves["diverged"].astype(bool)].itertuples():
         st.warning(
             f"{row.variant} diverged at step {row.step} ({row.divergence}); training of "
@@ -455,28 +338,13 @@ def degradation_result(sec: Section, r: Result, v: dict[str, Any]) -> None:
         ),
     )
     stopped_note(sec, r)
-    cos = r.cosine
-    if cos["cosine"].notna().any():
-        # ReLU after the activation: block 1 outputs relu(...) >= 0 and every later
-        # block adds a >= 0 times relu(...) to it, so both terms are non-negative.
-        relu_note = v["act"] == "relu" and v["join"] == "after_act" and r.residual != "concat"
+    if r.cosine["cosine"].notna().any():
         sec.chart(
             "line",
             r,
             "cosine",
             "cosine_init_vs_trained",
-            caption="cos(shortcut, update) per block on the spiral points, at init and "
-            "after training. Block 1 maps 2-d points to the width, so it has no cosine. "
-            "Values near 0 would support the 'each block adds an orthogonal feature' "
-            "reading"
-            + (
-                "; with ReLU joined after the activation, stream and update are both "
-                "non-negative at init, so the cosine cannot be negative there. "
-                if relu_note
-                else ". "
-            )
-            + "Mean over the blocks, at init and trained: "
-            + rv.stage_change(cos, "cosine", "variant", "stage", "init", "trained", "the cosine"),
+            caption=W.cosine_caption(r, v),
             x="block",
             y="cosine",
             color="series",
@@ -509,22 +377,9 @@ def lesion_section() -> None:
     r = begin_notebook(sec, R.lesion, key, v)
     text, picture = st.columns([3, 2])
     with text:
-        st.markdown(
-            "Veit et al. (2016) deleted single blocks from trained networks: deleting most "
-            "single blocks barely hurt a residual network (its downsampling blocks "
-            "excepted), while deleting a layer of a plain VGG network broke it. Here a plain "
-            f"and a residual stack of {lcfg.depth} blocks (width {lcfg.width}, with the "
-            f"activation and init chosen above, the residual one with the shortcut "
-            f"({lcfg.residual}); Adam at {lcfg.lr:g}) learn spirals with "
-            f"{per_arm(lcfg.turns)}, fewer than the Degradation section's "
-            f"{per_arm(rv.DegradationConfig.turns)}, because a lesion only says something "
-            "about a stack that learned its task. Then each block but the first is deleted "
-            "in turn (x_{l+1} = x_l) and the stack is scored again. The first block maps the "
-            "2-d points to the width and cannot be deleted."
-        )
+        st.markdown(W.lesion_intro(lcfg, rv.DegradationConfig.turns))
     with picture:
-        task_picture(lcfg, "lesion_spirals")
-    sec.notebook.frame("lesion_spirals", "r.task")
+        task_picture(sec, lcfg, "lesion_spirals")
 
     # The panel shows the refusal itself (with Train disabled): check without showing.
     refusal = budget().check(
