@@ -14,6 +14,7 @@ import pytest
 
 from resviz.recipes import MEASURES, RECIPES
 from resviz.recipes.core import recipe_name, settings_of
+from tests.app.conftest import run_section_in_background
 from ui.lessons import load_lessons
 from ui.registry import PAGES
 from ui.specs import SHARED
@@ -48,21 +49,8 @@ def _on_screen(at, step) -> dict:  # noqa: ANN001
     return out
 
 
-def _run_in_background(at) -> None:  # noqa: ANN001
-    """A section that trains in the background (``ui/jobs.py``) measures once its run
-    has finished: press its start button, as the step's text asks, and wait for it."""
-    import ui.jobs
-
-    text = " ".join(x.value for x in [*at.success, *at.warning])
-    starts = [b for b in at.button if (b.key or "").endswith(":start") and not b.disabled]
-    if starts and not SHOWN.search(text):
-        starts[0].click().run()
-        assert ui.jobs.REGISTRY.wait(300), "the section's run did not finish"
-        at.run()
-
-
 def _shown(at) -> str:  # noqa: ANN001
-    _run_in_background(at)
+    run_section_in_background(at)
     text = " ".join(x.value for x in [*at.success, *at.warning])
     found = SHOWN.findall(text)
     assert len(found) == 1, text
