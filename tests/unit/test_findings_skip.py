@@ -48,7 +48,7 @@ def test_signal_caption_states_the_rule_where_it_holds():
 
 
 def test_share_caption_rezero_claim_is_measured():
-    """"1 for ReZero at init, where u = 0": a = 0, learnable, gives exactly 1."""
+    """ "1 for ReZero at init, where u = 0": a = 0, learnable, gives exactly 1."""
     r = R.signal(**_v(mode="scaled", alpha=0.0, learnable=True))
     assert (r.terms["identity_share"] == 1.0).all()
     assert "Here identity_share is 1 everywhere." in W.share_caption(r)
@@ -78,7 +78,7 @@ def test_paths_caption_counts_the_blocks_that_can_be_skipped():
     ],
 )
 def test_cosine_caption_non_negative_claim(settings, noted):
-    """"with ReLU joined after the activation ... the cosine cannot be negative at
+    """ "with ReLU joined after the activation ... the cosine cannot be negative at
     init": measured; where the note is left out, the cosine does go negative."""
     v = {**_v(), "lr": "0.003", **settings, "shallow": 1, "deep": 4, "steps": 20}
     v = {k: v[k] for k in rv.recipes.core.settings_of(R.degradation) if k != "seed"}
