@@ -1,3 +1,388 @@
-"""Recipes of the skip-connections page (one per section; see ``resviz/recipes/core.py``)."""
+"""Recipes of the skip-connections page, one per section (see ``resviz/recipes/core.py``).
+
+A residual block outputs ``x + f(x)``: the input passes on unchanged and the block adds
+an update. The five sections build a stack from the page's settings (URL names) and
+measure it: the block and its generated code (:func:`stack`), the forward signal at
+init (:func:`signal`), the unrolled paths (:func:`paths`, Veit et al. 2016), He et
+al.'s degradation experiment (:func:`degradation`) and Veit et al.'s lesion study
+(:func:`lesion`). The two trained sections take ``progress`` and ``should_stop``.
+
+    r = rv.recipes.shortcuts.lesion(l_depth=16, l_steps=400, seed=0)
+    r.summary  # one row per stack: intact accuracy, mean and worst deletion
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+import torch
+
+from .. import decomposition as D
+from .. import degradation as G
+from .. import lesion_study as LS
+from .. import shortcuts as SC
+from ..codegen import generate_code
+from ..config import StackConfig
+from ..findings_words import format_number
+from .core import Answer, Result, measure, recipe
+
+# The stack presets, as the page's URL names them (ui/specs/skip_connections.py).
+SEED_WIDTHS = (25, 25, 43, 43, 54, 54)
+PRESETS = ("custom depth x width", "seed network 25,25,43,43,54,54")
+# The width of every trained stack of the Degradation section.
+DEGRADATION_WIDTH = 32
+
+Progress = Callable[[pd.DataFrame, int, int], None] | None
+ShouldStop = Callable[[], bool] | None
+
+
+def _block(act: str, init: str, join: str, alpha: float, learnable: bool) -> dict[str, Any]:
+    """The block settings every section of the page shares, as config fields."""
+    return dict(
+        activation=act,
+        init=init,
+        alpha=float(alpha),
+        alpha_learnable=bool(learnable),
+        join=join,
+    )
+
+
+def stack_config(
+    *,
+    preset: str = PRESETS[0],
+    depth: int = 16,
+    width: int = 64,
+    act: str = "relu",
+    init: str = "default",
+    mode: str = "add",
+    join: str = "after_act",
+    mismatch: str = "skip",
+    alpha: float = 0.0,
+    learnable: bool = True,
+    project: bool = False,
+    seed: int = 0,
+) -> StackConfig:
+    """The stack of the Stack, Signal and Paths sections (weights from ``seed``).
+    Raises ``ValueError`` with the reason for a stack that cannot be built."""
+    if preset not in PRESETS:
+        raise ValueError(f"preset must be one of {PRESETS}, got {preset!r}.")
+    kw: dict[str, Any] = dict(
+        _block(act, init, join, alpha, learnable),
+        residual=mode,
+        mismatch=mismatch,
+        concat_project=bool(project),
+        seed=int(seed),
+    )
+    if preset == PRESETS[1]:
+        return StackConfig(widths=SEED_WIDTHS, **kw)
+    return StackConfig(depth=int(depth), width=int(width), **kw)
+
+
+def trained_residual(mode: str) -> str:
+    """The shortcut of the trained residual stacks: ``mode``, or add where it is none
+    (a plain stack has nothing to compare with)."""
+    return mode if mode != "none" else "add"
+
+
+def degradation_config(
+    *,
+    act: str = "relu",
+    init: str = "default",
+    mode: str = "add",
+    join: str = "after_act",
+    alpha: float = 0.0,
+    learnable: bool = True,
+    shallow: int = 4,
+    deep: int = 16,
+    steps: int = 400,
+    lr: str | float = "0.003",
+) -> G.DegradationConfig:
+    """The four stacks of the Degradation section (width 32)."""
+    return G.DegradationConfig(
+        shallow=int(shallow),
+        deep=int(deep),
+        width=DEGRADATION_WIDTH,
+        residual=trained_residual(mode),  # type: ignore[arg-type]
+        steps=int(steps),
+        lr=float(lr),
+        **_block(act, init, join, alpha, learnable),
+    )
+
+
+def lesion_config(
+    *,
+    act: str = "relu",
+    init: str = "default",
+    mode: str = "add",
+    join: str = "after_act",
+    alpha: float = 0.0,
+    learnable: bool = True,
+    l_depth: int = 16,
+    l_steps: int = 400,
+) -> G.LesionConfig:
+    """The plain and the residual stack of the Lesion section."""
+    return G.LesionConfig(
+        depth=int(l_depth),
+        residual=trained_residual(mode),  # type: ignore[arg-type]
+        steps=int(l_steps),
+        **_block(act, init, join, alpha, learnable),
+    )
+
+
+# ------------------------------------------------------------------ Stack
+@recipe
+def stack(
+    *,
+    preset: str = PRESETS[0],
+    depth: int = 16,
+    width: int = 64,
+    act: str = "relu",
+    init: str = "default",
+    mode: str = "add",
+    join: str = "after_act",
+    mismatch: str = "skip",
+    alpha: float = 0.0,
+    learnable: bool = True,
+    project: bool = False,
+    seed: int = 0,
+) -> Result:
+    """Stack: which blocks got a shortcut (read off the model, built on the meta device:
+    no weights), the block as LaTeX and the torch-only code that builds this stack.
+
+    Frame ``shortcuts`` (:func:`resviz.shortcut_table`). Values: ``formula``, ``code``,
+    ``blocks``, ``with_shortcut`` (blocks with any shortcut), ``projections``, and
+    ``width_changes`` (blocks whose nominal input and output widths differ, where an
+    identity shortcut cannot be added)."""
+    cfg = stack_config(
+        preset=preset, depth=depth, width=width, act=act, init=init, mode=mode, join=join,
+        mismatch=mismatch, alpha=alpha, learnable=learnable, project=project, seed=seed,
+    )  # fmt: skip
+    table = SC.shortcut_table(cfg)
+    w = cfg.layer_widths
+    return Result(
+        {"shortcuts": table},
+        {
+            "formula": SC.block_formula(cfg),
+            "code": generate_code(cfg),
+            "blocks": len(table),
+            "with_shortcut": int((table["shortcut"] != "none").sum()),
+            "projections": int((table["shortcut"] == "projection").sum()),
+            "width_changes": sum(a != b for a, b in zip(w, w[1:], strict=False)),
+        },
+    )
+
+
+# ------------------------------------------------------------------ Signal
+@recipe
+def signal(
+    *,
+    preset: str = PRESETS[0],
+    depth: int = 16,
+    width: int = 64,
+    act: str = "relu",
+    init: str = "default",
+    mode: str = "add",
+    join: str = "after_act",
+    mismatch: str = "skip",
+    alpha: float = 0.0,
+    learnable: bool = True,
+    project: bool = False,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+) -> Result:
+    """Signal: the forward signal at init, layer by layer, of the stack and its plain
+    twin, on 256 standard Gaussian inputs (weights and inputs from ``seed``).
+
+    Frames: ``signal`` (:func:`resviz.skip.compare_signal`: every column of
+    :func:`resviz.layer_decomposition` per ``variant``), ``terms`` (the stack with the
+    shortcut: ``block, shortcut_norm, update_norm, identity_share, cosine``) and
+    ``shares`` (``terms`` long, for one chart). Values: ``blocks`` and
+    ``identity_blocks`` (blocks whose shortcut is the identity, x passed on as it is)."""
+    cfg = stack_config(
+        preset=preset, depth=depth, width=width, act=act, init=init, mode=mode, join=join,
+        mismatch=mismatch, alpha=alpha, learnable=learnable, project=project, seed=seed,
+    )  # fmt: skip
+    sig = D.compare_signal(cfg, seed=seed, device=device)
+    terms = D.shortcut_terms(sig)
+    table = SC.shortcut_table(cfg)
+    return Result(
+        {"signal": sig, "terms": terms, "shares": D.share_long(terms)},
+        {
+            "blocks": len(table),
+            "identity_blocks": int((table["shortcut"] == "identity").sum()),
+        },
+    )
+
+
+@measure("skip_last_block_term", of=signal, choices=("shortcut", "update"))
+def last_block_term(r: Result) -> Answer:
+    """In the last block's y = s + u, which term holds most of it: "shortcut" when its
+    identity_share (``||s||^2 / (||s||^2 + ||u||^2)``) is above 1/2, else "update"."""
+    last = r.terms.iloc[-1]
+    share = float(last["identity_share"])
+    block = int(last["block"])
+    num = format_number
+    if float(last["shortcut_norm"]) == 0.0:  # no shortcut in this block
+        return Answer(
+            "update",
+            f"Block {block} has no shortcut: its output is the update alone "
+            f"(mean ||u|| {num(last['update_norm'])}), identity_share = 0.",
+        )
+    answer = "shortcut" if share > 0.5 else "update"
+    return Answer(
+        answer,
+        f"At block {block}, identity_share = {num(share)} (mean ||s|| "
+        f"{num(last['shortcut_norm'])}, mean ||u|| {num(last['update_norm'])}): most of "
+        f"the squared norm of s and u is the {answer}'s.",
+    )
+
+
+# ------------------------------------------------------------------ Paths
+@recipe
+def paths(
+    *,
+    preset: str = PRESETS[0],
+    depth: int = 16,
+    width: int = 64,
+    act: str = "relu",
+    init: str = "default",
+    mode: str = "add",
+    join: str = "after_act",
+    mismatch: str = "skip",
+    alpha: float = 0.0,
+    learnable: bool = True,
+    project: bool = False,
+    seed: int = 0,
+) -> Result:
+    """Paths: the unrolled stack's path lengths (Veit et al. 2016), counted exactly.
+
+    Frame ``paths``: the lengths some path has, ``length, count`` (exact, as text:
+    C(64, 32) is above 2^53), ``fraction``, ``binomial_pmf`` and ``paths`` (the
+    fraction, as the chart draws it). Values: ``blocks``, ``with_shortcut`` (the k of
+    2^k paths) and ``before_act`` (a shortcut joined before the activation)."""
+    cfg = stack_config(
+        preset=preset, depth=depth, width=width, act=act, init=init, mode=mode, join=join,
+        mismatch=mismatch, alpha=alpha, learnable=learnable, project=project, seed=seed,
+    )  # fmt: skip
+    table = SC.shortcut_table(cfg)
+    bars = SC.path_bars(SC.path_lengths(cfg))
+    return Result(
+        {"paths": SC.path_table(bars)},
+        {
+            "blocks": len(table),
+            "with_shortcut": int((table["shortcut"] != "none").sum()),
+            "before_act": cfg.join == "before_act" and cfg.residual in ("add", "scaled"),
+        },
+    )
+
+
+# ------------------------------------------------------------------ trained sections
+def _trained(dcfg: G.SpiralStacksConfig, result: G.DegradationResult) -> dict[str, Any]:
+    """The values a trained section's sentences need."""
+    return {
+        "seconds": result.seconds,
+        "stopped": bool(result.attrs.get("stopped")),
+        "classes": dcfg.classes,
+        "n_points": dcfg.n_points,
+        "turns": dcfg.turns,
+        "eval_every": dcfg.eval_every,
+        "residual": dcfg.residual,
+        "width": dcfg.width,
+    }
+
+
+@recipe
+def degradation(
+    *,
+    act: str = "relu",
+    init: str = "default",
+    mode: str = "add",
+    join: str = "after_act",
+    alpha: float = 0.0,
+    learnable: bool = True,
+    shallow: int = 4,
+    deep: int = 16,
+    steps: int = 400,
+    lr: str | float = "0.003",
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    progress: Progress = None,
+    should_stop: ShouldStop = None,
+) -> Result:
+    """Degradation (He et al. 2016, Fig. 1): shallow and deep stacks of width 32, plain
+    and with the shortcut (add where ``mode`` is none), trained with Adam from ``seed``
+    on the same batches of spirals (:func:`resviz.train_degradation`).
+
+    ``progress(curves_so_far, step, steps)`` at every evaluation; ``should_stop()``
+    ends training early (``values["stopped"]``). Frames: ``task`` (the spirals),
+    ``curves`` (loss and error on all points every ``eval_every`` steps), ``final``
+    (where each stack ended) and ``cosine`` (the residual stacks' cos(shortcut,
+    update) per block, at init and trained)."""
+    dcfg = degradation_config(
+        act=act, init=init, mode=mode, join=join, alpha=alpha, learnable=learnable,
+        shallow=shallow, deep=deep, steps=steps, lr=lr,
+    )  # fmt: skip
+    result = G.train_degradation(dcfg, seed, device, progress, should_stop)
+    return Result(
+        {
+            "task": G.task_frame(dcfg, seed),
+            "curves": result.curves,
+            "final": G.final_table(result),
+            "cosine": G.cosine_stages(result),
+        },
+        {**_trained(dcfg, result), "shallow": dcfg.shallow, "deep": dcfg.deep},
+    )
+
+
+@recipe
+def lesion(
+    *,
+    act: str = "relu",
+    init: str = "default",
+    mode: str = "add",
+    join: str = "after_act",
+    alpha: float = 0.0,
+    learnable: bool = True,
+    l_depth: int = 16,
+    l_steps: int = 400,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    progress: Progress = None,
+    should_stop: ShouldStop = None,
+) -> Result:
+    """Lesion (Veit et al. 2016): a plain and a residual stack of ``l_depth`` blocks
+    learn spirals with one turn per arm, then each block but the first (2-d to the
+    width) is deleted in turn, ``x_{l+1} = x_l``, and the stack scored again on all
+    the points (:func:`resviz.train_lesion`).
+
+    Frames: ``task``, ``curves`` (training), ``lesion`` (accuracy with each block
+    deleted) and ``summary`` (:func:`resviz.lesion_summary`: intact, mean and worst
+    deletion, how many deletions are small)."""
+    lcfg = lesion_config(
+        act=act, init=init, mode=mode, join=join, alpha=alpha, learnable=learnable,
+        l_depth=l_depth, l_steps=l_steps,
+    )  # fmt: skip
+    result = G.train_lesion(lcfg, seed, device, progress, should_stop)
+    return Result(
+        {
+            "task": G.task_frame(lcfg, seed),
+            "curves": result.curves,
+            "lesion": result.lesion,
+            "summary": LS.lesion_summary(result.lesion, lcfg.classes),
+        },
+        _trained(lcfg, result),
+    )
+
+
+@measure(
+    "skip_residual_lesion",
+    of=lesion,
+    choices=("barely changes", "depends on the block", "suffers", "did not learn"),
+)
+def residual_lesion(r: Result) -> Answer:
+    """What deleting one block does to the trained residual stack, judged on every
+    deletion as the caption judges it (:func:`resviz.lesion_verdict`)."""
+    res = r.summary[r.summary["kind"] == "residual"].iloc[0]
+    return Answer(LS.lesion_verdict(res), LS.lesion_sentence(res, r.classes))

@@ -120,3 +120,18 @@ def chart_frames(at: AppTest) -> list:
         for chart in at.get("vega_lite_chart")
         for ds in chart.proto.datasets
     ]
+
+
+def run_section_in_background(at: AppTest, done: str = "Measured: ") -> None:
+    """A section that trains in the background (``ui/jobs.py``) shows its result, and a
+    lesson step on it its measured answer, once its run has finished: unless ``done``
+    is already shown, press the section's start button, as the step's text asks, and
+    wait for the run."""
+    import ui.jobs
+
+    text = " ".join(x.value for x in [*at.success, *at.warning])
+    starts = [b for b in at.button if (b.key or "").endswith(":start") and not b.disabled]
+    if starts and done not in text:
+        starts[0].click().run()
+        assert ui.jobs.REGISTRY.wait(300), "the section's run did not finish"
+        at.run()

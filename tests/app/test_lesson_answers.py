@@ -14,6 +14,7 @@ import pytest
 
 from resviz.recipes import MEASURES, RECIPES
 from resviz.recipes.core import recipe_name, settings_of
+from tests.app.conftest import run_section_in_background
 from ui.lessons import load_lessons
 from ui.registry import PAGES
 from ui.specs import SHARED
@@ -49,6 +50,7 @@ def _on_screen(at, step) -> dict:  # noqa: ANN001
 
 
 def _shown(at) -> str:  # noqa: ANN001
+    run_section_in_background(at)
     text = " ".join(x.value for x in [*at.success, *at.warning])
     found = SHOWN.findall(text)
     assert len(found) == 1, text

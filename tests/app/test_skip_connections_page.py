@@ -108,10 +108,15 @@ def test_train_then_lesion(app):
     summary = next(d.value for d in at.dataframe if "mean_drop" in d.value.columns)
     assert summary["variant"].tolist() == ["plain, 4 blocks", "residual, 4 blocks"]
     assert summary["intact"].between(0, 1).all() and summary["worst_block"].between(2, 4).all()
-    # The caption is worded from the numbers on screen, whatever they are.
+    # The caption is worded from the numbers on screen, whatever they are, and judged
+    # on every deletion (the summary counts the small ones).
     caption = rv.lesion_caption(summary)
     assert caption in [c.value for c in at.caption]
-    assert f"The residual stack (4 blocks, accuracy {summary['intact'].iloc[1]:.2f}" in caption
+    res = summary.iloc[1]
+    assert f"residual stack (4 blocks, accuracy {rv.skip.format_accuracy(res['intact'])}" in caption
+    assert f"at worst, block {res['worst_block']}" in caption
+    said = caption.split("residual stack (4 blocks", 1)[1]
+    assert rv.skip.lesion_verdict(res) in said.split(":")[0]  # the verdict, then its numbers
     ui.jobs.REGISTRY.clear()
 
 
@@ -172,14 +177,47 @@ def test_path_and_table_captions_follow_the_settings(app):
         in find_caption_with(at, "Veit et al.'s unrolled view")
     )
     # The seed network with mismatch=skip has no projections: the old caption's
-    # "shows both cases" was false; the caption now counts the blocks that change width.
+    # "shows both cases" was false; the caption counts the blocks that change width.
     at = app(PAGE, preset="seed network 25,25,43,43,54,54").run()
     clean(at)
     table = at.dataframe[0].value
     changed = int((table["w_in"] != table["w_out"]).sum())
     cap = find_caption_with(at, "blocks have a shortcut")
-    assert "both cases" not in cap and f") {changed} blocks change the width" in cap
+    assert changed == 2
+    assert "both cases" not in cap and f"{changed} of the 5 blocks change the width" in cap
     assert f"{(table['shortcut'] != 'none').sum()} of {len(table)} blocks" in cap
+    # A custom stack has no such block: the caption no longer tells the reader that
+    # *Where widths differ* decides anything here.
+    at = app(PAGE).run()
+    cap = find_caption_with(at, "blocks have a shortcut")
+    assert "No block here changes the width, so *Where widths differ* changes nothing" in cap
+    assert "decides what they get" not in cap
+    # Paths through the seed network: 3 blocks can be skipped, 2 must be passed through.
+    at = app(PAGE, section="Paths", preset="seed network 25,25,43,43,54,54").run()
+    clean(at)
+    paths = next(f for f in chart_frames(at) if "paths" in f.columns)
+    assert paths["length"].tolist() == [2, 3, 4, 5] and paths["count"].tolist() == [
+        "1", "3", "3", "1",
+    ]  # fmt: skip
+    cap = find_caption_with(at, "Veit et al.'s unrolled view")
+    assert "2^3 = 8 paths" in cap
+    assert "The 2 blocks without a shortcut must be passed through" in cap
+    assert "has length j + 2" in cap
+
+
+def test_signal_norm_rule_says_which_blocks_it_holds_in(app):
+    # ||y||^2 = ||x||^2 + ||u||^2 + 2<x, u> is the algebra of an identity shortcut; the
+    # seed network's two width-changing blocks have none (mismatch=skip), and there the
+    # norm can fall with u pointing anywhere. The caption says how many blocks it covers.
+    at = app(PAGE, section="Signal", preset="seed network 25,25,43,43,54,54").run()
+    clean(at)
+    share = next(f for f in chart_frames(at) if "measure" in f.columns)
+    no_shortcut = share[(share["measure"] == "identity_share") & (share["value"] == 0)]
+    assert no_shortcut["block"].tolist() == [2, 4]
+    cap = find_caption_with(at, "256 Gaussian inputs at init")
+    assert "That holds in the 3 of 5 blocks whose shortcut is the identity." in cap
+    at = app(PAGE, section="Signal").run()
+    assert "That holds in" not in find_caption_with(at, "256 Gaussian inputs at init")
 
 
 def test_degradation_and_cosine_captions_state_the_trained_numbers(app):
@@ -190,6 +228,8 @@ def test_degradation_and_cosine_captions_state_the_trained_numbers(app):
     clean(at)
     intro = next(m.value for m in at.markdown if "He et al. (2016" in m.value)
     assert "has no shortcut" not in intro and "projected back to the width" in intro
+    assert "four stacks of width 32" in intro and "1 and 3 blocks" in intro
+    assert "with the shortcut (concat)" in intro
     at.button(key="degradation:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()

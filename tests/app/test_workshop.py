@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.app.conftest import run_section_in_background
 from ui.lessons import load_lessons
 from ui.registry import PAGES
 from ui.specs import SHARED
@@ -50,6 +51,7 @@ def test_every_lesson_step_opens_with_its_settings(app, lesson_id, index):
         at.radio(key=f"lesson:choice:{lesson_id}:{index}").set_value(step.predict.choices[0]).run()
         at.button(key="lesson:lock").click().run()
         assert not at.exception, [e.value for e in at.exception]
+        run_section_in_background(at)  # a training section: press its start button
         shown = " ".join(x.value for x in [*at.success, *at.warning])
         assert "Measured: " in shown
     for name, value in step.settings:

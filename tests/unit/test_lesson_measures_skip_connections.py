@@ -1,35 +1,24 @@
-"""The skip-connections page's workshop measures: each answer on both sides of its flip,
-computed from the same library calls as the page, at settings the page allows."""
+"""The skip-connections page's lesson measures: each reads its section's recipe result
+(``resviz.recipes.shortcuts``), and each answer comes out on a setting the page allows."""
 
 import pytest
 
 import resviz as rv
-from ui import skip_configs
-from ui.lesson_measures import MEASURES, Measured
-from ui.specs import InvalidParam
+from resviz.recipes import MEASURES
+from resviz.recipes import shortcuts as R
+from resviz.recipes.core import settings_of
+from ui.specs import skip_connections as S
 
 
-def _measure(name, settings, seed=0) -> Measured:
-    return MEASURES[name](settings, seed)
-
-
-@pytest.mark.parametrize(
-    ("settings", "answer"),
-    [
-        ({}, "grows"),  # x + relu(Wx + b): every block adds to the stream
-        ({"mode": "none"}, "shrinks"),  # PyTorch's default init shrinks a plain relu stack
-        ({"mode": "scaled", "alpha": 0.0}, "stays the same"),  # ReZero: the identity at init
-    ],
-)
-def test_norm_trend(settings, answer):
-    got = _measure("skip_norm_trend", settings)
-    assert got.answer == answer
-    # The numbers in the sentence are the Signal section's.
-    cfg = skip_configs.stack_config(skip_configs.defaults(settings), 0)
-    signal = rv.skip.compare_signal(cfg, seed=0)
-    rows = signal[signal["variant"] != "plain"]
-    assert f"is {rv.format_number(rows['norm'].iloc[0])} at block 1" in got.sentence
-    assert f"at block {len(rows)}: it {answer}." in got.sentence
+def test_recipe_defaults_are_the_page_defaults():
+    """A lesson step's settings go over these defaults: they must be the page's."""
+    assert R.PRESETS == S.PRESETS and R.SEED_WIDTHS == S.SEED_WIDTHS
+    for section, name in S.SPEC.recipes.items():
+        fn = rv.recipes.RECIPES[name]
+        for setting, default in settings_of(fn).items():
+            if setting == "seed":
+                continue
+            assert S.SPEC.param(setting).default == default, (section, setting)
 
 
 @pytest.mark.parametrize(
@@ -42,27 +31,46 @@ def test_norm_trend(settings, answer):
     ],
 )
 def test_last_block_term(settings, answer):
-    got = _measure("skip_last_block_term", settings)
+    got = MEASURES["skip_last_block_term"].at(settings, seed=0)
     assert got.answer == answer
-    assert got.sentence.startswith("At block 16, identity_share = ")
+    # The numbers in the sentence are the Signal section's.
+    last = R.signal(**settings, seed=0).terms.iloc[-1]
+    assert f"identity_share = {rv.format_number(last['identity_share'])}" in got.sentence
+    assert f"mean ||u|| {rv.format_number(last['update_norm'])}" in got.sentence
+    if settings.get("mode") == "none":
+        assert got.sentence.startswith("Block 16 has no shortcut")
+    else:
+        assert got.sentence.startswith("At block 16, identity_share = ")
+        assert got.sentence.endswith(f"is the {answer}'s.")
 
 
 @pytest.mark.parametrize(
     ("settings", "answer"),
     [
-        ({}, "barely changes"),  # the defaults: 16 blocks, 400 steps
+        # The lesson step's settings (the page's defaults): most deletions cost at most
+        # 5 points, a few early blocks cost 9-23 (seeds 0-4).
+        ({"l_depth": 16, "l_steps": 400}, "depends on the block"),
+        # Near-zero branches over 32 blocks: every deletion costs at most 4.6 points.
+        ({"init": "small", "l_depth": 32}, "barely changes"),
         ({"l_depth": 4, "l_steps": 100}, "suffers"),
         ({"l_depth": 16, "l_steps": 100, "act": "sigmoid"}, "did not learn"),
     ],
 )
 def test_residual_lesion(settings, answer):
-    got = _measure("skip_residual_lesion", settings)
+    r = R.lesion(**settings, seed=0)
+    got = MEASURES["skip_residual_lesion"].read(r)
     assert got.answer == answer, got.sentence
-    assert got.sentence.endswith(f"the residual stack {answer}.")
-
-
-def test_measures_refuse_settings_the_page_would_refuse():
-    with pytest.raises(InvalidParam):
-        _measure("skip_norm_trend", {"depth": 65})
-    with pytest.raises(ValueError, match="no setting"):
-        _measure("skip_norm_trend", {"bogus": 1})
+    res = r.summary[r.summary["kind"] == "residual"].iloc[0]
+    assert got.sentence == rv.skip.lesion_sentence(res, 3)
+    drops = res["intact"] - r.lesion[r.lesion["kind"] == "residual"]["accuracy"]
+    small = int((drops <= rv.skip.LESION_SMALL_DROP).sum())
+    if answer == "barely changes":
+        assert small == len(drops)
+    elif answer == "suffers":
+        assert small == 0
+    elif answer == "depends on the block":
+        assert 0 < small < len(drops)
+        assert f"{small} of its {len(drops)} deletions cost at most 5 points" in got.sentence
+        assert f"at worst, block {int(res['worst_block'])}" in got.sentence
+    if answer == "suffers":  # the cheapest: .at() runs the recipe and reads it the same
+        assert MEASURES["skip_residual_lesion"].at(settings, seed=0) == got

@@ -2,6 +2,7 @@
 
 import math
 
+import pandas as pd
 import pytest
 import torch
 
@@ -272,52 +273,84 @@ def test_lesion_study_on_the_defaults(lesioned, seed):
         s.loc["residual", "mean_drop"]
     )
     assert s.loc["residual", "worst_block"] == les.loc[les["accuracy"].idxmin(), "block"]
+    # Audit: the old caption said the residual stack "barely changes", judged on the
+    # mean drop, while its worst single deletion cost 9-23 points (seeds 0-4). It is
+    # judged on every deletion: a few early blocks matter, and the caption says which.
+    worst = s.loc["residual", "worst_drop"]
+    assert worst > rv.skip.LESION_SMALL_DROP
+    large = les[s.loc["residual", "intact"] - les["accuracy"] > rv.skip.LESION_SMALL_DROP]
+    assert s.loc["residual", "large_blocks"] == ", ".join(str(b) for b in large["block"])
     caption = rv.lesion_caption(rv.lesion_summary(res.lesion))
-    assert "The residual stack (16 blocks" in caption and "barely changes" in caption
-    assert f"{100 * s.loc['residual', 'mean_drop']:.1f} accuracy points on average" in caption
+    assert "barely changes" not in caption
+    assert "For the residual stack (16 blocks" in caption and "it depends on the block" in caption
+    assert f"{15 - len(large)} of its 15 deletions cost at most 5 points" in caption
+    assert (
+        f"by {rv.format_number(-100 * s.loc['residual', 'mean_drop'])} points on average and by "
+        f"{rv.format_number(-100 * worst)} at worst, block {s.loc['residual', 'worst_block']}"
+    ) in caption
     assert "The plain stack (16 blocks" in caption and "suffers" in caption
 
 
-def _summary(kind, intact, mean_drop, worst_drop=0.3, depth=16):
-    return {
-        "variant": f"{kind}, {depth} blocks",
-        "kind": kind,
-        "depth": depth,
-        "intact": intact,
-        "mean_deleted": intact - mean_drop,
-        "worst_deleted": intact - worst_drop,
-        "mean_drop": mean_drop,
-        "worst_drop": worst_drop,
-        "worst_block": 4,
-        "learned": intact >= rv.skip.learned_accuracy(3),
-    }
+def _summary(kind, intact, drops, depth=16):
+    """A lesion_summary row from the accuracy drops of each deletion (blocks 2, 3, ...)."""
+    les = pd.DataFrame(
+        {
+            "block": range(2, 2 + len(drops)),
+            "loss": 0.0,
+            "accuracy": [intact - d for d in drops],
+            "base_accuracy": intact,
+            "variant": f"{kind}, {depth} blocks",
+            "kind": kind,
+            "depth": depth,
+        }
+    )
+    return rv.lesion_summary(les)
 
 
 def test_lesion_caption_on_every_outcome():
-    import pandas as pd
-
     def caption(*rows):
-        return rv.lesion_caption(pd.DataFrame([_summary(*r) for r in rows]))
+        return rv.lesion_caption(pd.concat([_summary(*r) for r in rows], ignore_index=True))
 
     assert rv.skip.learned_accuracy(3) == pytest.approx(2 / 3)
     assert rv.skip.learned_accuracy(2) == pytest.approx(3 / 4)
-    # Residual robust, plain learned and broken: the paper's outcome.
-    c = caption(("residual", 0.95, 0.03, 0.12), ("plain", 0.94, 0.5, 0.9))
+    # Every deletion small, plain broken by every deletion: the paper's outcome.
+    c = caption(("residual", 0.95, [0.01, 0.03, 0.04]), ("plain", 0.94, [0.5, 0.9, 0.3]))
     assert "The residual stack (16 blocks, accuracy 0.95 intact) barely changes" in c
-    assert "3.0 accuracy points on average and 12.0 at worst (block 4)" in c
+    assert "each of its 3 deletions costs at most 5 points" in c
+    assert "by -2.67 points on average and by -4 at worst, block 4" in c
     assert "The plain stack (16 blocks, accuracy 0.94 intact) suffers" in c
-    assert "50.0 accuracy points on average" in c and "did not learn" not in c
-    # Residual not robust: said so, with the measured drop; never "barely changes".
-    c = caption(("residual", 0.85, 0.12, 0.45), ("plain", 0.94, 0.5))
+    assert "every one of its 3 deletions costs more than 5 points" in c
+    assert "by -56.7 points on average" in c and "did not learn" not in c
+    # The audit's case: a mean drop of 3 points, one deletion costing 12. Not "barely
+    # changes" (the old caption's word, judged on the mean): the block is named.
+    c = caption(("residual", 0.95, [0.12, 0.0, 0.0, 0.0]), ("plain", 0.94, [0.5]))
+    assert "barely changes" not in c
+    assert "it depends on the block: 3 of its 4 deletions cost at most 5 points" in c
+    assert "deleting block 2 costs more (per deletion, accuracy changes by -3 points on " in c
+    c = caption(("residual", 0.95, [0.12, 0.2, 0.0]), ("plain", 0.94, [0.5]))
+    assert "deleting blocks 2 and 3 costs more" in c
+    # Residual not robust: said so, with the measured drops.
+    c = caption(("residual", 0.85, [0.12, 0.45]), ("plain", 0.94, [0.5]))
     assert "The residual stack (16 blocks, accuracy 0.85 intact) suffers" in c
-    assert "12.0 accuracy points on average" in c and "barely changes" not in c
+    assert "barely changes" not in c and "shrug a deletion off" in c
+    # A deletion that helps is a gain, signed, not a negative cost.
+    c = caption(("residual", 0.95, [-0.02, 0.01]), ("plain", 0.94, [0.5]))
+    assert "by +0.5 points on average and by -1 at worst, block 3" in c
     # Plain did not learn: its lesion shows nothing, and the caption says so.
-    c = caption(("residual", 0.95, 0.03), ("plain", 1 / 3, 0.0, 0.0))
-    assert "The plain stack (16 blocks, accuracy 0.33 intact) did not learn the task" in c
+    c = caption(("residual", 0.95, [0.03]), ("plain", 1 / 3, [0.0]))
+    assert "The plain stack (16 blocks, accuracy 0.333 intact) did not learn the task" in c
     assert "shows nothing" in c and "suffers" not in c and "single path" not in c
     # A residual stack that did not learn is not called robust either.
-    c = caption(("residual", 0.40, 0.01), ("plain", 0.34, 0.0))
+    c = caption(("residual", 0.40, [0.01]), ("plain", 0.34, [0.0]))
     assert c.count("did not learn") == 2 and "barely changes" not in c
+
+
+def test_accuracy_is_never_printed_as_perfect_when_it_is_not():
+    assert rv.skip.format_accuracy(1535 / 1536) == "0.999"
+    assert rv.skip.format_accuracy(0.9996) == "0.9996"  # format_number writes 1
+    assert rv.skip.format_accuracy(1.0) == "1"
+    assert rv.skip.format_accuracy(0.95) == "0.95"
+    assert rv.skip.format_accuracy(1 / 1536) == "6.51e-4"
 
 
 def test_training_reports_progress_stops_and_marks_divergence():

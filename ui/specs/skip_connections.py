@@ -39,4 +39,11 @@ SPEC = PageSpec(
         Param("l_depth", "int", 16, lo=4, hi=48, section=LESION),
         Param("l_steps", "int", 400, lo=100, hi=2000, step=100, section=LESION),
     ),
+    recipes={
+        STACK: "shortcuts.stack",
+        SIGNAL: "shortcuts.signal",
+        PATHS: "shortcuts.paths",
+        DEGRADATION: "shortcuts.degradation",
+        LESION: "shortcuts.lesion",
+    },
 )
