@@ -24,6 +24,7 @@ import math
 from collections.abc import Sequence
 
 __all__ = [
+    "agreement_words",
     "crossing_words",
     "format_number",
     "lower_words",
@@ -195,3 +196,27 @@ def lower_words(name_a: str, value_a: float, name_b: str, value_b: float, digits
     if va < vb:
         return f"{name_a} ends lower ({ta} against {tb} for {name_b})"
     return f"{name_b} ends lower ({tb} against {ta} for {name_a})"
+
+
+def agreement_words(measured: float, reference: float, ref_name: str, rtol: float = 0.05) -> str:
+    """How a measurement compares with a prediction, to fill "the measurement ...":
+    ``"agrees with l^L (9.31e-10) within 0.39%"`` when ``|measured / reference - 1|``
+    is at most ``rtol``; otherwise ``"is 5.15e6 times l^L (9.31e-10)"``. A reference
+    of exactly 0: ``"is 3e-40, where l^L is exactly 0"`` (or ``"is exactly 0, as is
+    l^L"``); NaN or Inf involved: ``"is NaN: not comparable with l^L"``."""
+    m, r = float(measured), float(reference)
+    if not (math.isfinite(m) and math.isfinite(r)):
+        return f"is {format_number(m)}: not comparable with {ref_name} ({format_number(r)})"
+    if r == 0:
+        return (
+            f"is exactly 0, as is {ref_name}"
+            if m == 0
+            else (f"is {format_number(m)}, where {ref_name} is exactly 0")
+        )
+    rel = m / r - 1
+    if abs(rel) <= rtol:
+        return (
+            f"agrees with {ref_name} ({format_number(r)}) within "
+            f"{format_number(max(abs(rel) * 100, 1e-3), 2)}%"
+        )
+    return f"is {format_number(m / r)} times {ref_name} ({format_number(r)})"

@@ -7,13 +7,22 @@ identity term that no product of small Jacobians can remove.
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from collections.abc import Callable
+
 import pandas as pd
 import torch
 
+from .. import gradient_training as T
 from .. import gradients as G
+from .. import shattered as SH
 from ..config import StackConfig
-from ..findings_words import format_number
+from ..findings_words import agreement_words, format_number
 from .core import Answer, Result, measure, recipe
+
+Progress = Callable[[Result, int, int], None]
+ShouldStop = Callable[[], bool]
 
 
 def stack(
@@ -73,4 +82,284 @@ def larger_input_gradient(r: Result) -> Answer:
         "plain" if plain > resid else "residual",
         f"||dL/dx_0|| / ||dL/dx_L|| is {format_number(plain)} in the plain stack and "
         f"{format_number(resid)} in the residual one.",
+    )
+
+
+# ----------------------------------------------------------------------- derivation
+# How close the measured gain must come to l^L to be said to "agree" with it.
+AGREE_RTOL = 0.05
+
+
+@recipe
+def derivation(
+    *,
+    depth: int = 10,
+    width: int = 64,
+    act: str = "tanh",
+    init: str = "default",
+    norm: str = "none",
+    block: int = 1,
+    l: float = 0.5,  # noqa: E741 - the page's URL name for the shortcut scale
+    L: int = 30,  # noqa: N803 - the page's URL name for the scaled stack's depth
+    small: bool = True,
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+) -> Result:
+    """Derivation: block ``block``'s Jacobians (``J`` and ``I + J``) in the plain and the
+    residual stack, and He et al. 2016's scaled shortcut ``l·x + f(x)`` over ``L``
+    blocks (near-zero branches if ``small``) beside its identity term ``l^(L-l)``,
+    all in float64. ``block`` is clamped to ``depth``.
+
+    Frames: ``norms`` (variant, ``||J|| (branch)``, ``||block Jacobian||``, gain),
+    ``spectrum`` (variant, matrix, index, sigma, curve), ``ratio`` (block,
+    blocks_above, measured, identity_term, rel_error) and ``ratio_curves`` (the
+    measured gain and the identity term as two curves). Values: ``block`` (as
+    measured), ``measured`` and ``identity_term`` at the input, ``agrees`` (within
+    :data:`AGREE_RTOL`) and ``agreement`` (the words)."""
+    base = stack(depth, width, act, init, norm, seed)
+    block = max(1, min(int(block), depth))
+    variants = G.plain_and_residual(base)
+    per = {name: G.layer_gradients(cfg, seed=seed, device=device) for name, cfg in variants.items()}
+    spectra = {
+        name: G.block_jacobian(cfg, block, seed=seed, device=device)
+        for name, cfg in variants.items()
+    }
+    scaled = dataclasses.replace(base, depth=L, identity_scale=l, init="small" if small else init)
+    ratio = G.identity_ratio(scaled, seed=seed, device=device)
+    measured = float(ratio["measured"].iloc[0])
+    theory = float(ratio["identity_term"].iloc[0])
+    rel = measured / theory - 1 if theory != 0 and math.isfinite(measured) else math.nan
+    return Result(
+        {
+            "norms": G.jacobian_norms(spectra, per),
+            "spectrum": G.jacobian_spectrum(spectra),
+            "ratio": ratio,
+            "ratio_curves": G.identity_ratio_long(ratio),
+        },
+        {
+            "block": block,
+            "measured": measured,
+            "identity_term": theory,
+            "agrees": bool(math.isfinite(rel) and abs(rel) <= AGREE_RTOL),
+            "agreement": agreement_words(measured, theory, "l^L", AGREE_RTOL),
+            "why": scaled_shortcut_words(ratio, l, norm, small),
+        },
+    )
+
+
+def scaled_shortcut_words(ratio: pd.DataFrame, l: float, norm: str, small: bool) -> str:  # noqa: E741
+    """Why the measured gain of ``l·x + f(x)`` at the input does or does not follow
+    the identity term ``l^L``, from :func:`resviz.identity_ratio`'s frame: a sentence
+    that holds for the run it describes."""
+    measured = float(ratio["measured"].iloc[0])
+    theory = float(ratio["identity_term"].iloc[0])
+    branches = "these near-zero branches" if small else "these branches"
+    if theory == 0:
+        return (
+            "l = 0 is a plain stack: the identity term is exactly 0, and what reaches the "
+            "input comes from the terms made of the branches' Jacobians alone."
+        )
+    rel = measured / theory - 1 if math.isfinite(measured) else math.nan
+    if math.isfinite(rel) and abs(rel) <= AGREE_RTOL:
+        return (
+            f"With {branches} the terms made of the branches' Jacobians are small next "
+            "to the identity term: it is nearly all that is left."
+        )
+    s0, s_last = float(ratio["stream_norm"].iloc[0]), float(ratio["stream_norm"].iloc[-1])
+    if norm != "none" and s_last < s0:
+        return (
+            f"A {norm} norm sits before every branch here. Its Jacobian scales as one over "
+            f"the size of its input, and with l = {l:g} the stream shrinks block by block "
+            f"(its mean norm falls from {format_number(s0)} at x_0 to "
+            f"{format_number(s_last)} at x_L), so the branches' Jacobians are not small "
+            "next to l: the argument that leaves the identity "
+            "term alone does not apply."
+        )
+    return (
+        f"With {branches} the terms made of the branches' Jacobians are not small next to "
+        f"the identity term l^L: they change the gain by more than "
+        f"{format_number(AGREE_RTOL * 100)}%."
+    )
+
+
+@measure("gradflow_scaled_shortcut", of=derivation, choices=("shrinks", "grows"))
+def scaled_shortcut(r: Result) -> Answer:
+    """Through ``L`` blocks of ``l·x + f(x)``, does the gradient reaching the input
+    shrink or grow relative to the output's? Grows when the measured
+    ``||dL/dx_0|| / ||dL/dx_L||`` is 1 or more; shrinks otherwise (NaN included: no
+    gradient at the output)."""
+    measured = r.measured
+    return Answer(
+        "grows" if measured >= 1 else "shrinks",
+        f"The measured ||dL/dx_0|| / ||dL/dx_L|| is {format_number(measured)}; it "
+        f"{r.agreement}. {r.why}",
+    )
+
+
+# ---------------------------------------------------------------------- depth sweep
+def _sweep_result(df: pd.DataFrame, stopped: bool = False) -> Result:
+    return Result({"sweep": G.with_variant(df)}, {"stopped": stopped})
+
+
+@recipe
+def depth_sweep(
+    *,
+    width: int = 64,
+    init: str = "default",
+    norm: str = "none",
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    progress: Progress | None = None,
+    should_stop: ShouldStop | None = None,
+) -> Result:
+    """Depth sweep: fresh plain and residual stacks of every depth in
+    :data:`resviz.gradients.DEFAULT_DEPTHS` for each activation, one float64 backward
+    pass each (:func:`resviz.depth_sweep`). ``progress(partial_result, done, total)``
+    after each stack; ``should_stop()`` ends it early (``stopped`` is then True).
+
+    Frame ``sweep``: activation, residual, depth, first_weight_grad, input_grad,
+    output_grad, gain, variant (``plain`` or ``residual``)."""
+    base = stack(1, width, "tanh", init, norm, seed)
+    report = None
+    if progress is not None:
+
+        def report(df: pd.DataFrame, done: int, total: int) -> None:
+            progress(_sweep_result(df), done, total)
+
+    df = G.depth_sweep(
+        base,
+        G.DEFAULT_DEPTHS,
+        seed=seed,
+        device=device,
+        callback=report,
+        should_stop=should_stop,
+    )
+    return _sweep_result(df, bool(df.attrs.get("stopped")))
+
+
+# ------------------------------------------------------------------------- training
+BATCH = 64
+
+
+def _training_result(trace: T.GradTrace) -> Result:
+    found = trace.attrs.get("divergence", {}) or {}
+    return Result(
+        {"loss": trace.loss, "layers": trace.layers},
+        {
+            "steps": trace.steps,
+            "stopped": bool(trace.attrs.get("stopped")),
+            "divergence": {name: d.describe() for name, d in found.items()},
+        },
+    )
+
+
+@recipe
+def training(
+    *,
+    depth: int = 10,
+    width: int = 64,
+    act: str = "tanh",
+    init: str = "default",
+    norm: str = "none",
+    steps: int = 200,
+    lr: str | float = "1e-3",
+    train_scaled: bool = False,
+    l: float = 0.5,  # noqa: E741 - the page's URL name for the shortcut scale
+    seed: int = 0,
+    device: str | torch.device = "cpu",
+    progress: Progress | None = None,
+    should_stop: ShouldStop | None = None,
+) -> Result:
+    """Training: the plain and the residual stack (and ``l·x + f(x)`` if
+    ``train_scaled``) trained side by side with Adam on the same teacher batches of
+    64 (:func:`resviz.train_layer_grads`), every block's gradient norm recorded at
+    every step (summed in float64).
+
+    Frames: ``loss`` (variant, step, loss, grad_norm, diverged, divergence) and
+    ``layers`` (variant, step, block, grad_norm). Values: ``steps``, ``stopped`` and
+    ``divergence`` (variant -> where and why it diverged)."""
+    base = stack(depth, width, act, init, norm, seed)
+    variants = T.training_variants(base, float(l) if train_scaled else None)
+    report = None
+    if progress is not None:
+
+        def report(trace: T.GradTrace, done: int, total: int) -> None:
+            progress(_training_result(trace), done, total)
+
+    trace = T.train_layer_grads(
+        variants,
+        steps=steps,
+        seed=seed,
+        lr=float(lr),
+        batch_size=BATCH,
+        device=device,
+        callback=report,
+        should_stop=should_stop,
+    )
+    return _training_result(trace)
+
+
+# ------------------------------------------------------------------------ shattered
+# The nets the Shattered section measures (no setting changes them).
+SHATTERED_DEPTHS, SHATTERED_WIDTH = (2, 10, 50), 64
+SMOOTH = 0.5  # a lag-1 autocorrelation at least this is called smooth
+
+
+def first_lag_below(acf: pd.DataFrame, level: float = SMOOTH) -> pd.DataFrame:
+    """Per net (variant, depth), the first lag ``> 0`` whose autocorrelation is below
+    ``level``: ``first_lag_below`` (NaN if none up to ``max_lag``), ``max_lag`` and
+    ``defined`` (False where a correlation is NaN: a constant or non-finite gradient)."""
+    rows = []
+    for (variant, d), g in acf.groupby(["variant", "depth"]):
+        low = g[(g["lag"] > 0) & (g["corr"] < level)]["lag"]
+        rows.append(
+            {
+                "variant": variant,
+                "depth": int(d),
+                "first_lag_below": float(low.min()) if len(low) else math.nan,
+                "max_lag": int(g["lag"].max()),
+                "defined": not bool(g["corr"].isna().any()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+@recipe
+def shattered(*, bn: bool = True, seed: int = 0, device: str | torch.device = "cpu") -> Result:
+    """Shattered: ``df/dx`` along 256 inputs in ``[-2, 2]`` of plain and residual ReLU
+    nets of depth 2, 10 and 50 (width 64), with batch normalization if ``bn``
+    (Balduzzi et al. 2017), and its autocorrelation.
+
+    Frames: ``gradients`` (residual, depth, input, grad, grad_scaled, variant),
+    ``lag1`` (depth, plain and residual lag-1 autocorrelation), ``acf`` (residual,
+    depth, lag, corr, variant, curve) and ``below`` (:func:`first_lag_below`)."""
+    grads, acf = SH.shattered_summary(
+        SHATTERED_DEPTHS,
+        width=SHATTERED_WIDTH,
+        norm="batch" if bn else "none",
+        seed=seed,
+        device=device,
+    )
+    curves = SH.acf_curves(acf)
+    return Result(
+        {
+            "gradients": G.with_variant(grads).rename(columns={"x": "input"}),
+            "lag1": SH.lag_table(acf),
+            "acf": curves,
+            "below": first_lag_below(curves),
+        }
+    )
+
+
+@measure("gradflow_plain_shattered", of=shattered, choices=("smooth", "shattered"))
+def plain_shattered(r: Result) -> Answer:
+    """Is the deepest plain net's ``df/dx`` still smooth between neighbouring inputs?
+    Shattered when its lag-1 autocorrelation is below 0.5; smooth otherwise
+    (undefined, a constant gradient, included)."""
+    deepest = max(SHATTERED_DEPTHS)
+    corr = float(r.lag1.set_index("depth").loc[deepest, "plain lag-1 autocorrelation"])
+    shown = format_number(corr) if math.isfinite(corr) else "undefined (the gradient is constant)"
+    return Answer(
+        "shattered" if corr < SMOOTH else "smooth",
+        f"The plain {deepest}-block net's lag-1 autocorrelation of df/dx is {shown}.",
     )

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
+import resviz.gradients as G
 import ui.jobs
-from resviz import gradflow as G
 from tests.app.conftest import NUM, clean, find_caption, find_job, find_metric, open_section
 
 PAGE = "app_pages/gradient_flow.py"
@@ -71,7 +71,8 @@ def test_depth_sweep_captions_quote_the_sweep(app, monkeypatch):
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
     clean(at)
-    df = find_job("gradflow_sweep").result.set_index(["activation", "residual", "depth"])["gain"]
+    df = find_job("gradflow_sweep").result.sweep.set_index(["activation", "residual", "depth"])
+    df = df["gain"]
     # One caption per activation panel, in the grid's order.
     panel_caps = [c.value for c in at.caption if c.value.startswith("plain (depth 1 to 100)")]
     assert len(panel_caps) == 4
@@ -89,7 +90,7 @@ def test_depth_sweep_captions_quote_the_sweep(app, monkeypatch):
     # The other measure rewords the captions from its own column.
     at.radio(key="gradient_flow:measure").set_value("||dL/dW_1||").run()
     clean(at)
-    w = find_job("gradflow_sweep").result.set_index(["activation", "residual", "depth"])
+    w = find_job("gradflow_sweep").result.sweep.set_index(["activation", "residual", "depth"])
     panel_caps = [c.value for c in at.caption if c.value.startswith("plain (depth 1 to 100)")]
     m = re.search(rf"from {NUM} to (?:exactly )?{NUM}", panel_caps[0].split(";")[0])
     assert m, panel_caps[0]

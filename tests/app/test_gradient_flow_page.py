@@ -3,9 +3,10 @@
 import pytest
 
 import resviz as rv
+import resviz.gradients as G
 import ui.jobs
-from resviz import gradflow as G
-from tests.app.conftest import clean, find_job, find_metric, open_section
+from resviz.recipes import MEASURES
+from tests.app.conftest import clean, find_caption_with, find_job, find_metric, open_section
 
 PAGE = "app_pages/gradient_flow.py"
 pytestmark = pytest.mark.usefixtures("fresh_jobs")
@@ -38,7 +39,7 @@ def test_first_view_is_light_and_measures(app):
 
 def test_sweep_button_runs_and_shows_the_result(app, monkeypatch):
     # Fewer depths keep the test short; tests/unit pins the sweep's numbers.
-    monkeypatch.setattr(G, "DEFAULT_DEPTHS", (1, 8, 64))
+    monkeypatch.setattr(G, "DEFAULT_DEPTHS", (1, 8, 64, 100))
     at = app(PAGE, section="Depth sweep").run()
     clean(at)
     assert len(at.get("vega_lite_chart")) == 0
@@ -46,16 +47,23 @@ def test_sweep_button_runs_and_shows_the_result(app, monkeypatch):
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
     clean(at)
-    sweep = find_job("gradflow_sweep")
-    assert sweep.state == "done" and len(sweep.result) == 3 * 8
-    tanh = sweep.result[sweep.result["activation"] == "tanh"].set_index(["residual", "depth"])
+    job = find_job("gradflow_sweep")
+    sweep = job.result.sweep
+    assert job.state == "done" and len(sweep) == 4 * 8
+    tanh = sweep[sweep["activation"] == "tanh"].set_index(["residual", "depth"])
     assert tanh.loc[("none", 64), "gain"] < 1e-10 < tanh.loc[("add", 64), "gain"]
+    # float64: the plain tanh stack of 100 blocks passes back 1.5e-26 of its output's
+    # gradient, which float32 showed as "exactly 0" (9 of the sweep's points were).
+    assert tanh.loc[("none", 100), "gain"] == pytest.approx(1.5e-26, rel=0.1)
+    assert (sweep[["gain", "first_weight_grad"]] > 0).all().all()
     assert len(at.get("vega_lite_chart")) == 4  # a panel per activation
     assert _downloads(at) == ["Download CSV", "Reproduce in a notebook"]
-    assert any("underflowed float32" in c.value for c in at.caption)
+    note = find_caption_with(at, "Each point is a fresh stack")
+    assert "one backward pass in float64" in note and "No point is 0" in note
+    assert not any("float32" in c.value for c in at.caption)
     # The sweep sets depth and activation itself: they are not drawn, and do not key it.
     assert not [s for s in at.slider if s.key == "gradient_flow:depth"]
-    assert sweep.key[1] == rv.StackConfig(depth=1, seed=0)
+    assert dict(job.key[1]) == {"width": 64, "init": "default", "norm": "none", "seed": 0}
 
 
 def test_train_button_runs_and_shows_the_result(app):
@@ -67,6 +75,7 @@ def test_train_button_runs_and_shows_the_result(app):
     job = find_job("gradflow_train")
     assert job.state == "done"
     trace = job.result
+    assert not trace.stopped and trace.steps == 20
     assert set(trace.loss["variant"]) == {"plain: f(x)", "residual: x + f(x)"}
     assert len(trace.layers) == 2 * 20 * 10
     assert any("Finished 20 steps" in c.value for c in at.caption)
@@ -78,7 +87,7 @@ def test_widget_click_does_not_kill_training_and_stop_works(app):
     at = app(PAGE, section="Training", steps="1000", train_scaled="true").run()
     at.button(key="gradflow_train:start").click().run()
     job = find_job("gradflow_train")
-    assert len(job.key[1]) == 3  # plain, residual and the scaled shortcut
+    assert dict(job.key[1])["train_scaled"] and dict(job.key[1])["l"] == 0.5
     # Clicks in other sections rerun the script; the run goes on.
     open_section(at, "Derivation")
     at.slider(key="gradient_flow:block").set_value(5).run()
@@ -118,7 +127,9 @@ def test_section_controls(app):
     assert any("block 4's Jacobians" in c.value for c in at.caption)
     at.slider(key="gradient_flow:l").set_value(0.0).run()
     clean(at)
-    assert find_metric(at, "relative difference").value == "undefined"
+    assert find_metric(at, "measured / l^L").value == "undefined (l^L = 0)"
+    cap = find_caption_with(at, "One backward pass (in float64)")
+    assert "l = 0 is a plain stack: the identity term is exactly 0" in cap
     at.slider(key="gradient_flow:l").set_value(1.0).run()
     at.slider(key="gradient_flow:L").set_value(10).run()
     assert float(find_metric(at, "measured ||dL/dx_0||").value) == pytest.approx(1.0, abs=2e-3)
@@ -140,13 +151,38 @@ def test_training_over_budget_is_refused(app, monkeypatch):
 
 
 def test_lesson_measure_answers_from_the_numbers_shown(app):
-    from ui.lesson_measures import MEASURES
-
     settings = {"depth": 50, "act": "relu", "norm": "layer"}
     at = app(PAGE, **{k: str(v) for k, v in settings.items()}).run()
     clean(at)
     plain = float(find_metric(at, "||dL/dx_0|| / ||dL/dx_L||, plain").value)
     resid = float(find_metric(at, "||dL/dx_0|| / ||dL/dx_L||, residual").value)
-    out = MEASURES["gradflow_input_gradient"](settings, 0)
+    out = MEASURES["gradflow_input_gradient"].at(settings, 0)
     assert out.answer == ("plain" if plain > resid else "residual") == "plain"
     assert f"is {rv.format_number(plain)} in the plain stack" in out.sentence
+
+
+def test_derivation_states_what_holds_for_the_settings_on_screen(app):
+    # With near-zero branches and no norm layer the measurement agrees with l^L ...
+    at = app(PAGE, section="Derivation").run()
+    clean(at)
+    measured = float(find_metric(at, "measured ||dL/dx_0||").value)
+    assert measured == pytest.approx(0.5**30, rel=0.01)
+    cap = find_caption_with(at, "One backward pass (in float64)")
+    assert "At x_0 the measurement agrees with l^L (9.31e-10) within" in cap, cap
+    assert "nearly all that is left" in cap
+    # ... but a norm layer before each branch is not small next to l: the old page said
+    # the gain "differs from l^L by" a percentage and that the identity term is all.
+    at = app(PAGE, section="Derivation", norm="layer").run()
+    clean(at)
+    measured = float(find_metric(at, "measured ||dL/dx_0||").value)
+    ratio = float(find_metric(at, "measured / l^L").value)
+    assert measured > 1e-4 and ratio > 1e5
+    cap = find_caption_with(at, "One backward pass (in float64)")
+    assert f"At x_0 the measurement is {rv.format_number(ratio, 3)} times l^L" in cap, cap
+    assert "A layer norm sits before every branch here" in cap
+    assert "nearly all that is left" not in cap
+    # Without near-zero branches the argument does not hold either, and says so.
+    at = app(PAGE, section="Derivation", small="false").run()
+    clean(at)
+    cap = find_caption_with(at, "One backward pass (in float64)")
+    assert "times l^L" in cap and "are not small next to the identity term" in cap, cap
