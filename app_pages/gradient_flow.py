@@ -8,6 +8,7 @@ import streamlit as st
 
 import resviz as rv
 from resviz import gradients as G
+from resviz.findings_words import format_log10, log_trend_words
 from resviz.recipes import gradients as R
 from ui import charts, jobs, views
 from ui.budget import budget
@@ -65,28 +66,38 @@ def titled_chart_code(frame: str, title: str, kw: dict) -> str:
     return f"rv.charts.line({frame}, title={title}{args})"
 
 
+def flagged(df: pd.DataFrame, col: str, what: str) -> str:
+    """The sentence about the points of a column of log10s that a log scale cannot
+    show (exactly 0, or not finite), drawn as triangles at the bottom; empty if none."""
+    n = int((~np.isfinite(df[col])).sum())
+    if not n:
+        return ""
+    return f" {n} {what}(s) are exactly 0 or not finite: the triangles at the bottom mark them."
+
+
 def towards_input(df: pd.DataFrame, x: str, y: str) -> str:
-    """How ``y`` changes from the output side back to the input side (``x`` descending)."""
-    return rv.trend_words(df.sort_values(x, ascending=False)[y].tolist())
+    """How ``y`` (a column of log10s) changes from the output side back to the input
+    side (``x`` descending)."""
+    return log_trend_words(df.sort_values(x, ascending=False)[y].tolist())
 
 
 # ------------------------------------------------------------------------ per layer
 WEIGHT_LINE = dict(
     x="block",
-    y="grad_norm",
+    y="log10_grad_norm",
     color="variant",
-    log_y=True,
+    log10_y=True,
     x_title="block (input side = 1)",
-    y_title="||dL/dW|| (log)",
+    y_title="||dL/dW|| (log scale)",
     height=280,
 )
 STREAM_LINE = dict(
     x="block",
-    y="act_grad",
+    y="log10_act_grad",
     color="variant",
-    log_y=True,
+    log10_y=True,
     x_title="x_l after block l (0 = the input, L = the output)",
-    y_title="||dL/dx_l|| (log)",
+    y_title="||dL/dx_l|| (log scale)",
     height=280,
 )
 
@@ -116,9 +127,9 @@ def per_layer_section() -> None:
             caption="Weight gradients after one MSE backward pass on a Gaussian batch of 32, "
             "measured in float64. From the last block back to the first, the plain stack's "
             "||dL/dW|| "
-            f"{towards_input(weights[weights['variant'] == PLAIN], 'block', 'grad_norm')}; the "
+            f"{towards_input(weights[weights['variant'] == PLAIN], 'block', 'log10_grad_norm')}; the "
             "residual stack's "
-            f"{towards_input(weights[weights['variant'] == RESID], 'block', 'grad_norm')}. A "
+            f"{towards_input(weights[weights['variant'] == RESID], 'block', 'log10_grad_norm')}. A "
             "weight gradient is a sum of outer products of the gradient at the layer's output "
             "with the layer's input, so it scales with the size of that input (the stream "
             f"entering the block{', after the norm layer' if base.norm != 'none' else ''}) "
@@ -133,16 +144,15 @@ def per_layer_section() -> None:
             "activation_gradients",
             caption="The gradient with respect to the stream itself, dL/dx_l: the quantity the "
             "Derivation section's formula multiplies block by block. From the output x_L back "
-            f"to the input x_0 it {towards_input(acts[acts['variant'] == RESID], 'block', 'act_grad')}"
+            f"to the input x_0 it {towards_input(acts[acts['variant'] == RESID], 'block', 'log10_act_grad')}"
             f" with shortcuts and "
-            f"{towards_input(acts[acts['variant'] == PLAIN], 'block', 'act_grad')} without. "
-            "Triangles at the bottom mark gradients that are exactly 0 or not finite (a log "
-            "axis cannot show them).",
+            f"{towards_input(acts[acts['variant'] == PLAIN], 'block', 'log10_act_grad')} without."
+            + flagged(acts, "log10_act_grad", "gradient"),
             **STREAM_LINE,
         )
     cols = st.columns(2)
     for col, row in zip(cols, r.gains.itertuples(), strict=True):
-        col.metric(f"||dL/dx_0|| / ||dL/dx_L||, {row.variant}", rv.format_number(row.input_gain))
+        col.metric(f"||dL/dx_0|| / ||dL/dx_L||, {row.variant}", format_log10(row.log10_input_gain))
     sec.download("gradient_flow_per_layer")
 
 
@@ -159,11 +169,11 @@ SPECTRUM_LINE = dict(
 )
 RATIO_LINE = dict(
     x="blocks_above",
-    y="ratio",
+    y="log10_ratio",
     color="curve",
-    log_y=True,
+    log10_y=True,
     x_title="blocks between x_l and the output (L - l)",
-    y_title="gradient ratio (log)",
+    y_title="gradient ratio (log scale)",
     height=260,
 )
 
@@ -249,11 +259,11 @@ def derivation_section() -> None:
             **SPECTRUM_LINE,
         )
     m1, m2, m3 = st.columns(3)
-    m1.metric("measured ||dL/dx_0|| / ||dL/dx_L||", rv.format_number(r.measured, 4))
+    m1.metric("measured ||dL/dx_0|| / ||dL/dx_L||", format_log10(r.log10_measured, 4))
     m2.metric(f"l^L = {scale:g}^{depth_l}", rv.format_number(r.identity_term, 4))
     m3.metric(
         "measured / l^L",
-        rv.format_number(r.measured / r.identity_term, 4)
+        format_log10(r.log10_measured - r.log10_identity_term, 4)
         if r.identity_term != 0
         else "undefined (l^L = 0)",
     )
@@ -264,8 +274,7 @@ def derivation_section() -> None:
         "scaled_shortcut_ratio",
         caption="One backward pass (in float64) gives the whole curve: the gain from the "
         "output down to every x_l. On a log axis l^(L-l) is a straight line. At x_0 the "
-        f"measurement {r.agreement}. {r.why} Triangles at the bottom mark values that are "
-        "exactly 0 (l = 0 makes the identity term 0) or not finite.",
+        f"measurement {r.agreement}. {r.why}" + flagged(r.ratio_curves, "log10_ratio", "value"),
         **RATIO_LINE,
     )
     sec.download("gradient_flow_derivation")
@@ -281,7 +290,7 @@ def sweep_section() -> None:
     # Depth and activation are what the sweep varies: the stack's other settings.
     sweep_base = dataclasses.replace(stack_settings(("width", "init", "norm")), depth=1)
     measure = p.radio("Measure", "measure")
-    ycol = "gain" if measure.startswith("||dL/dx_0") else "first_weight_grad"
+    ycol = "log10_gain" if measure.startswith("||dL/dx_0") else "log10_first_weight_grad"
     settings = dict(
         width=sweep_base.width, init=sweep_base.init, norm=sweep_base.norm, seed=ctx.seed
     )
@@ -291,9 +300,9 @@ def sweep_section() -> None:
         x="depth",
         y=ycol,
         color="variant",
-        log_y=True,
+        log10_y=True,
         x_title="depth (blocks)",
-        y_title=f"{measure} (log)",
+        y_title=f"{measure} (log scale)",
         height=280,
     )
     sec = Section(TITLE, S.SWEEP, dev)
@@ -321,22 +330,23 @@ def sweep_section() -> None:
                 st.caption(
                     "; ".join(
                         f"{v} (depth {int(g['depth'].min())} to {int(g['depth'].max())}): "
-                        + rv.trend_words(g.sort_values("depth")[ycol].tolist())
+                        + log_trend_words(g.sort_values("depth")[ycol].tolist())
                         for v, g in part.groupby("variant")
                     )
                     + "."
                 )
-        zeros = df[(df[ycol] == 0) | ~np.isfinite(df[ycol])]
+        zeros = df[~np.isfinite(df[ycol])]
         note = (
-            f" {len(zeros)} point(s) are 0 in float64 or not finite (the triangles at the "
-            f"bottom of their plots, first at depth {int(zeros['depth'].min())}): a 0 is "
-            "either exactly 0 or smaller than float64's smallest number, 5e-324."
+            f" {len(zeros)} point(s) are exactly 0 or not finite (the triangles at the "
+            f"bottom of their plots, first at depth {int(zeros['depth'].min())})."
             if len(zeros)
             else " No point is 0 or not finite."
         )
         st.caption(
             "Each point is a fresh stack of that depth (width, init and norm as set above), "
-            "one backward pass in float64. Under each plot: how its curves change from the "
+            "one backward pass in float64 with the gradient's size kept in log space, so a "
+            "gradient under float64's range is measured too. Under each plot: how its curves "
+            "change from the "
             "shallowest stack to the deepest. A curve that is a straight line on the log axis "
             "changes by the same factor with every block." + note
         )

@@ -18,7 +18,7 @@ from .. import gradient_training as T
 from .. import gradients as G
 from .. import shattered as SH
 from ..config import StackConfig
-from ..findings_words import agreement_words, format_number
+from ..findings_words import agreement_words, format_log10, format_number
 from .core import Answer, Result, measure, recipe
 
 Progress = Callable[[Result, int, int], None]
@@ -54,15 +54,24 @@ def per_layer(
     """Per layer: weight and stream gradients of a plain and a residual stack at init,
     one MSE backward pass on a Gaussian batch of 32, measured in float64.
 
-    Frames: ``weights`` (variant, block, param, grad_norm), ``streams`` (variant, block,
-    act_grad, gain, stream_norm) and ``gains`` (variant, input_gain =
-    ``||dL/dx_0|| / ||dL/dx_L||``)."""
+    Frames: ``weights`` (variant, block, param, grad_norm, log10_grad_norm), ``streams``
+    (variant, block,
+    act_grad, gain, stream_norm and the log10s) and ``gains`` (variant, input_gain =
+    ``||dL/dx_0|| / ||dL/dx_L||``, log10_input_gain). The log10 columns are what was
+    measured: they hold gradients under float64's range too."""
     base = stack(depth, width, act, init, norm, seed)
     per = {
         name: G.layer_gradients(cfg, seed=seed, device=device)
         for name, cfg in G.plain_and_residual(base).items()
     }
-    gains = [{"variant": name, "input_gain": float(df["gain"].iloc[0])} for name, df in per.items()]
+    gains = [
+        {
+            "variant": name,
+            "input_gain": float(df["gain"].iloc[0]),
+            "log10_input_gain": float(df["log10_gain"].iloc[0]),
+        }
+        for name, df in per.items()
+    ]
     return Result(
         {
             "weights": G.weight_gradient_frame(per),
@@ -76,12 +85,12 @@ def per_layer(
 def larger_input_gradient(r: Result) -> Answer:
     """Which stack passes the larger gradient back to its input, relative to its
     output? The one whose ``||dL/dx_0|| / ||dL/dx_L||`` is larger (residual on ties)."""
-    g = r.gains.set_index("variant")["input_gain"]
+    g = r.gains.set_index("variant")["log10_input_gain"]
     plain, resid = float(g[G.PLAIN]), float(g[G.RESIDUAL])
     return Answer(
         "plain" if plain > resid else "residual",
-        f"||dL/dx_0|| / ||dL/dx_L|| is {format_number(plain)} in the plain stack and "
-        f"{format_number(resid)} in the residual one.",
+        f"||dL/dx_0|| / ||dL/dx_L|| is {format_log10(plain)} in the plain stack and "
+        f"{format_log10(resid)} in the residual one.",
     )
 
 
@@ -108,59 +117,64 @@ def derivation(
     """Derivation: block ``block``'s Jacobians (``J`` and ``I + J``) in the plain and the
     residual stack, and He et al. 2016's scaled shortcut ``l·x + f(x)`` over ``L``
     blocks (near-zero branches if ``small``) beside its identity term ``l^(L-l)``,
-    all in float64. ``block`` is clamped to ``depth``.
+    all in float64 (the gains in log10 too). ``block`` is clamped to ``depth``.
 
-    Frames: ``norms`` (variant, ``||J|| (branch)``, ``||block Jacobian||``, gain),
-    ``spectrum`` (variant, matrix, index, sigma, curve), ``ratio`` (block,
-    blocks_above, measured, identity_term, rel_error) and ``ratio_curves`` (the
-    measured gain and the identity term as two curves). Values: ``block`` (as
-    measured), ``measured`` and ``identity_term`` at the input, ``agrees`` (within
-    :data:`AGREE_RTOL`) and ``agreement`` (the words)."""
+    Frames: ``norms`` (variant, ``||J|| (branch)``, ``||block Jacobian||``),
+    ``spectrum`` (variant, matrix, index, sigma, curve), ``ratio``
+    (:func:`resviz.identity_ratio`) and ``ratio_curves`` (the measured gain and the
+    identity term as two curves, with log10_ratio). Values: ``block`` (as measured),
+    ``measured`` and ``identity_term`` at the input and their log10s, ``agrees``
+    (within :data:`AGREE_RTOL`), ``agreement`` and ``why`` (the words)."""
     base = stack(depth, width, act, init, norm, seed)
     block = max(1, min(int(block), depth))
     variants = G.plain_and_residual(base)
-    per = {name: G.layer_gradients(cfg, seed=seed, device=device) for name, cfg in variants.items()}
     spectra = {
         name: G.block_jacobian(cfg, block, seed=seed, device=device)
         for name, cfg in variants.items()
     }
     scaled = dataclasses.replace(base, depth=L, identity_scale=l, init="small" if small else init)
     ratio = G.identity_ratio(scaled, seed=seed, device=device)
-    measured = float(ratio["measured"].iloc[0])
-    theory = float(ratio["identity_term"].iloc[0])
-    rel = measured / theory - 1 if theory != 0 and math.isfinite(measured) else math.nan
+    log_m = float(ratio["log10_measured"].iloc[0])
+    log_t = float(ratio["log10_identity_term"].iloc[0])
     return Result(
         {
-            "norms": G.jacobian_norms(spectra, per),
+            "norms": G.jacobian_norms(spectra),
             "spectrum": G.jacobian_spectrum(spectra),
             "ratio": ratio,
             "ratio_curves": G.identity_ratio_long(ratio),
         },
         {
             "block": block,
-            "measured": measured,
-            "identity_term": theory,
-            "agrees": bool(math.isfinite(rel) and abs(rel) <= AGREE_RTOL),
-            "agreement": agreement_words(measured, theory, "l^L", AGREE_RTOL),
+            "measured": float(ratio["measured"].iloc[0]),
+            "identity_term": float(ratio["identity_term"].iloc[0]),
+            "log10_measured": log_m,
+            "log10_identity_term": log_t,
+            "agrees": _agrees(log_m, log_t),
+            "agreement": agreement_words(log_m, log_t, "l^L", AGREE_RTOL),
             "why": scaled_shortcut_words(ratio, l, norm, small),
         },
     )
+
+
+def _agrees(log_m: float, log_t: float) -> bool:
+    """Whether ``|measured / identity_term - 1| <= AGREE_RTOL``, from their log10s."""
+    diff = log_m - log_t
+    return bool(math.isfinite(diff) and abs(10.0**diff - 1) <= AGREE_RTOL)
 
 
 def scaled_shortcut_words(ratio: pd.DataFrame, l: float, norm: str, small: bool) -> str:  # noqa: E741
     """Why the measured gain of ``l·x + f(x)`` at the input does or does not follow
     the identity term ``l^L``, from :func:`resviz.identity_ratio`'s frame: a sentence
     that holds for the run it describes."""
-    measured = float(ratio["measured"].iloc[0])
-    theory = float(ratio["identity_term"].iloc[0])
+    log_m = float(ratio["log10_measured"].iloc[0])
+    log_t = float(ratio["log10_identity_term"].iloc[0])
     branches = "these near-zero branches" if small else "these branches"
-    if theory == 0:
+    if log_t == -math.inf:
         return (
             "l = 0 is a plain stack: the identity term is exactly 0, and what reaches the "
             "input comes from the terms made of the branches' Jacobians alone."
         )
-    rel = measured / theory - 1 if math.isfinite(measured) else math.nan
-    if math.isfinite(rel) and abs(rel) <= AGREE_RTOL:
+    if _agrees(log_m, log_t):
         return (
             f"With {branches} the terms made of the branches' Jacobians are small next "
             "to the identity term: it is nearly all that is left."
@@ -188,10 +202,10 @@ def scaled_shortcut(r: Result) -> Answer:
     shrink or grow relative to the output's? Grows when the measured
     ``||dL/dx_0|| / ||dL/dx_L||`` is 1 or more; shrinks otherwise (NaN included: no
     gradient at the output)."""
-    measured = r.measured
+    log_m = r.log10_measured
     return Answer(
-        "grows" if measured >= 1 else "shrinks",
-        f"The measured ||dL/dx_0|| / ||dL/dx_L|| is {format_number(measured)}; it "
+        "grows" if log_m >= 0 else "shrinks",
+        f"The measured ||dL/dx_0|| / ||dL/dx_L|| is {format_log10(log_m)}; it "
         f"{r.agreement}. {r.why}",
     )
 

@@ -1,12 +1,21 @@
 """The gradient-flow page: its numbers, its background runs and its odd corners."""
 
+import re
+
 import pytest
 
 import resviz as rv
 import resviz.gradients as G
 import ui.jobs
 from resviz.recipes import MEASURES
-from tests.app.conftest import clean, find_caption_with, find_job, find_metric, open_section
+from tests.app.conftest import (
+    chart_frames,
+    clean,
+    find_caption_with,
+    find_job,
+    find_metric,
+    open_section,
+)
 
 PAGE = "app_pages/gradient_flow.py"
 pytestmark = pytest.mark.usefixtures("fresh_jobs")
@@ -130,6 +139,8 @@ def test_section_controls(app):
     assert find_metric(at, "measured / l^L").value == "undefined (l^L = 0)"
     cap = find_caption_with(at, "One backward pass (in float64)")
     assert "l = 0 is a plain stack: the identity term is exactly 0" in cap
+    # The identity curve is 0 at every x_l but the output: triangles, counted.
+    assert f"{int(at.session_state['gradient_flow:L'])} value(s) are exactly 0" in cap
     at.slider(key="gradient_flow:l").set_value(1.0).run()
     at.slider(key="gradient_flow:L").set_value(10).run()
     assert float(find_metric(at, "measured ||dL/dx_0||").value) == pytest.approx(1.0, abs=2e-3)
@@ -186,3 +197,22 @@ def test_derivation_states_what_holds_for_the_settings_on_screen(app):
     clean(at)
     cap = find_caption_with(at, "One backward pass (in float64)")
     assert "times l^L" in cap and "are not small next to the identity term" in cap, cap
+
+
+def test_a_gradient_under_float64s_range_is_printed_not_zero(app):
+    # Width 2, LayerNorm, kaiming tanh, 100 blocks: the plain stack passes back about
+    # 1e-419 of its output gradient. The float64 page printed 0 and said the curve
+    # "falls ... to exactly 0"; measured in log space it prints the number.
+    at = app(PAGE, depth="100", width="2", act="tanh", init="kaiming", norm="layer").run()
+    clean(at)
+    plain = find_metric(at, "||dL/dx_0|| / ||dL/dx_L||, plain").value
+    m = re.fullmatch(r"(\d(?:\.\d+)?)e(-\d+)", plain)
+    assert m and -450 < int(m[2]) < -350, plain
+    cap = find_caption_with(at, "The gradient with respect to the stream itself")
+    m = re.search(r"falls by a factor of [\d.]+e(\d+), from [\d.]+ to [\d.]+e(-\d+) without", cap)
+    assert m and int(m[1]) > 350 and int(m[2]) < -350, cap
+    assert "exactly 0" not in cap and "triangles" not in cap
+    # The chart draws it where it is: a log10 of about -419, not a triangle at the bottom.
+    frames = [f for f in chart_frames(at) if "log10_act_grad" in f.columns]
+    assert frames and frames[0]["log10_act_grad"].min() < -350
+    assert (frames[0]["status"] == "ok").all()

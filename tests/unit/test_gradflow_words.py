@@ -8,17 +8,24 @@ from resviz.findings_words import agreement_words
 from resviz.recipes import gradients as R
 
 
+def _words(measured, reference, name="l^L", **kw):
+    lg = lambda v: math.log10(v) if v > 0 else (-math.inf if v == 0 else math.nan)  # noqa: E731
+    return agreement_words(lg(measured), lg(reference), name, **kw)
+
+
 def test_agreement_words_each_outcome():
-    assert agreement_words(1.01, 1.0, "l^L") == "agrees with l^L (1) within 1%"
-    assert agreement_words(1.0, 1.0, "l^L") == "agrees with l^L (1) within 0.001%"
-    assert agreement_words(4.8e-3, 9.313e-10, "l^L") == "is 5.15e6 times l^L (9.31e-10)"
-    assert agreement_words(0.5, 1.0, "l^L") == "is 0.5 times l^L (1)"
-    assert agreement_words(3e-40, 0.0, "l^L") == "is 3e-40, where l^L is exactly 0"
-    assert agreement_words(0.0, 0.0, "l^L") == "is exactly 0, as is l^L"
-    assert agreement_words(math.nan, 1.0, "l^L") == "is NaN: not comparable with l^L (1)"
+    assert _words(1.01, 1.0) == "agrees with l^L (1) within 1%"
+    assert _words(1.0, 1.0) == "agrees with l^L (1) within 0.001%"
+    assert _words(4.8e-3, 9.313e-10) == "is 5.15e6 times l^L (9.31e-10)"
+    assert _words(0.5, 1.0) == "is 0.5 times l^L (1)"
+    assert _words(3e-40, 0.0) == "is 3e-40, where l^L is exactly 0"
+    assert _words(0.0, 0.0) == "is exactly 0, as is l^L"
+    assert _words(math.nan, 1.0) == "is NaN: not comparable with l^L (1)"
+    # Beyond float64's range: compared in log space.
+    assert agreement_words(-420.0, -420.01, "l^L") == "agrees with l^L (9.77e-421) within 2.3%"
     # rtol is the line between the two wordings.
-    assert agreement_words(1.2, 1.0, "x", rtol=0.25).startswith("agrees")
-    assert agreement_words(1.2, 1.0, "x", rtol=0.1).startswith("is 1.2 times")
+    assert _words(1.2, 1.0, "x", rtol=0.25).startswith("agrees")
+    assert _words(1.2, 1.0, "x", rtol=0.1).startswith("is 1.2 times")
 
 
 @pytest.mark.parametrize(
