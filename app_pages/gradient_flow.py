@@ -184,6 +184,30 @@ def sv_range(spec: pd.DataFrame, matrix: str) -> str:
     return f"{rv.format_number(sv.min())} to {rv.format_number(sv.max())}"
 
 
+def zero_sv_words(spec: pd.DataFrame) -> str:
+    """How many of the residual stack's singular values of J are 0 to float64's
+    rounding (below ``n · eps · largest``, numpy's rank tolerance), and whether I + J
+    has any; empty if J has none."""
+    part = spec[spec["variant"] == RESID]
+    j = part[part["matrix"] == "branch J"]["sigma"]
+    block = part[part["matrix"] == "block"]["sigma"]
+    tol = float(j.max()) * len(j) * np.finfo(np.float64).eps
+    k = int((j <= tol).sum())
+    if not k:
+        return ""
+    still = (
+        "while every singular value of I + J is at least "
+        f"{rv.format_number(block.min())}, so I + J passes all of them"
+        if float(block.min()) > tol
+        else "and so are some of I + J's"
+    )
+    return (
+        f" {k} of J's {len(j)} singular values are 0 to float64's rounding (at most "
+        f"{rv.format_number(tol)}): J passes no gradient "
+        f"along those directions, {still}."
+    )
+
+
 def derivation_section() -> None:
     """The I + J Jacobian of one block, and the scaled shortcut's l^L."""
     st.subheader("The derivation, checked live")
@@ -204,8 +228,8 @@ def derivation_section() -> None:
     st.markdown(
         "**Scaled shortcut: l·x + f(x) carries l^L.** He et al. 2016 (*Identity Mappings in "
         "Deep Residual Networks*, section 3) scale the shortcut instead of the branch: the "
-        "identity term of the product becomes l^L, which vanishes exponentially below l = 1 "
-        "and explodes above it. With near-zero branches on, each block's last layer is "
+        "identity term of the product becomes l^L, which shrinks exponentially with L below "
+        "l = 1 and grows exponentially above it. With near-zero branches on, each block's last layer is "
         "multiplied by 0.01; whether that leaves the identity term nearly alone is measured "
         "below."
     )
@@ -255,7 +279,7 @@ def derivation_section() -> None:
             f"{sv_range(r.spectrum, 'branch J')} and those of I + J from "
             f"{sv_range(r.spectrum, 'block')}. Every singular value of I + J lies within "
             "||J|| of 1 (Weyl's inequality), so while ||J|| < 1 none of them is 0 and no "
-            "direction of the gradient is lost.",
+            "direction of the gradient is lost." + zero_sv_words(r.spectrum),
             **SPECTRUM_LINE,
         )
     m1, m2, m3 = st.columns(3)
@@ -273,8 +297,10 @@ def derivation_section() -> None:
         "ratio_curves",
         "scaled_shortcut_ratio",
         caption="One backward pass (in float64) gives the whole curve: the gain from the "
-        "output down to every x_l. On a log axis l^(L-l) is a straight line. At x_0 the "
-        f"measurement {r.agreement}. {r.why}" + flagged(r.ratio_curves, "log10_ratio", "value"),
+        "output down to every x_l."
+        + (" On a log scale l^(L-l) is a straight line." if r.identity_term != 0 else "")
+        + f" At x_0 the measurement {r.agreement}. {r.why}"
+        + flagged(r.ratio_curves, "log10_ratio", "value"),
         **RATIO_LINE,
     )
     sec.download("gradient_flow_derivation")
@@ -468,9 +494,14 @@ def training_section() -> None:
                     width="stretch",
                 )
         zero_note = (
-            f" {maps.zeros} cell(s) are exactly 0 (log10 = -inf; the norms are summed in "
-            "float64, so these are blocks whose every float32 gradient was 0): they are drawn "
-            "in the lowest colour."
+            f" {maps.zeros} cell(s) have a gradient norm of exactly 0 (log10 = -inf)"
+            + (
+                ": every float32 gradient entry of that block was 0 at that step"
+                if r.norms_in_float64
+                else " as summed in float32 on this device, where a small enough norm "
+                "underflows to 0"
+            )
+            + ". They are drawn in the lowest colour."
             if maps.zeros
             else ""
         )
@@ -480,7 +511,8 @@ def training_section() -> None:
             "a run diverged and stopped) or not finite. "
             + rv.first_vs_last_block(r.layers)
             + " Adam divides each step by the gradient's running size, so a cold block is not "
-            "necessarily a slow learner until its gradient nears Adam's eps (1e-8)." + zero_note
+            "necessarily a slow learner until its gradient's entries near Adam's eps (1e-8)."
+            + zero_note
         )
         views.csv_button(r.layers, "layer_gradients_per_step", "Download per-layer CSV")
         if job.result is not None:

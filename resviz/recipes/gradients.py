@@ -255,12 +255,14 @@ def depth_sweep(
 BATCH = 64
 
 
-def _training_result(trace: T.GradTrace) -> Result:
+def _training_result(trace: T.GradTrace, device: str | torch.device) -> Result:
     found = trace.attrs.get("divergence", {}) or {}
     return Result(
         {"loss": trace.loss, "layers": trace.layers},
         {
             "steps": trace.steps,
+            # Block norms are summed in float64 except on Apple MPS (resviz.train).
+            "norms_in_float64": torch.device(device).type != "mps",
             "stopped": bool(trace.attrs.get("stopped")),
             "divergence": {name: d.describe() for name, d in found.items()},
         },
@@ -290,15 +292,15 @@ def training(
     every step (summed in float64).
 
     Frames: ``loss`` (variant, step, loss, grad_norm, diverged, divergence) and
-    ``layers`` (variant, step, block, grad_norm). Values: ``steps``, ``stopped`` and
-    ``divergence`` (variant -> where and why it diverged)."""
+    ``layers`` (variant, step, block, grad_norm). Values: ``steps``, ``stopped``,
+    ``divergence`` (variant -> where and why it diverged) and ``norms_in_float64``."""
     base = stack(depth, width, act, init, norm, seed)
     variants = T.training_variants(base, float(l) if train_scaled else None)
     report = None
     if progress is not None:
 
         def report(trace: T.GradTrace, done: int, total: int) -> None:
-            progress(_training_result(trace), done, total)
+            progress(_training_result(trace, device), done, total)
 
     trace = T.train_layer_grads(
         variants,
@@ -310,7 +312,7 @@ def training(
         callback=report,
         should_stop=should_stop,
     )
-    return _training_result(trace)
+    return _training_result(trace, device)
 
 
 # ------------------------------------------------------------------------ shattered

@@ -9,6 +9,7 @@ import pytest
 
 import resviz.gradients as G
 import ui.jobs
+from resviz.recipes import gradients as R
 from tests.app.conftest import NUM, clean, find_caption, find_job, find_metric, open_section
 
 PAGE = "app_pages/gradient_flow.py"
@@ -142,3 +143,21 @@ def test_shattered_caption_without_batch_norm(app):
             assert f"plain depth {d}: lag 1;" in cap or cap.endswith(f"plain depth {d}: lag 1.")
         else:
             assert f"plain depth {d}: lag 1" not in cap
+
+
+def test_spectrum_caption_counts_the_zero_singular_values(app):
+    # A ReLU branch zeroes the rows of its inactive units: J has exact zero singular
+    # values, which I + J does not (the old caption said zeros "are marked" whatever
+    # the setting; now it counts them, and says nothing where there are none).
+    at = app(PAGE, section="Derivation", act="relu").run()
+    clean(at)
+    r = R.derivation(act="relu")  # what the section ran, at the same settings
+    j = r.spectrum[(r.spectrum["variant"] == "residual: x + f(x)")]
+    j = j[j["matrix"] == "branch J"]["sigma"]
+    k = int((j <= j.max() * len(j) * 2.220446049250313e-16).sum())
+    assert 0 < k < len(j)
+    cap = find_caption(at, "All singular values.")
+    assert f" {k} of J's {len(j)} singular values are 0 to float64's rounding" in cap, cap
+    assert "so I + J passes all of them" in cap
+    at = app(PAGE, section="Derivation", act="tanh").run()
+    assert "singular values are 0" not in find_caption(at, "All singular values.")
