@@ -10,10 +10,11 @@ import resviz as rv
 from resviz import gradients as G
 from resviz.findings_words import format_log10, log_trend_words
 from resviz.recipes import gradients as R
+from resviz.recipes.core import Recipe
 from ui import charts, jobs, views
 from ui.budget import budget
 from ui.params import PageParams
-from ui.section import Section, chart_code
+from ui.section import Section, call_code, chart_code
 from ui.shell import page_setup
 from ui.specs import gradient_flow as S
 
@@ -73,6 +74,15 @@ def flagged(df: pd.DataFrame, col: str, what: str) -> str:
     if not n:
         return ""
     return f" {n} {what}(s) are exactly 0 or not finite: the triangles at the bottom mark them."
+
+
+def show_notebook(sec: Section, fn: Recipe, job: jobs.Job | None, settings: dict) -> None:
+    """A background run's notebook call: from its finished result (which also answers
+    a lesson step reading it), or, before one exists, the same call to run there."""
+    if job is not None and job.result is not None:
+        sec.shown(fn, job.result, **settings)
+    else:
+        sec.code(call_code(fn, settings))
 
 
 def towards_input(df: pd.DataFrame, x: str, y: str) -> str:
@@ -377,16 +387,6 @@ def sweep_section() -> None:
             "changes by the same factor with every block." + note
         )
         views.csv_button(df, "depth_sweep")
-        if job.result is not None:
-            sec.shown(R.depth_sweep, job.result, **settings)
-            sec.code(
-                "from IPython.display import display\n\n"
-                f"for activation in {SWEEP_ORDER!r}:\n"
-                "    part = r.sweep[r.sweep['activation'] == activation]\n"
-                f"    display({titled_chart_code('part', 'activation', sweep_line)})"
-            )
-            sec.notebook.frame("depth_sweep", "r.sweep")
-            sec.download("gradient_flow_depth_sweep")
 
     # One stack at a time, one backward pass each: the deepest one is the cost. The
     # panel below shows the refusal, if any.
@@ -401,7 +401,7 @@ def sweep_section() -> None:
         "each. Finished results are kept for a while, so a second visit with the same settings "
         "shows them at once."
     )
-    jobs.panel(
+    job = jobs.panel(
         "gradflow_sweep",
         sweep_key,
         sweep_work,
@@ -411,6 +411,15 @@ def sweep_section() -> None:
         blocked=sweep_blocked,
         unit="stack",
     )
+    show_notebook(sec, R.depth_sweep, job, settings)
+    sec.code(
+        "from IPython.display import display\n\n"
+        f"for activation in {SWEEP_ORDER!r}:\n"
+        "    part = r.sweep[r.sweep['activation'] == activation]\n"
+        f"    display({titled_chart_code('part', 'activation', sweep_line)})"
+    )
+    sec.notebook.frame("depth_sweep", "r.sweep")
+    sec.download("gradient_flow_depth_sweep")
 
 
 # ------------------------------------------------------------------------- training
@@ -515,21 +524,8 @@ def training_section() -> None:
             + zero_note
         )
         views.csv_button(r.layers, "layer_gradients_per_step", "Download per-layer CSV")
-        if job.result is not None:
-            sec.shown(R.training, job.result, **settings)
-            sec.code(chart_code("line", "r.loss", LOSS_LINE))
-            sec.code(
-                "from IPython.display import display\n\n"
-                "maps = rv.gradflow.layer_heatmaps(r.layers, r.steps, r.loss['variant'].unique())\n"
-                "for name, m in maps.matrices.items():\n"
-                "    display(rv.charts.image_heatmap(m, title=name, vmin=maps.vmin, "
-                f"vmax=maps.vmax, **{HEATMAP!r}))"
-            )
-            sec.notebook.frame("training_loss", "r.loss")
-            sec.notebook.frame("layer_gradients_per_step", "r.layers")
-            sec.download("gradient_flow_training")
 
-    jobs.panel(
+    job = jobs.panel(
         "gradflow_train",
         train_key,
         train_work,
@@ -538,6 +534,18 @@ def training_section() -> None:
         start_label="Train",
         blocked=blocked,
     )
+    show_notebook(sec, R.training, job, settings)
+    sec.code(chart_code("line", "r.loss", LOSS_LINE))
+    sec.code(
+        "from IPython.display import display\n\n"
+        "maps = rv.gradflow.layer_heatmaps(r.layers, r.steps, r.loss['variant'].unique())\n"
+        "for name, m in maps.matrices.items():\n"
+        "    display(rv.charts.image_heatmap(m, title=name, vmin=maps.vmin, "
+        f"vmax=maps.vmax, **{HEATMAP!r}))"
+    )
+    sec.notebook.frame("training_loss", "r.loss")
+    sec.notebook.frame("layer_gradients_per_step", "r.layers")
+    sec.download("gradient_flow_training")
 
 
 # ------------------------------------------------------------------------ shattered
