@@ -194,30 +194,6 @@ def sv_range(spec: pd.DataFrame, matrix: str) -> str:
     return f"{rv.format_number(sv.min())} to {rv.format_number(sv.max())}"
 
 
-def zero_sv_words(spec: pd.DataFrame) -> str:
-    """How many of the residual stack's singular values of J are 0 to float64's
-    rounding (below ``n · eps · largest``, numpy's rank tolerance), and whether I + J
-    has any; empty if J has none."""
-    part = spec[spec["variant"] == RESID]
-    j = part[part["matrix"] == "branch J"]["sigma"]
-    block = part[part["matrix"] == "block"]["sigma"]
-    tol = float(j.max()) * len(j) * np.finfo(np.float64).eps
-    k = int((j <= tol).sum())
-    if not k:
-        return ""
-    still = (
-        "while every singular value of I + J is at least "
-        f"{rv.format_number(block.min())}, so I + J passes all of them"
-        if float(block.min()) > tol
-        else "and so are some of I + J's"
-    )
-    return (
-        f" {k} of J's {len(j)} singular values are 0 to float64's rounding (at most "
-        f"{rv.format_number(tol)}): J passes no gradient "
-        f"along those directions, {still}."
-    )
-
-
 def derivation_section() -> None:
     """The I + J Jacobian of one block, and the scaled shortcut's l^L."""
     st.subheader("The derivation, checked live")
@@ -289,7 +265,7 @@ def derivation_section() -> None:
             f"{sv_range(r.spectrum, 'branch J')} and those of I + J from "
             f"{sv_range(r.spectrum, 'block')}. Every singular value of I + J lies within "
             "||J|| of 1 (Weyl's inequality), so while ||J|| < 1 none of them is 0 and no "
-            "direction of the gradient is lost." + zero_sv_words(r.spectrum),
+            "direction of the gradient is lost." + r.zero_sv,
             **SPECTRUM_LINE,
         )
     m1, m2, m3 = st.columns(3)
@@ -569,20 +545,6 @@ ACF_LINE = dict(
 )
 
 
-def below_half(below: pd.DataFrame) -> str:
-    """Per net, the first lag whose autocorrelation is below 0.5 (or that it never is)."""
-    out = []
-    for row in below.itertuples():
-        if not row.defined:
-            when = "undefined (gradient constant or not finite)"
-        elif np.isfinite(row.first_lag_below):
-            when = f"lag {int(row.first_lag_below)}"
-        else:
-            when = f"not by lag {row.max_lag}"
-        out.append(f"{row.variant} depth {row.depth}: {when}")
-    return "; ".join(out)
-
-
 def shattered_section() -> None:
     """df/dx along a line of inputs, plain and residual, and its autocorrelation."""
     st.subheader("Shattered gradients")
@@ -632,7 +594,7 @@ def shattered_section() -> None:
             "acf",
             "shattered_autocorrelation",
             caption="The autocorrelation function of each gradient. The first lag at which it "
-            "falls below 0.5 (the sooner, the rougher the gradient): " + below_half(r.below) + ".",
+            "falls below 0.5 (the sooner, the rougher the gradient): " + r.below_half + ".",
             **ACF_LINE,
         )
     sec.download("gradient_flow_shattered")

@@ -11,6 +11,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -124,7 +125,8 @@ def derivation(
     (:func:`resviz.identity_ratio`) and ``ratio_curves`` (the measured gain and the
     identity term as two curves, with log10_ratio). Values: ``block`` (as measured),
     ``measured`` and ``identity_term`` at the input and their log10s, ``agrees``
-    (within :data:`AGREE_RTOL`), ``agreement`` and ``why`` (the words)."""
+    (within :data:`AGREE_RTOL`), and the words ``agreement``, ``why``
+    (:func:`scaled_shortcut_words`) and ``zero_sv`` (:func:`zero_sv_words`)."""
     base = stack(depth, width, act, init, norm, seed)
     block = max(1, min(int(block), depth))
     variants = G.plain_and_residual(base)
@@ -134,12 +136,13 @@ def derivation(
     }
     scaled = dataclasses.replace(base, depth=L, identity_scale=l, init="small" if small else init)
     ratio = G.identity_ratio(scaled, seed=seed, device=device)
+    spectrum = G.jacobian_spectrum(spectra)
     log_m = float(ratio["log10_measured"].iloc[0])
     log_t = float(ratio["log10_identity_term"].iloc[0])
     return Result(
         {
             "norms": G.jacobian_norms(spectra),
-            "spectrum": G.jacobian_spectrum(spectra),
+            "spectrum": spectrum,
             "ratio": ratio,
             "ratio_curves": G.identity_ratio_long(ratio),
         },
@@ -152,7 +155,32 @@ def derivation(
             "agrees": _agrees(log_m, log_t),
             "agreement": agreement_words(log_m, log_t, "l^L", AGREE_RTOL),
             "why": scaled_shortcut_words(ratio, l, norm, small),
+            "zero_sv": zero_sv_words(spectrum),
         },
+    )
+
+
+def zero_sv_words(spec: pd.DataFrame) -> str:
+    """How many of the residual stack's singular values of J are 0 to float64's
+    rounding (below ``n · eps · largest``, numpy's rank tolerance), and whether I + J
+    has any; empty if J has none."""
+    part = spec[spec["variant"] == G.RESIDUAL]
+    j = part[part["matrix"] == "branch J"]["sigma"]
+    block = part[part["matrix"] == "block"]["sigma"]
+    tol = float(j.max()) * len(j) * np.finfo(np.float64).eps
+    k = int((j <= tol).sum())
+    if not k:
+        return ""
+    still = (
+        "while every singular value of I + J is at least "
+        f"{format_number(block.min())}, so I + J passes all of them"
+        if float(block.min()) > tol
+        else "and so are some of I + J's"
+    )
+    return (
+        f" {k} of J's {len(j)} singular values are 0 to float64's rounding (at most "
+        f"{format_number(tol)}): J passes no gradient "
+        f"along those directions, {still}."
     )
 
 
@@ -340,6 +368,20 @@ def first_lag_below(acf: pd.DataFrame, level: float = SMOOTH) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def below_half(below: pd.DataFrame) -> str:
+    """Per net, the first lag whose autocorrelation is below 0.5 (or that it never is)."""
+    out = []
+    for row in below.itertuples():
+        if not row.defined:
+            when = "undefined (gradient constant or not finite)"
+        elif np.isfinite(row.first_lag_below):
+            when = f"lag {int(row.first_lag_below)}"
+        else:
+            when = f"not by lag {row.max_lag}"
+        out.append(f"{row.variant} depth {row.depth}: {when}")
+    return "; ".join(out)
+
+
 @recipe
 def shattered(*, bn: bool = True, seed: int = 0, device: str | torch.device = "cpu") -> Result:
     """Shattered: ``df/dx`` along 256 inputs in ``[-2, 2]`` of plain and residual ReLU
@@ -348,7 +390,8 @@ def shattered(*, bn: bool = True, seed: int = 0, device: str | torch.device = "c
 
     Frames: ``gradients`` (residual, depth, input, grad, grad_scaled, variant),
     ``lag1`` (depth, plain and residual lag-1 autocorrelation), ``acf`` (residual,
-    depth, lag, corr, variant, curve) and ``below`` (:func:`first_lag_below`)."""
+    depth, lag, corr, variant, curve) and ``below`` (:func:`first_lag_below`); value
+    ``below_half`` words it (:func:`below_half`)."""
     grads, acf = SH.shattered_summary(
         SHATTERED_DEPTHS,
         width=SHATTERED_WIDTH,
@@ -357,13 +400,15 @@ def shattered(*, bn: bool = True, seed: int = 0, device: str | torch.device = "c
         device=device,
     )
     curves = SH.acf_curves(acf)
+    below = first_lag_below(curves)
     return Result(
         {
             "gradients": G.with_variant(grads).rename(columns={"x": "input"}),
             "lag1": SH.lag_table(acf),
             "acf": curves,
-            "below": first_lag_below(curves),
-        }
+            "below": below,
+        },
+        {"below_half": below_half(below)},
     )
 
 

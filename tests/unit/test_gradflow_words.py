@@ -54,3 +54,30 @@ def test_derivation_clamps_the_block_to_the_depth():
     r = R.derivation(depth=4, block=50)
     assert r.block == 4
     assert set(r.spectrum["matrix"]) == {"block", "branch J"}
+
+
+def test_below_half_each_outcome():
+    # Without batch norm df/dx is a step function (autocorrelation 1 - 2k/256 at lag k):
+    # no net falls below 0.5 by lag 16.
+    off = R.shattered(bn=False)
+    for variant in ("plain", "residual"):
+        for d in R.SHATTERED_DEPTHS:
+            assert f"{variant} depth {d}: not by lag 16" in off.below_half
+    on = R.shattered(bn=True)
+    lag1 = on.lag1.set_index("depth")["plain lag-1 autocorrelation"]
+    assert lag1[50] < 0.5 and "plain depth 50: lag 1" in on.below_half
+    below = on.below.set_index(["variant", "depth"])
+    first = on.acf[(on.acf["variant"] == "plain") & (on.acf["depth"] == 2) & (on.acf["lag"] > 0)]
+    expect = int(first[first["corr"] < 0.5]["lag"].min())
+    assert below.loc[("plain", 2), "first_lag_below"] == expect
+    assert f"plain depth 2: lag {expect}" in on.below_half
+
+
+def test_zero_singular_values_each_outcome():
+    relu = R.derivation(act="relu")
+    j = relu.spectrum[
+        (relu.spectrum["variant"] == "residual: x + f(x)") & (relu.spectrum["matrix"] == "branch J")
+    ]["sigma"]
+    k = int((j <= j.max() * len(j) * 2.220446049250313e-16).sum())
+    assert k > 0 and relu.zero_sv.startswith(f" {k} of J's {len(j)} singular values are 0")
+    assert R.derivation(act="tanh").zero_sv == ""
