@@ -2,6 +2,7 @@
 
 import re
 
+import numpy as np
 import pytest
 
 import resviz as rv
@@ -216,3 +217,33 @@ def test_a_gradient_under_float64s_range_is_printed_not_zero(app):
     frames = [f for f in chart_frames(at) if "log10_act_grad" in f.columns]
     assert frames and frames[0]["log10_act_grad"].min() < -350
     assert (frames[0]["status"] == "ok").all()
+
+
+def test_sweep_words_zeros_only_where_the_gradient_is_zero(app, monkeypatch):
+    # Width 2 with a LayerNorm: some deep plain stacks pass back less than float64 can
+    # hold (printed as 0 and "exactly 0" before), and ReLU stacks whose units are all
+    # inactive pass back exactly 0. The captions tell the two apart.
+    monkeypatch.setattr(G, "DEFAULT_DEPTHS", (1, 50, 100))
+    at = app(PAGE, section="Depth sweep", width="2", norm="layer").run()
+    at.button(key="gradflow_sweep:start").click().run()
+    assert ui.jobs.REGISTRY.wait(120)
+    at.run()
+    clean(at)
+    sweep = find_job("gradflow_sweep").result.sweep
+    tiny = sweep[np.isfinite(sweep["log10_gain"]) & (sweep["log10_gain"] < -307)]
+    assert len(tiny) and (tiny["gain"] == 0).all()  # no float holds them ...
+    caps = [c.value for c in at.caption if c.value.startswith("plain (depth 1 to 100)")]
+    assert len(caps) == 4
+    seen_tiny = False
+    for act, cap in zip(("tanh", "sigmoid", "relu", "gelu"), caps, strict=True):
+        for variant in ("plain", "residual"):
+            g = sweep[(sweep["activation"] == act) & (sweep["variant"] == variant)]
+            words = cap.split(f"{variant} (depth 1 to 100): ")[1].split(";")[0]
+            last = g.sort_values("depth")["log10_gain"].iloc[-1]
+            # ... and are worded as numbers: "exactly 0" only for a true 0.
+            assert ("to exactly 0" in words) == (last == -np.inf), (act, variant, words)
+            seen_tiny |= bool(np.isfinite(last) and last < -307)
+    assert seen_tiny  # a curve ending under float64's range, worded with its number
+    zeros = int((~np.isfinite(sweep["log10_gain"])).sum())
+    note = find_caption_with(at, "Each point is a fresh stack")
+    assert (f" {zeros} point(s) are exactly 0" in note) if zeros else ("No point is 0" in note)
