@@ -1,20 +1,20 @@
 """Gradient flow: watch gradients vanish, explode, or flow through the shortcut."""
 
 import dataclasses
-import math
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 import resviz as rv
-from resviz import gradflow as G
+from resviz import gradients as G
+from resviz.findings_words import format_log10, log_trend_words
+from resviz.recipes import gradients as R
+from resviz.recipes.core import Recipe
 from ui import charts, jobs, views
-from ui import gradflow_cache as cache
 from ui.budget import budget
-from ui.notebook import Notebook
 from ui.params import PageParams
-from ui.section import Section
+from ui.section import Section, call_code, chart_code
 from ui.shell import page_setup
 from ui.specs import gradient_flow as S
 
@@ -60,49 +60,54 @@ def stack_settings(names: tuple[str, ...] = STACK) -> rv.StackConfig:
     )
 
 
-def code(fn: str, *args: str, **kw: object) -> str:
-    """The notebook's call drawing what the page draws with ``charts.<fn>(frame, **kw)``:
-    ``args`` are code (the frame's variable first), ``kw`` values."""
-    return f"rv.charts.{fn}(" + ", ".join([*args, *(f"{k}={v!r}" for k, v in kw.items())]) + ")"
+def titled_chart_code(frame: str, title: str, kw: dict) -> str:
+    """The notebook's ``rv.charts.line`` call for one panel of a loop: ``frame`` and
+    ``title`` are code (the loop's variables), ``kw`` values."""
+    args = "".join(f", {k}={v!r}" for k, v in kw.items())
+    return f"rv.charts.line({frame}, title={title}{args})"
 
 
-def notebook(section: str) -> Notebook:
-    nb = Notebook(TITLE, section, st.query_params.to_dict())
-    nb.code(f"seed = {ctx.seed}")
-    return nb
+def flagged(df: pd.DataFrame, col: str, what: str) -> str:
+    """The sentence about the points of a column of log10s that a log scale cannot
+    show (exactly 0, or not finite), drawn as triangles at the bottom; empty if none."""
+    n = int((~np.isfinite(df[col])).sum())
+    if not n:
+        return ""
+    return f" {n} {what}(s) are exactly 0 or not finite: the triangles at the bottom mark them."
+
+
+def show_notebook(sec: Section, fn: Recipe, job: jobs.Job | None, settings: dict) -> None:
+    """A background run's notebook call: from its finished result (which also answers
+    a lesson step reading it), or, before one exists, the same call to run there."""
+    if job is not None and job.result is not None:
+        sec.shown(fn, job.result, **settings)
+    else:
+        sec.code(call_code(fn, settings))
 
 
 def towards_input(df: pd.DataFrame, x: str, y: str) -> str:
-    """How ``y`` changes from the output side back to the input side (``x`` descending)."""
-    return rv.trend_words(df.sort_values(x, ascending=False)[y].tolist())
-
-
-def layer_frames(variants: dict[str, rv.StackConfig]) -> dict[str, pd.DataFrame]:
-    out = {}
-    for label, cfg in variants.items():
-        df, note = cache.layer_gradients(cfg, ctx.seed, dev)
-        views.notice(note)
-        out[label] = df
-    return out
+    """How ``y`` (a column of log10s) changes from the output side back to the input
+    side (``x`` descending)."""
+    return log_trend_words(df.sort_values(x, ascending=False)[y].tolist())
 
 
 # ------------------------------------------------------------------------ per layer
 WEIGHT_LINE = dict(
     x="block",
-    y="grad_norm",
+    y="log10_grad_norm",
     color="variant",
-    log_y=True,
+    log10_y=True,
     x_title="block (input side = 1)",
-    y_title="||dL/dW|| (log)",
+    y_title="||dL/dW|| (log scale)",
     height=280,
 )
 STREAM_LINE = dict(
     x="block",
-    y="act_grad",
+    y="log10_act_grad",
     color="variant",
-    log_y=True,
+    log10_y=True,
     x_title="x_l after block l (0 = the input, L = the output)",
-    y_title="||dL/dx_l|| (log)",
+    y_title="||dL/dx_l|| (log scale)",
     height=280,
 )
 
@@ -132,11 +137,13 @@ def per_layer_section() -> None:
             caption="Weight gradients after one MSE backward pass on a Gaussian batch of 32, "
             "measured in float64. From the last block back to the first, the plain stack's "
             "||dL/dW|| "
-            f"{towards_input(weights[weights['variant'] == PLAIN], 'block', 'grad_norm')}; the "
+            f"{towards_input(weights[weights['variant'] == PLAIN], 'block', 'log10_grad_norm')}; the "
             "residual stack's "
-            f"{towards_input(weights[weights['variant'] == RESID], 'block', 'grad_norm')}. A "
-            "weight gradient is an outer product with the block's input, so it scales with "
-            "the size of the stream entering the block as well as with dL/dx.",
+            f"{towards_input(weights[weights['variant'] == RESID], 'block', 'log10_grad_norm')}. A "
+            "weight gradient is a sum of outer products of the gradient at the layer's output "
+            "with the layer's input, so it scales with the size of that input (the stream "
+            f"entering the block{', after the norm layer' if base.norm != 'none' else ''}) "
+            "as well as with the gradient.",
             **WEIGHT_LINE,
         )
     with right:
@@ -147,16 +154,15 @@ def per_layer_section() -> None:
             "activation_gradients",
             caption="The gradient with respect to the stream itself, dL/dx_l: the quantity the "
             "Derivation section's formula multiplies block by block. From the output x_L back "
-            f"to the input x_0 it {towards_input(acts[acts['variant'] == RESID], 'block', 'act_grad')}"
+            f"to the input x_0 it {towards_input(acts[acts['variant'] == RESID], 'block', 'log10_act_grad')}"
             f" with shortcuts and "
-            f"{towards_input(acts[acts['variant'] == PLAIN], 'block', 'act_grad')} without. "
-            "Triangles at the bottom mark gradients that are exactly 0 or not finite (a log "
-            "axis cannot show them).",
+            f"{towards_input(acts[acts['variant'] == PLAIN], 'block', 'log10_act_grad')} without."
+            + flagged(acts, "log10_act_grad", "gradient"),
             **STREAM_LINE,
         )
     cols = st.columns(2)
     for col, row in zip(cols, r.gains.itertuples(), strict=True):
-        col.metric(f"||dL/dx_0|| / ||dL/dx_L||, {row.variant}", rv.format_number(row.input_gain))
+        col.metric(f"||dL/dx_0|| / ||dL/dx_L||, {row.variant}", format_log10(row.log10_input_gain))
     sec.download("gradient_flow_per_layer")
 
 
@@ -173,13 +179,19 @@ SPECTRUM_LINE = dict(
 )
 RATIO_LINE = dict(
     x="blocks_above",
-    y="ratio",
+    y="log10_ratio",
     color="curve",
-    log_y=True,
+    log10_y=True,
     x_title="blocks between x_l and the output (L - l)",
-    y_title="gradient ratio (log)",
+    y_title="gradient ratio (log scale)",
     height=260,
 )
+
+
+def sv_range(spec: pd.DataFrame, matrix: str) -> str:
+    """The residual stack's singular values of ``matrix``, smallest to largest."""
+    sv = spec[(spec["variant"] == RESID) & (spec["matrix"] == matrix)]["sigma"]
+    return f"{rv.format_number(sv.min())} to {rv.format_number(sv.max())}"
 
 
 def derivation_section() -> None:
@@ -198,53 +210,14 @@ def derivation_section() -> None:
         "and they can be far larger than it. A plain stack has only the product of the J_l, "
         "whose norm is at most the product of their norms: it shrinks when those are below 1."
     )
-    block = min(p.slider("Block to inspect (1 = input side)", "block"), base.depth)
-    variants = G.plain_and_residual(base)
-    per_layer = layer_frames(variants)
-    spectra = {}
-    for label, cfg in variants.items():
-        spectra[label], note = cache.block_jacobian(cfg, block, ctx.seed, dev)
-        views.notice(note)
-    norms = G.jacobian_norms(spectra, per_layer)
-    spec = G.jacobian_spectrum(spectra)
-    jac = norms.set_index("variant")
-    jc1, jc2 = st.columns([2, 3])
-    with jc1:
-        views.table(
-            norms,
-            "block_jacobian_norms",
-            caption=f"Spectral norms (largest singular value) of block {block}'s Jacobians for "
-            "one sample. With the shortcut the block Jacobian is I + J, whose norm lies between "
-            f"1 - ||J|| and 1 + ||J||: here ||J|| = "
-            f"{rv.format_number(jac.loc[RESID, '||J|| (branch)'])} and ||I + J|| = "
-            f"{rv.format_number(jac.loc[RESID, '||block Jacobian||'])}. Without, the block "
-            "Jacobian is J itself (here "
-            f"{rv.format_number(jac.loc[PLAIN, '||block Jacobian||'])}).",
-        )
-    with jc2:
-
-        def sv_range(matrix: str) -> str:
-            sv = spec[(spec["variant"] == RESID) & (spec["matrix"] == matrix)]["sigma"]
-            return f"{rv.format_number(sv.min())} to {rv.format_number(sv.max())}"
-
-        views.chart(
-            charts.line(spec, **SPECTRUM_LINE),
-            spec,
-            "block_jacobian_spectrum",
-            caption="All singular values. In the residual stack's block J's run from "
-            f"{sv_range('branch J')} and those of I + J from {sv_range('block')}. Every "
-            "singular value of I + J lies within ||J|| of 1 (Weyl's inequality), so while "
-            "||J|| < 1 none of them is 0 and no direction of the gradient is lost. Exact zeros "
-            "(for example dead ReLU units) are marked at the bottom.",
-        )
-
-    st.subheader("Scaled shortcut: l·x + f(x) carries l^L")
+    block = p.slider("Block to inspect (1 = input side)", "block")
     st.markdown(
-        "He et al. 2016 (*Identity Mappings in Deep Residual Networks*, section 3) scale the "
-        "shortcut instead of the branch: the identity term of the product becomes l^L. Below "
-        "l = 1 it vanishes exponentially, above it explodes. With near-zero branches on, each "
-        "block's last layer is multiplied by 0.01, so the branch Jacobians are small and the "
-        "identity term is nearly all that is left."
+        "**Scaled shortcut: l·x + f(x) carries l^L.** He et al. 2016 (*Identity Mappings in "
+        "Deep Residual Networks*, section 3) scale the shortcut instead of the branch: the "
+        "identity term of the product becomes l^L, which shrinks exponentially with L below "
+        "l = 1 and grows exponentially above it. With near-zero branches on, each block's last layer is "
+        "multiplied by 0.01; whether that leaves the identity term nearly alone is measured "
+        "below."
     )
     s1, s2, s3 = st.columns(3)
     with s1:
@@ -253,56 +226,70 @@ def derivation_section() -> None:
         depth_l = p.slider("L (blocks) for this experiment", "L")
     with s3:
         small = p.toggle("near-zero branches", "small")
-    scaled_cfg = dataclasses.replace(
-        base, depth=depth_l, identity_scale=scale, init="small" if small else base.init
+    sec = Section(TITLE, S.DERIVATION, dev)
+    r = sec.run(
+        R.derivation,
+        depth=base.depth,
+        width=base.width,
+        act=base.activation,
+        init=base.init,
+        norm=base.norm,
+        block=block,
+        l=scale,
+        L=depth_l,
+        small=small,
+        seed=ctx.seed,
     )
-    ratio_df, note = cache.identity_ratio(scaled_cfg, ctx.seed, dev)
-    views.notice(note)
-    measured = float(ratio_df["measured"].iloc[0])
-    theory = float(ratio_df["identity_term"].iloc[0])
-    m1, m2, m3 = st.columns(3)
-    m1.metric("measured ||dL/dx_0|| / ||dL/dx_L||", f"{measured:.4g}")
-    m2.metric(f"l^L = {scale:g}^{depth_l}", f"{theory:.4g}")
-    rel = measured / theory - 1 if theory > 0 and math.isfinite(measured) else math.nan
-    m3.metric("relative difference", f"{rel:+.2%}" if math.isfinite(rel) else "undefined")
-    views.chart(
-        charts.line(G.identity_ratio_long(ratio_df), **RATIO_LINE),
-        ratio_df,
-        "scaled_shortcut_ratio",
-        caption="One backward pass gives the whole curve: the gain from the output down to "
-        "every x_l. On a log axis l^(L-l) is a straight line; the measurement follows it to "
-        "the extent that the branch Jacobians are small: "
-        + (
-            f"at x_0 it differs from l^L by {rv.format_number(abs(rel) * 100)}% here"
-            if math.isfinite(rel)
-            else "here l^L is 0 (or the measurement is not finite), so there is no ratio"
+    jac = r.norms.set_index("variant")
+    jc1, jc2 = st.columns([2, 3])
+    with jc1:
+        sec.table(
+            r,
+            "norms",
+            "block_jacobian_norms",
+            caption=f"Spectral norms (largest singular value) of block {r.block}'s Jacobians for "
+            "one sample, in float64. With the shortcut the block Jacobian is I + J, whose norm "
+            "lies between 1 - ||J|| and 1 + ||J||: here ||J|| = "
+            f"{rv.format_number(jac.loc[RESID, '||J|| (branch)'])} and ||I + J|| = "
+            f"{rv.format_number(jac.loc[RESID, '||block Jacobian||'])}. Without, the block "
+            "Jacobian is J itself (here "
+            f"{rv.format_number(jac.loc[PLAIN, '||block Jacobian||'])}).",
         )
-        + ". l = 0 is a plain stack: the identity term is exactly 0, marked with triangles at "
-        "the bottom, as are measured gradients that underflow float32.",
+    with jc2:
+        sec.chart(
+            "line",
+            r,
+            "spectrum",
+            "block_jacobian_spectrum",
+            caption="All singular values. In the residual stack's block J's run from "
+            f"{sv_range(r.spectrum, 'branch J')} and those of I + J from "
+            f"{sv_range(r.spectrum, 'block')}. Every singular value of I + J lies within "
+            "||J|| of 1 (Weyl's inequality), so while ||J|| < 1 none of them is 0 and no "
+            "direction of the gradient is lost." + r.zero_sv,
+            **SPECTRUM_LINE,
+        )
+    m1, m2, m3 = st.columns(3)
+    m1.metric("measured ||dL/dx_0|| / ||dL/dx_L||", format_log10(r.log10_measured, 4))
+    m2.metric(f"l^L = {scale:g}^{depth_l}", rv.format_number(r.identity_term, 4))
+    m3.metric(
+        "measured / l^L",
+        format_log10(r.log10_measured - r.log10_identity_term, 4)
+        if r.identity_term != 0
+        else "undefined (l^L = 0)",
     )
-
-    nb = notebook(S.DERIVATION)
-    nb.code(
-        f"base = rv.{base!r}\n"
-        f"block = {block}  # 1 = input side\n"
-        "variants = rv.gradflow.plain_and_residual(base)\n"
-        "per_layer = {name: rv.layer_gradients(cfg, seed=seed) for name, cfg in variants.items()}\n"
-        "spectra = {name: rv.block_jacobian(cfg, block, seed=seed) "
-        "for name, cfg in variants.items()}\n"
-        "norms = rv.gradflow.jacobian_norms(spectra, per_layer)\n"
-        "spectrum = rv.gradflow.jacobian_spectrum(spectra)\n"
-        "norms"
+    sec.chart(
+        "line",
+        r,
+        "ratio_curves",
+        "scaled_shortcut_ratio",
+        caption="One backward pass (in float64) gives the whole curve: the gain from the "
+        "output down to every x_l."
+        + (" On a log scale l^(L-l) is a straight line." if r.identity_term != 0 else "")
+        + f" At x_0 the measurement {r.agreement}. {r.why}"
+        + flagged(r.ratio_curves, "log10_ratio", "value"),
+        **RATIO_LINE,
     )
-    nb.code(code("line", "spectrum", **SPECTRUM_LINE))
-    nb.code(
-        f"scaled = rv.{scaled_cfg!r}\n"
-        "ratio = rv.identity_ratio(scaled, seed=seed)\n"
-        "print('measured ||dL/dx_0|| / ||dL/dx_L||:', ratio['measured'].iloc[0])\n"
-        "print('l^L:', ratio['identity_term'].iloc[0])\n"
-        + code("line", "rv.gradflow.identity_ratio_long(ratio)", **RATIO_LINE)
-    )
-    nb.frame("block_jacobian_norms", "norms").frame("block_jacobian_spectrum", "spectrum")
-    nb.frame("scaled_shortcut_ratio", "ratio").download("gradient_flow_derivation")
+    sec.download("gradient_flow_derivation")
 
 
 # ---------------------------------------------------------------------- depth sweep
@@ -315,38 +302,35 @@ def sweep_section() -> None:
     # Depth and activation are what the sweep varies: the stack's other settings.
     sweep_base = dataclasses.replace(stack_settings(("width", "init", "norm")), depth=1)
     measure = p.radio("Measure", "measure")
-    ycol = "gain" if measure.startswith("||dL/dx_0") else "first_weight_grad"
+    ycol = "log10_gain" if measure.startswith("||dL/dx_0") else "log10_first_weight_grad"
+    settings = dict(
+        width=sweep_base.width, init=sweep_base.init, norm=sweep_base.norm, seed=ctx.seed
+    )
     depths = G.DEFAULT_DEPTHS
-    sweep_key = ("gradflow:sweep", sweep_base, depths, ctx.seed, dev)
+    sweep_key = ("gradflow:sweep", tuple(settings.items()), depths, dev)
     sweep_line = dict(
         x="depth",
         y=ycol,
         color="variant",
-        log_y=True,
+        log10_y=True,
         x_title="depth (blocks)",
-        y_title=f"{measure} (log)",
+        y_title=f"{measure} (log scale)",
         height=280,
     )
+    sec = Section(TITLE, S.SWEEP, dev)
 
     def sweep_work(report, should_stop):  # noqa: ANN001, ANN202 - jobs.Work
         out, _ = rv.run_with_fallback(
-            lambda d: G.depth_sweep(
-                sweep_base,
-                depths,
-                seed=ctx.seed,
-                device=d,
-                callback=report,
-                should_stop=should_stop,
-            ),
+            lambda d: R.depth_sweep(**settings, device=d, progress=report, should_stop=should_stop),
             ctx.device,
         )
         return out
 
     def sweep_render(job: jobs.Job) -> None:
-        df = job.result if job.result is not None else job.frame
-        if df is None or not len(df):
+        r = job.result if job.result is not None else job.frame
+        if r is None or not len(r.sweep):
             return
-        df = G.with_variant(df)
+        df = r.sweep
         grid = st.columns(2) + st.columns(2)
         for col, activation in zip(grid, SWEEP_ORDER, strict=True):
             part = df[df["activation"] == activation]
@@ -358,24 +342,25 @@ def sweep_section() -> None:
                 st.caption(
                     "; ".join(
                         f"{v} (depth {int(g['depth'].min())} to {int(g['depth'].max())}): "
-                        + rv.trend_words(g.sort_values("depth")[ycol].tolist())
+                        + log_trend_words(g.sort_values("depth")[ycol].tolist())
                         for v, g in part.groupby("variant")
                     )
                     + "."
                 )
-        zeros = df[(df[ycol] == 0) | ~np.isfinite(df[ycol])]
+        zeros = df[~np.isfinite(df[ycol])]
         note = (
-            f" {len(zeros)} point(s) underflowed float32 to exactly 0 (or are not finite): they "
-            "are the triangles at the bottom of their plots, first at depth "
-            f"{int(zeros['depth'].min())}."
+            f" {len(zeros)} point(s) are exactly 0 or not finite (the triangles at the "
+            f"bottom of their plots, first at depth {int(zeros['depth'].min())})."
             if len(zeros)
-            else ""
+            else " No point is 0 or not finite."
         )
         st.caption(
             "Each point is a fresh stack of that depth (width, init and norm as set above), "
-            "one backward pass. Under each plot: how its curves change from the shallowest "
-            "stack to the deepest. A curve that is a straight line on the log axis changes by "
-            "the same factor with every block." + note
+            "one backward pass in float64 with the gradient's size kept in log space, so a "
+            "gradient under float64's range is measured too. Under each plot: how its curves "
+            "change from the "
+            "shallowest stack to the deepest. A curve that is a straight line on the log axis "
+            "changes by the same factor with every block." + note
         )
         views.csv_button(df, "depth_sweep")
 
@@ -392,7 +377,7 @@ def sweep_section() -> None:
         "each. Finished results are kept for a while, so a second visit with the same settings "
         "shows them at once."
     )
-    jobs.panel(
+    job = jobs.panel(
         "gradflow_sweep",
         sweep_key,
         sweep_work,
@@ -402,25 +387,18 @@ def sweep_section() -> None:
         blocked=sweep_blocked,
         unit="stack",
     )
-
-    nb = notebook(S.SWEEP)
-    nb.code(
-        f"base = rv.{sweep_base!r}  # depth and activation are replaced by the sweep's\n"
-        f"depths = {depths!r}\n"
-        "sweep = rv.gradflow.with_variant(rv.depth_sweep(base, depths, seed=seed))\n"
-        "sweep"
-    )
-    nb.code(
+    show_notebook(sec, R.depth_sweep, job, settings)
+    sec.code(
         "from IPython.display import display\n\n"
         f"for activation in {SWEEP_ORDER!r}:\n"
-        "    part = sweep[sweep['activation'] == activation]\n"
-        f"    display({code('line', 'part', 'title=activation', **sweep_line)})"
+        "    part = r.sweep[r.sweep['activation'] == activation]\n"
+        f"    display({titled_chart_code('part', 'activation', sweep_line)})"
     )
-    nb.frame("depth_sweep", "sweep").download("gradient_flow_depth_sweep")
+    sec.notebook.frame("depth_sweep", "r.sweep")
+    sec.download("gradient_flow_depth_sweep")
 
 
 # ------------------------------------------------------------------------- training
-BATCH = 64
 LOSS_LINE = dict(
     x="step",
     y="loss",
@@ -431,7 +409,10 @@ LOSS_LINE = dict(
     height=260,
 )
 HEATMAP = dict(
-    x_title="step", y_title="block (0 = input side)", height=240, legend_title="log10 ||grad||"
+    x_title="step",
+    y_title="block - 1 (0 = the input side)",
+    height=240,
+    legend_title="log10 ||grad||",
 )
 
 
@@ -448,45 +429,48 @@ def training_section() -> None:
     with t1:
         steps = p.slider("Steps", "steps")
     with t2:
-        lr = float(p.select("Learning rate", "lr"))
+        lr = p.select("Learning rate", "lr")
     with t3:
         with_scaled = p.toggle("also train l·x + f(x)", "train_scaled")
         # The Derivation section's l, drawn here while it is used.
         scale = p.float_slider("l (shortcut scale)", "l") if with_scaled else None
-    train_variants = G.training_variants(base, scale)
+    settings = dict(
+        depth=base.depth,
+        width=base.width,
+        act=base.activation,
+        init=base.init,
+        norm=base.norm,
+        steps=steps,
+        lr=lr,
+        train_scaled=with_scaled,
+    )
+    if with_scaled:
+        settings["l"] = scale
+    settings["seed"] = ctx.seed
+    train_variants = rv.gradflow.training_variants(base, scale)
     # The variants train side by side; the panel below shows the refusal, if any.
     blocked = budget().check(
-        rv.combine(rv.estimate(c, batch=BATCH, steps=steps) for c in train_variants.values()),
+        rv.combine(rv.estimate(c, batch=R.BATCH, steps=steps) for c in train_variants.values()),
         "This training run",
     )
-    train_key = ("gradflow:train", tuple(train_variants.items()), steps, lr, ctx.seed, dev)
+    train_key = ("gradflow:train", tuple(settings.items()), dev)
+    sec = Section(TITLE, S.TRAINING, dev)
 
     def train_work(report, should_stop):  # noqa: ANN001, ANN202 - jobs.Work
         out, _ = rv.run_with_fallback(
-            lambda d: G.train_layer_grads(
-                train_variants,
-                steps=steps,
-                seed=ctx.seed,
-                lr=lr,
-                batch_size=BATCH,
-                device=d,
-                callback=report,
-                should_stop=should_stop,
-            ),
+            lambda d: R.training(**settings, device=d, progress=report, should_stop=should_stop),
             ctx.device,
         )
         return out
 
     def train_render(job: jobs.Job) -> None:
-        trace: G.GradTrace = job.result if job.result is not None else job.frame
-        if trace is None or not len(trace.loss):
+        r = job.result if job.result is not None else job.frame
+        if r is None or not len(r.loss):
             return
-        views.chart(charts.line(trace.loss, **LOSS_LINE), trace.loss, "training_loss")
-        for name, found in trace.attrs.get("divergence", {}).items():
-            st.warning(
-                f"{name} diverged: {found.describe()}; its training stopped there (dashed line)."
-            )
-        maps = trace.heatmaps()
+        views.chart(charts.line(r.loss, **LOSS_LINE), r.loss, "training_loss")
+        for name, where in r.divergence.items():
+            st.warning(f"{name} diverged: {where}; its training stopped there (dashed line).")
+        maps = rv.gradflow.layer_heatmaps(r.layers, r.steps, r.loss["variant"].unique())
         cols = st.columns(len(maps.matrices))
         for col, (name, m) in zip(cols, maps.matrices.items(), strict=True):
             with col:
@@ -495,8 +479,14 @@ def training_section() -> None:
                     width="stretch",
                 )
         zero_note = (
-            f" {maps.zeros} cell(s) were exactly 0 (log10 = -inf); they are drawn in the "
-            "lowest colour."
+            f" {maps.zeros} cell(s) have a gradient norm of exactly 0 (log10 = -inf)"
+            + (
+                ": every float32 gradient entry of that block was 0 at that step"
+                if r.norms_in_float64
+                else " as summed in float32 on this device, where a small enough norm "
+                "underflows to 0"
+            )
+            + ". They are drawn in the lowest colour."
             if maps.zeros
             else ""
         )
@@ -504,13 +494,14 @@ def training_section() -> None:
             "Rows are blocks (input side at the top), columns are steps; colour is log10 of the "
             "block's gradient norm, on one scale for all panels. Grey is not run (yet, or after "
             "a run diverged and stopped) or not finite. "
-            + rv.first_vs_last_block(trace.layers)
+            + rv.first_vs_last_block(r.layers)
             + " Adam divides each step by the gradient's running size, so a cold block is not "
-            "necessarily a slow learner until its gradient nears Adam's eps (1e-8)." + zero_note
+            "necessarily a slow learner until its gradient's entries near Adam's eps (1e-8)."
+            + zero_note
         )
-        views.csv_button(trace.layers, "layer_gradients_per_step", "Download per-layer CSV")
+        views.csv_button(r.layers, "layer_gradients_per_step", "Download per-layer CSV")
 
-    jobs.panel(
+    job = jobs.panel(
         "gradflow_train",
         train_key,
         train_work,
@@ -519,27 +510,21 @@ def training_section() -> None:
         start_label="Train",
         blocked=blocked,
     )
-
-    nb = notebook(S.TRAINING)
-    nb.code(
-        f"base = rv.{base!r}\n"
-        f"variants = rv.gradflow.training_variants(base, {scale!r})\n"
-        f"trace = rv.train_layer_grads(variants, steps={steps}, seed=seed, lr={lr!r}, "
-        f"batch_size={BATCH})\n"
-        "loss, layers = trace.loss, trace.layers\n" + code("line", "loss", **LOSS_LINE)
-    )
-    nb.code(
+    show_notebook(sec, R.training, job, settings)
+    sec.code(chart_code("line", "r.loss", LOSS_LINE))
+    sec.code(
         "from IPython.display import display\n\n"
-        "maps = trace.heatmaps()\n"
+        "maps = rv.gradflow.layer_heatmaps(r.layers, r.steps, r.loss['variant'].unique())\n"
         "for name, m in maps.matrices.items():\n"
-        f"    display({code('image_heatmap', 'm', 'title=name', 'vmin=maps.vmin', 'vmax=maps.vmax', **HEATMAP)})"
+        "    display(rv.charts.image_heatmap(m, title=name, vmin=maps.vmin, "
+        f"vmax=maps.vmax, **{HEATMAP!r}))"
     )
-    nb.frame("training_loss", "loss").frame("layer_gradients_per_step", "layers")
-    nb.download("gradient_flow_training")
+    sec.notebook.frame("training_loss", "r.loss")
+    sec.notebook.frame("layer_gradients_per_step", "r.layers")
+    sec.download("gradient_flow_training")
 
 
 # ------------------------------------------------------------------------ shattered
-SH_DEPTHS, SH_WIDTH = S.SHATTERED_DEPTHS, S.SHATTERED_WIDTH
 SHATTER_LINE = dict(
     x="input",
     y="grad_scaled",
@@ -560,20 +545,6 @@ ACF_LINE = dict(
 )
 
 
-def below_half(acf: pd.DataFrame) -> str:
-    """Per net, the first lag whose autocorrelation is below 0.5 (or that it never is)."""
-    out = []
-    for (variant, d), g in acf.groupby(["variant", "depth"]):
-        low = g[(g["lag"] > 0) & (g["corr"] < 0.5)]["lag"]
-        max_lag = int(g["lag"].max())
-        if g["corr"].isna().any():
-            when = "undefined (gradient constant or not finite)"
-        else:
-            when = f"lag {int(low.min())}" if len(low) else f"not by lag {max_lag}"
-        out.append(f"{variant} depth {d}: {when}")
-    return "; ".join(out)
-
-
 def shattered_section() -> None:
     """df/dx along a line of inputs, plain and residual, and its autocorrelation."""
     st.subheader("Shattered gradients")
@@ -583,60 +554,50 @@ def shattered_section() -> None:
         "line. They found that in a deep plain network the gradient becomes like white noise, "
         "uncorrelated between neighbouring inputs, so it says little about a step in x, while "
         "with shortcuts it stays far smoother; the table and chart below measure it on these "
-        f"nets (width {SH_WIDTH}). **Batch normalization is needed to see it here:** the nets "
-        "start with zero biases, so without it every unit's input is a multiple of x, the net "
-        "is linear on each side of x = 0 and df/dx takes just two values. Batch normalization "
-        "subtracts each unit's mean over the line, which moves the kinks away from 0."
+        f"nets (width {R.SHATTERED_WIDTH}). **Batch normalization is needed to see it here:** "
+        "the nets start with zero biases, so without it every unit's input is a multiple of "
+        "x, the net is linear on each side of x = 0 and df/dx takes just two values. Batch "
+        "normalization subtracts each unit's mean over the line, which moves the kinks away "
+        "from 0."
     )
     bn = p.toggle("batch normalization (recommended)", "bn")
-    norm = "batch" if bn else "none"
-    (sh_grads, sh_acf), note = cache.shattered(SH_DEPTHS, SH_WIDTH, norm, ctx.seed, dev)
-    views.notice(note)
-    sh_grads = G.with_variant(sh_grads)
-    gcols = st.columns(len(SH_DEPTHS))
-    for col, d in zip(gcols, SH_DEPTHS, strict=True):
+    sec = Section(TITLE, S.SHATTERED, dev)
+    r = sec.run(R.shattered, bn=bn, seed=ctx.seed)
+    grads = r.gradients
+    gcols = st.columns(len(R.SHATTERED_DEPTHS))
+    for col, d in zip(gcols, R.SHATTERED_DEPTHS, strict=True):
         with col:
             st.markdown(f"**depth {d}**")
-            part = sh_grads[sh_grads["depth"] == d].rename(columns={"x": "input"})
-            views.altair(charts.line(part, **SHATTER_LINE), width="stretch")
-    views.csv_button(sh_grads, "shattered_gradients", "Download gradients CSV")
-    curves = G.acf_curves(sh_acf)
+            views.altair(charts.line(grads[grads["depth"] == d], **SHATTER_LINE), width="stretch")
+    views.csv_button(grads, "shattered_gradients", "Download gradients CSV")
+    panel = titled_chart_code("part", "f'depth {d}'", SHATTER_LINE)
+    sec.code(
+        "from IPython.display import display\n\n"
+        f"for d in {R.SHATTERED_DEPTHS!r}:\n"
+        "    part = r.gradients[r.gradients['depth'] == d]\n"
+        f"    display({panel})"
+    )
+    sec.notebook.frame("shattered_gradients", "r.gradients")
     a1, a2 = st.columns([2, 3])
     with a1:
-        views.table(
-            G.lag_table(sh_acf),
+        sec.table(
+            r,
+            "lag1",
             "shattered_lag1",
             caption="Correlation of df/dx at neighbouring inputs: near 1 is smooth, near 0 is "
             "white noise. A NaN means the gradient was constant (or not finite) along the line.",
         )
     with a2:
-        views.chart(
-            charts.line(curves, **ACF_LINE),
-            sh_acf,
+        sec.chart(
+            "line",
+            r,
+            "acf",
             "shattered_autocorrelation",
             caption="The autocorrelation function of each gradient. The first lag at which it "
-            "falls below 0.5 (the sooner, the rougher the gradient): " + below_half(curves) + ".",
+            "falls below 0.5 (the sooner, the rougher the gradient): " + r.below_half + ".",
+            **ACF_LINE,
         )
-
-    nb = notebook(S.SHATTERED)
-    panel = code("line", "part", "title=f'depth {d}'", **SHATTER_LINE)
-    nb.code(
-        f"depths, width, norm = {SH_DEPTHS!r}, {SH_WIDTH}, {norm!r}\n"
-        "grads, acf = rv.shattered_summary(depths, width=width, norm=norm, seed=seed)\n"
-        "grads = rv.gradflow.with_variant(grads)\n"
-        "lag1 = rv.gradflow.lag_table(acf)\n"
-        "curves = rv.gradflow.acf_curves(acf)\n"
-        "lag1"
-    )
-    nb.code(
-        "from IPython.display import display\n\n"
-        "for d in depths:\n"
-        "    part = grads[grads['depth'] == d].rename(columns={'x': 'input'})\n"
-        f"    display({panel})"
-    )
-    nb.code(code("line", "curves", **ACF_LINE))
-    nb.frame("shattered_gradients", "grads").frame("shattered_lag1", "lag1")
-    nb.frame("shattered_autocorrelation", "acf").download("gradient_flow_shattered")
+    sec.download("gradient_flow_shattered")
 
 
 for tab, section in zip(

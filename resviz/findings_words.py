@@ -24,8 +24,11 @@ import math
 from collections.abc import Sequence
 
 __all__ = [
+    "agreement_words",
     "crossing_words",
+    "format_log10",
     "format_number",
+    "log_trend_words",
     "lower_words",
     "ratio_words",
     "trend_words",
@@ -195,3 +198,95 @@ def lower_words(name_a: str, value_a: float, name_b: str, value_b: float, digits
     if va < vb:
         return f"{name_a} ends lower ({ta} against {tb} for {name_b})"
     return f"{name_b} ends lower ({tb} against {ta} for {name_a})"
+
+
+def format_log10(lg: float, digits: int = 3) -> str:
+    """The number whose log10 is ``lg``, written as :func:`format_number` writes it,
+    also where no float holds it: ``format_log10(-419.43)`` is ``"3.72e-420"``.
+    ``-inf`` is ``"0"``; ``inf`` is ``"Inf"``; NaN is ``"NaN"``."""
+    lg = float(lg)
+    if math.isnan(lg):
+        return "NaN"
+    if math.isinf(lg):
+        return "Inf" if lg > 0 else "0"
+    if -300 < lg < 300:
+        return format_number(10.0**lg, digits)
+    e = math.floor(lg)
+    m = round(10.0 ** (lg - e), digits - 1)
+    if m >= 10:
+        m, e = m / 10, e + 1
+    mantissa = f"{m:.{digits - 1}f}".rstrip("0").rstrip(".")
+    return f"{mantissa}e{e}"
+
+
+def log_trend_words(logs: Sequence[float], within: float = 10.0) -> str:
+    """:func:`trend_words` for positive quantities given as their log10s (``-inf`` is
+    exactly 0), so a gradient norm of 1e-420 is worded as one, not as 0."""
+    vals = [float(v) for v in logs]
+    if not vals:
+        return "has no values yet"
+    kept = [v for v in vals if not math.isnan(v) and v != math.inf]
+    n_bad = len(vals) - len(kept)
+    bad = f"; {n_bad} of {len(vals)} values are not finite" if n_bad else ""
+    if not kept:
+        return "is not finite"
+    first, last = kept[0], kept[-1]
+    a, b = format_log10(first), format_log10(last)
+    zero = -math.inf
+    if len(kept) == 1:
+        return f"is {a} (one value)" + bad
+    if first > zero and last == zero:
+        return f"falls from {a} to exactly 0" + bad
+    if first == zero and last > zero:
+        return f"grows from exactly 0 to {b}" + bad
+    if first == zero and last == zero:
+        peak = max(kept)
+        if peak == zero:
+            return "is exactly 0 throughout" + bad
+        return f"starts and ends at exactly 0 (peak {format_log10(peak)})" + bad
+    positive = [v for v in kept if v > zero]
+    lo, hi = min(positive), max(positive)
+    spread = hi - lo
+    has_zero = zero in kept
+    if spread < math.log10(1.1) and not has_zero:
+        pct = format_number((10.0**spread - 1) * 100, 2)
+        return f"stays within {pct}% (from {a} to {b})" + bad
+    if spread <= math.log10(within) and not has_zero:
+        return f"stays within a factor of {format_log10(spread, 2)} (from {a} to {b})" + bad
+    end = last - first
+    if abs(end) <= math.log10(within):
+        return (
+            f"ranges over a factor of {format_log10(spread, 2)} (from {format_log10(lo)} to "
+            f"{format_log10(hi)}) and ends at {b}, from {a}" + bad
+        )
+    if end > 0:
+        return f"grows by a factor of {format_log10(end, 2)}, from {a} to {b}" + bad
+    return f"falls by a factor of {format_log10(-end, 2)}, from {a} to {b}" + bad
+
+
+def agreement_words(
+    log10_measured: float, log10_reference: float, ref_name: str, rtol: float = 0.05
+) -> str:
+    """How a measurement compares with a prediction, both given as log10s (``-inf`` is
+    exactly 0), to fill "the measurement ...": ``"agrees with l^L (9.31e-10) within
+    0.17%"`` when ``|measured / reference - 1|`` is at most ``rtol``; otherwise
+    ``"is 5.15e6 times l^L (9.31e-10)"``. A reference of exactly 0: ``"is 3e-40,
+    where l^L is exactly 0"`` (or ``"is exactly 0, as is l^L"``); NaN or Inf
+    involved: ``"is NaN: not comparable with l^L (1)"``."""
+    m, r = float(log10_measured), float(log10_reference)
+    zero = -math.inf
+    if math.isnan(m) or math.isnan(r) or math.inf in (m, r):
+        return f"is {format_log10(m)}: not comparable with {ref_name} ({format_log10(r)})"
+    if r == zero:
+        return (
+            f"is exactly 0, as is {ref_name}"
+            if m == zero
+            else f"is {format_log10(m)}, where {ref_name} is exactly 0"
+        )
+    rel = 10.0 ** (m - r) - 1 if m - r < 300 else math.inf
+    if abs(rel) <= rtol:
+        return (
+            f"agrees with {ref_name} ({format_log10(r)}) within "
+            f"{format_number(max(abs(rel) * 100, 1e-3), 2)}%"
+        )
+    return f"is {format_log10(m - r)} times {ref_name} ({format_log10(r)})"

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,23 +49,40 @@ class GradTrace:
     def heatmap(self, variant: str) -> np.ndarray:
         """``[n_blocks, steps]`` matrix (row ``i`` is block ``i + 1``) of ``log10`` gradient norms (NaN where not run;
         ``-inf`` where a norm is exactly 0)."""
-        d = self.layers[self.layers["variant"] == variant]
-        n_blocks = int(d["block"].max()) if len(d) else 0
-        m = np.full((n_blocks, self.steps), np.nan)  # row i: block i + 1
-        with np.errstate(divide="ignore", invalid="ignore"):
-            m[d["block"].to_numpy() - 1, d["step"].to_numpy()] = np.log10(d["grad_norm"].to_numpy())
-        return m
+        return layer_heatmap(self.layers, variant, self.steps)
 
     def heatmaps(self) -> Heatmaps:
-        """Every variant's :meth:`heatmap` on one colour scale, ready to draw: exact
-        zeros (``-inf``) are set to the scale's lowest value and counted."""
-        mats = {v: self.heatmap(v) for v in self.loss["variant"].unique()}
-        finite = np.concatenate([m[np.isfinite(m)] for m in mats.values()] or [np.empty(0)])
-        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 0.0)
-        hi = hi if hi > lo else lo + 1.0
-        zeros = sum(int(np.isneginf(m).sum()) for m in mats.values())
-        shown = {v: np.where(np.isneginf(m), lo, m) for v, m in mats.items()}
-        return Heatmaps(shown, lo, hi, zeros)
+        """Every variant's :meth:`heatmap` on one colour scale: :func:`layer_heatmaps`."""
+        return layer_heatmaps(self.layers, self.steps, self.loss["variant"].unique())
+
+
+def layer_heatmap(layers: pd.DataFrame, variant: str, steps: int) -> np.ndarray:
+    """One variant of a per-step block frame (``variant, step, block, grad_norm``, as
+    :attr:`GradTrace.layers`) as a ``[n_blocks, steps]`` matrix of ``log10`` gradient
+    norms (row ``i`` is block ``i + 1``; NaN where not run, ``-inf`` where exactly 0)."""
+    d = layers[layers["variant"] == variant]
+    n_blocks = int(d["block"].max()) if len(d) else 0
+    m = np.full((n_blocks, steps), np.nan)  # row i: block i + 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        m[d["block"].to_numpy() - 1, d["step"].to_numpy()] = np.log10(
+            d["grad_norm"].to_numpy(dtype=float)
+        )
+    return m
+
+
+def layer_heatmaps(
+    layers: pd.DataFrame, steps: int, variants: Sequence[str] | None = None
+) -> Heatmaps:
+    """Every variant's :func:`layer_heatmap` on one colour scale, ready to draw: exact
+    zeros (``-inf``) are set to the scale's lowest value and counted."""
+    names = list(variants) if variants is not None else list(layers["variant"].unique())
+    mats = {v: layer_heatmap(layers, v, steps) for v in names}
+    finite = np.concatenate([m[np.isfinite(m)] for m in mats.values()] or [np.empty(0)])
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 0.0)
+    hi = hi if hi > lo else lo + 1.0
+    zeros = sum(int(np.isneginf(m).sum()) for m in mats.values())
+    shown = {v: np.where(np.isneginf(m), lo, m) for v, m in mats.items()}
+    return Heatmaps(shown, lo, hi, zeros)
 
 
 @dataclass(frozen=True)
@@ -158,6 +175,8 @@ def training_variants(base: StackConfig, scale: float | None = None) -> dict[str
 __all__ = [
     "GradTrace",
     "Heatmaps",
+    "layer_heatmap",
+    "layer_heatmaps",
     "scaled_label",
     "train_layer_grads",
     "training_variants",

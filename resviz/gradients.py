@@ -60,10 +60,13 @@ def _first_weight_name(model: Stack, i: int) -> str:
     return f"blocks.{i}.{'fc' if model.blocks[i].block == 'linear' else 'fc1'}.weight"
 
 
-def _stream_capture(model: Stack, x: torch.Tensor, y: torch.Tensor) -> GradCapture:
+def _stream_capture(
+    model: Stack, x: torch.Tensor, y: torch.Tensor, unit_grads: bool = False
+) -> GradCapture:
     """One MSE backward pass observed on the stream: ``x_l`` and ``dL/dx_l`` for
     ``l = 0..L`` and every block's first-weight gradient norm, each weight gradient
-    dropped as soon as it is measured (:func:`resviz.capture_grads`)."""
+    dropped as soon as it is measured (:func:`resviz.capture_grads`, which with
+    ``unit_grads`` passes each ``dL/dx_l`` on at unit norm)."""
     n = len(model.blocks)
     return capture_grads(
         model,
@@ -71,7 +74,28 @@ def _stream_capture(model: Stack, x: torch.Tensor, y: torch.Tensor) -> GradCaptu
         lambda out: F.mse_loss(out, y),
         names=stream_points(n),
         params=[_first_weight_name(model, i) for i in range(n)],
+        unit_grads=unit_grads,
     )
+
+
+def _log10(x: float) -> float:
+    """``log10(x)``: ``-inf`` for 0, NaN for NaN or a negative."""
+    if math.isnan(x) or x < 0:
+        return math.nan
+    return math.log10(x) if x > 0 else -math.inf
+
+
+def _power(lg: float) -> float:
+    """``10 ** lg`` as a float: 0 under float64's smallest normal number (2.2e-308;
+    below it a float keeps too few digits to print, and the log10 column has it)."""
+    if math.isnan(lg):
+        return math.nan
+    if lg < _LOG10_TINY:
+        return 0.0
+    return math.inf if lg > 308.5 else float(10.0**lg)
+
+
+_LOG10_TINY = math.log10(np.finfo(np.float64).tiny)
 
 
 def _backward_with_streams(
@@ -100,31 +124,49 @@ def layer_gradients(
     and ``x_0`` is the input), ``act_grad`` (``||dL/dx_l||`` over the batch),
     ``gain`` (``act_grad / act_grad[L]``), ``stream_norm`` (mean per-sample
     ``||x_l||``) and ``weight_grad``, block ``l``'s first weight gradient
-    ``||dL/dW||`` (NaN at ``l = 0``, the input, which no block writes).
+    ``||dL/dW||`` (NaN at ``l = 0``, the input, which no block writes), and
+    ``log10_act_grad``, ``log10_gain``, ``log10_weight_grad``: the same three in
+    log10, which is what is measured.
     Everything comes from one pass observed at the hook points
     (:func:`resviz.capture_grads`), which holds at most one weight gradient at a
-    time. The pass runs in float64 (the float32 weights cast exactly): through a
-    deep plain stack dL/dx_0 reaches 1e-26 and below, under float32's smallest
-    normal number, so float32 would report exact zeros that are not zeros.
+    time. Through a deep plain stack dL/dx_0 reaches 1e-26 (tanh, 100 blocks), under
+    float32's smallest normal number, and 1e-420 (width 2 with a LayerNorm), under
+    float64's: so the pass runs in float64 (the float32 weights cast exactly) and
+    passes the gradient on at unit norm from every ``x_l``, its size kept in log
+    space. The log10 columns are exact at any depth; ``act_grad``, ``gain`` and
+    ``weight_grad`` are 0 only where a gradient is exactly 0 or under float64's
+    smallest normal number (2.2e-308).
     """
     dev = _float64_device(device)
     model = build(cfg, dev).to(torch.float64)
     model.train()
     gen = torch.Generator().manual_seed(seed)
     x, y = make_batch(cfg, batch_size, 1, gen)
-    cap = _stream_capture(model, x.to(dev, torch.float64), y.to(dev, torch.float64))
+    cap = _stream_capture(
+        model, x.to(dev, torch.float64), y.to(dev, torch.float64), unit_grads=True
+    )
     points = stream_points(cfg.n_blocks)
-    act = [float(cap.grads[k].norm()) for k in points]
+    # ||dL/dx_l|| is the norm x_l received times the norms every later point divided
+    # the gradient by: a running sum of log10s from the output back.
+    received = [_log10(cap.grad_scales.get(k, float(cap.grads[k].norm()))) for k in points]
+    log_act = list(np.cumsum(received[::-1])[::-1])
+    with np.errstate(invalid="ignore"):
+        log_gain = [float(a - log_act[-1]) for a in log_act]
+    log_weight = [
+        _log10(cap.param_grad_norms[_first_weight_name(model, i)]) + log_act[i + 1]
+        for i in range(cfg.n_blocks)
+    ]
     norms = [float(cap.acts[k].norm(dim=-1).mean()) for k in points]
-    weight = [cap.param_grad_norms[_first_weight_name(model, i)] for i in range(cfg.n_blocks)]
-    last = act[-1]
     return pd.DataFrame(
         {
-            "block": range(len(act)),
-            "act_grad": act,
-            "gain": [a / last if last > 0 else math.nan for a in act],
-            "weight_grad": [math.nan, *weight],
+            "block": range(len(points)),
+            "act_grad": [_power(v) for v in log_act],
+            "gain": [_power(v) for v in log_gain],
+            "weight_grad": [math.nan, *(_power(v) for v in log_weight)],
             "stream_norm": norms,
+            "log10_act_grad": [float(v) for v in log_act],
+            "log10_gain": log_gain,
+            "log10_weight_grad": [math.nan, *log_weight],
         }
     )
 
@@ -138,18 +180,26 @@ def identity_ratio(
     ``"scaled"`` and 0 for plain stacks. With near-zero branches (``init="small"``)
     the product ``prod (s I + J)`` is ``s^(L-l)`` up to the branches' size, which is
     what the tests pin. Columns: ``block`` (``l``, as :func:`layer_gradients`),
-    ``blocks_above`` (``L - l``),
-    ``measured``, ``identity_term``, ``rel_error`` (``measured / identity_term - 1``).
+    ``blocks_above`` (``L - l``), ``stream_norm`` (mean ``||x_l||``),
+    ``measured``, ``identity_term``, their log10s ``log10_measured`` and
+    ``log10_identity_term``, and ``rel_error`` (``measured / identity_term - 1``,
+    from the log10s).
     """
     df = layer_gradients(cfg, seed, batch_size, device)
     s = {"add": cfg.identity_scale, "scaled": 1.0}.get(cfg.residual, 0.0)
     L = cfg.n_blocks
     out = pd.DataFrame({"block": df["block"], "blocks_above": L - df["block"]})
+    out["stream_norm"] = df["stream_norm"]
     out["measured"] = df["gain"]
-    # s ** k in float64: 0.5 ** 30 is 9.3e-10, far inside float64's range.
+    # s ** k in float64: 0.05 ** 100 is 8e-131, inside float64's range; the log10s
+    # are what the comparison uses (the measurement can be under float64's range).
     out["identity_term"] = [float(s) ** int(k) for k in out["blocks_above"]]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out["rel_error"] = out["measured"] / out["identity_term"] - 1.0
+    out["log10_measured"] = df["log10_gain"]
+    out["log10_identity_term"] = [
+        int(k) * _log10(abs(float(s))) if k else 0.0 for k in out["blocks_above"]
+    ]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out["rel_error"] = np.power(10.0, out["log10_measured"] - out["log10_identity_term"]) - 1
     return out
 
 
@@ -171,19 +221,22 @@ def block_jacobian(
 
     One row per singular value: ``matrix`` (``"block"`` or ``"branch J"``),
     ``index`` (0 = largest) and ``sigma``. ``attrs`` holds the spectral norms
-    ``block_norm`` and ``branch_norm``.
+    ``block_norm`` and ``branch_norm``. Everything runs in float64 (the float32
+    weights cast exactly), so a singular value far below the largest is measured,
+    not lost to float32's rounding (about 1e-7 of the largest).
     """
     if isinstance(block, bool) or not isinstance(block, int) or not 1 <= block <= cfg.n_blocks:
         raise ValueError(f"block={block!r} is out of range: choose 1 to {cfg.n_blocks}.")
     if not 0 <= sample < batch_size:
         raise ValueError(f"sample={sample} is out of range: choose 0 to {batch_size - 1}.")
-    dev = _device(device)
-    model = build(cfg, dev)
+    dev = _float64_device(device)
+    model = build(cfg, dev).to(torch.float64)
     model.train()
     gen = torch.Generator().manual_seed(seed)
     x, _ = make_batch(cfg, batch_size, 1, gen)
     key = f"blocks.{block - 1}.resid_pre"
-    h = capture(model, x.to(dev), [key])[key].to(dev)  # x_{l-1}, the block's input
+    # x_{l-1}, the block's input, in float64 like the weights (cast exactly).
+    h = capture(model, x.to(dev, torch.float64), [key])[key].to(dev)
     module = model.blocks[block - 1]
     # Only this block is needed from here on: free the others' weights (all of a
     # 100 x 512 stack's are 105 MB) before the Jacobian's own working memory.
@@ -238,8 +291,10 @@ def depth_sweep(
     replaced runs :func:`layer_gradients`. Columns: ``activation``, ``residual``,
     ``depth``, ``first_weight_grad`` (``||dL/dW_1||``), ``input_grad``
     (``||dL/dx_0||``), ``output_grad`` (``||dL/dx_L||``) and ``gain``
-    (``input_grad / output_grad``). Float32 gradients that underflow are exactly 0
-    (plain sigmoid stacks reach that within 100 layers); they are kept as 0.
+    (``input_grad / output_grad``), all measured by :func:`layer_gradients` (a plain
+    tanh stack of 100 blocks passes 1.5e-26 of its output gradient back, under
+    float32's smallest normal number), and ``log10_first_weight_grad`` and
+    ``log10_gain``, exact where the others are under float64's range.
 
     ``callback(frame_so_far, done, total)`` is called after each run and
     ``should_stop()`` checked; a stopped sweep returns what it has with
@@ -260,6 +315,8 @@ def depth_sweep(
                 "input_grad": float(df["act_grad"].iloc[0]),
                 "output_grad": float(df["act_grad"].iloc[-1]),
                 "gain": float(df["gain"].iloc[0]),
+                "log10_first_weight_grad": float(df["log10_weight_grad"].iloc[1]),
+                "log10_gain": float(df["log10_gain"].iloc[0]),
             }
         )
         if callback is not None:
@@ -293,38 +350,39 @@ def _stacked(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
 def weight_gradient_frame(per_layer: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """Each stack's first-weight gradient per block, from :func:`layer_gradients` frames
     by label: ``variant``, ``block`` (1 = input side), ``param`` (its name in the
-    model) and ``grad_norm``."""
+    model), ``grad_norm`` and ``log10_grad_norm``."""
     out = _stacked({name: df.iloc[1:] for name, df in per_layer.items()})
     out["param"] = "blocks." + (out["block"] - 1).astype(str) + ".fc.weight"
-    out = out.rename(columns={"weight_grad": "grad_norm"})
-    return out[["variant", "block", "param", "grad_norm"]]
+    out = out.rename(columns={"weight_grad": "grad_norm", "log10_weight_grad": "log10_grad_norm"})
+    return out[["variant", "block", "param", "grad_norm", "log10_grad_norm"]]
 
 
 def stream_gradient_frame(per_layer: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """Each stack's stream gradient per position, from :func:`layer_gradients` frames by
     label: ``variant``, ``block`` (``l``, 0 = the input), ``act_grad``
-    (``||dL/dx_l||``), ``gain`` and ``stream_norm``."""
-    return _stacked(per_layer)[["variant", "block", "act_grad", "gain", "stream_norm"]]
+    (``||dL/dx_l||``), ``gain``, ``stream_norm``, ``log10_act_grad`` and ``log10_gain``."""
+    cols = ["act_grad", "gain", "stream_norm", "log10_act_grad", "log10_gain"]
+    return _stacked(per_layer)[["variant", "block", *cols]]
 
 
 def jacobian_norms(
-    spectra: Mapping[str, pd.DataFrame], per_layer: Mapping[str, pd.DataFrame]
+    spectra: Mapping[str, pd.DataFrame], per_layer: Mapping[str, pd.DataFrame] | None = None
 ) -> pd.DataFrame:
     """One row per stack: the spectral norms (largest singular values) of the branch
     Jacobian ``J`` and of the block Jacobian, from :func:`block_jacobian` frames by
-    label, beside the whole stack's gain ``||dL/dx_0|| / ||dL/dx_L||`` from its
-    :func:`layer_gradients` frame."""
+    label, and, given its :func:`layer_gradients` frame, beside the whole stack's
+    gain ``||dL/dx_0|| / ||dL/dx_L||``."""
     rows = []
     for name, sv in spectra.items():
         top = sv.groupby("matrix")["sigma"].max()
-        rows.append(
-            {
-                "variant": name,
-                "||J|| (branch)": float(top["branch J"]),
-                "||block Jacobian||": float(top["block"]),
-                "||dL/dx_0|| / ||dL/dx_L||": float(per_layer[name]["gain"].iloc[0]),
-            }
-        )
+        row = {
+            "variant": name,
+            "||J|| (branch)": float(top["branch J"]),
+            "||block Jacobian||": float(top["block"]),
+        }
+        if per_layer is not None:
+            row["||dL/dx_0|| / ||dL/dx_L||"] = float(per_layer[name]["gain"].iloc[0])
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -346,14 +404,16 @@ def jacobian_spectrum(
 
 def identity_ratio_long(ratio: pd.DataFrame) -> pd.DataFrame:
     """:func:`identity_ratio`'s measured gain and identity term as two curves:
-    ``blocks_above``, ``ratio`` and ``curve``."""
+    ``blocks_above``, ``ratio``, ``log10_ratio`` and ``curve``."""
     cols = {
         "measured": "measured ||dL/dx_l|| / ||dL/dx_L||",
         "identity_term": "identity term l^(L-l)",
     }
     return pd.concat(
         [
-            ratio[["blocks_above", col]].rename(columns={col: "ratio"}).assign(curve=label)
+            ratio[["blocks_above", col, f"log10_{col}"]]
+            .rename(columns={col: "ratio", f"log10_{col}": "log10_ratio"})
+            .assign(curve=label)
             for col, label in cols.items()
         ],
         ignore_index=True,

@@ -62,6 +62,7 @@ def tap(
     live: bool = False,
     grads: dict[str, torch.Tensor] | None = None,
     patch: Mapping[str, Patch] | None = None,
+    grad_scales: dict[str, float] | None = None,
 ) -> Iterator[dict[str, torch.Tensor]]:
     """Within the ``with`` block, every forward pass of ``model`` writes its hook
     points' outputs into the yielded dict (by public name; ``names`` restricts
@@ -72,6 +73,8 @@ def tap(
     tensor (e.g. a chosen input stream at ``blocks.0.resid_pre``), or by the name of
     a hook point that runs earlier in the same forward pass, whose output is passed
     on instead (:func:`delete_block`: ``blocks.{i}.resid_post`` <- ``blocks.{i}.resid_pre``).
+    Given a ``grad_scales`` dict too, each such gradient is passed on divided by its
+    norm, which is written there (see :func:`capture_grads`'s ``unit_grads``).
     Every hook is removed on leaving the block, even on error."""
     patch = dict(patch or {})
     sources = {v for v in patch.values() if isinstance(v, str)}
@@ -92,10 +95,15 @@ def tap(
             )
         return seen[new]
 
-    def on_grad(key: str) -> Callable[[torch.Tensor], None]:
-        def hook(g: torch.Tensor) -> None:
+    def on_grad(key: str) -> Callable[[torch.Tensor], torch.Tensor | None]:
+        def hook(g: torch.Tensor) -> torch.Tensor | None:
             assert grads is not None
             grads[key] = _cpu(g)
+            if grad_scales is None:
+                return None
+            n = float(g.norm())
+            grad_scales[key] = n
+            return g / n if 0 < n < math.inf else None
 
         return hook
 
@@ -173,6 +181,9 @@ class GradCapture:
     grads: dict[str, torch.Tensor]
     loss: float
     param_grad_norms: dict[str, float] = field(default_factory=dict)
+    # With ``unit_grads=True``: the norm of the gradient each point received, before
+    # it passed the gradient on divided by it (see :func:`capture_grads`).
+    grad_scales: dict[str, float] = field(default_factory=dict)
 
 
 def capture_grads(
@@ -182,6 +193,7 @@ def capture_grads(
     names: Iterable[str] | None = None,
     params: Iterable[str] = (),
     patch: Mapping[str, Patch] | None = None,
+    unit_grads: bool = False,
 ) -> GradCapture:
     """One forward and backward pass of ``loss_fn(model(inputs))``, observed at the
     hook points: activations and ``dL/d(hook output)``, detached on the CPU.
@@ -193,6 +205,16 @@ def capture_grads(
     most one weight gradient at a time, not a second copy of the model. Each
     parameter's ``.grad`` is as it was before the call; every hook is removed,
     even on error.
+
+    ``unit_grads=True`` keeps the pass in range however small the gradient gets (a
+    deep plain stack's reaches 1e-420, under float64's smallest number): at each
+    recorded point the gradient, once complete, is passed on divided by its norm,
+    which goes into ``grad_scales``. Everything recorded before the input is then
+    scaled down by the product of the ``grad_scales`` of the points between it and
+    the loss: with the points on one chain (a stack's stream), the true
+    ``log ||dL/dx_l||`` is the sum of ``log grad_scales`` from ``x_l`` to the output,
+    and a parameter's true gradient norm is its measured one times the product of
+    the scales of the points after it (:func:`resviz.layer_gradients` does this).
     """
     args = tuple(
         a.detach().requires_grad_(True) if a.is_floating_point() else a for a in _as_args(inputs)
@@ -212,11 +234,15 @@ def capture_grads(
         return hook
 
     grads: dict[str, torch.Tensor] = {}
+    scales: dict[str, float] | None = {} if unit_grads else None
     try:
         for n, p in named:
             p.grad = None
             handles.append(p.register_post_accumulate_grad_hook(measure_and_drop(n)))
-        with tap(model, names, grads=grads, patch=patch) as acts, torch.enable_grad():
+        with (
+            tap(model, names, grads=grads, patch=patch, grad_scales=scales) as acts,
+            torch.enable_grad(),
+        ):
             loss = loss_fn(model(*args))
             loss.backward()  # inside: leaving the block removes the tensor hooks
     finally:
@@ -224,7 +250,13 @@ def capture_grads(
             h.remove()
         for n, p in named:
             p.grad = saved[n]
-    return GradCapture(acts=acts, grads=grads, loss=float(loss.detach()), param_grad_norms=norms)
+    return GradCapture(
+        acts=acts,
+        grads=grads,
+        loss=float(loss.detach()),
+        param_grad_norms=norms,
+        grad_scales=scales or {},
+    )
 
 
 __all__ = [

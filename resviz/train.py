@@ -79,8 +79,16 @@ def variant_workers(
     return max(1, min(len(variants), os.cpu_count() or 1))
 
 
+def _wide(device: torch.device) -> torch.dtype | None:
+    """The dtype gradient norms are summed in: float64, so that the squares of small
+    float32 gradients do not underflow (a norm of 3e-25 squared is 0 in float32),
+    except on Apple MPS, which has no float64."""
+    return None if device.type == "mps" else torch.float64
+
+
 def _norm(tensors: list[torch.Tensor]) -> torch.Tensor:
-    return torch.linalg.vector_norm(torch.stack(torch._foreach_norm(tensors)))
+    dtype = _wide(tensors[0].device)
+    return torch.linalg.vector_norm(torch.stack(torch._foreach_norm(tensors, 2, dtype=dtype)))
 
 
 class Trainer:
@@ -141,8 +149,10 @@ class Trainer:
                 groups = [list(b.parameters()) for b in m.blocks]
                 seen = {id(p) for g in groups for p in g}
                 self._groups[n] = [*groups, [p for p in m.parameters() if id(p) not in seen]]
+        # Block gradient norms in float64 (see _wide): a deep plain stack's first
+        # blocks get gradients whose norms are under float32's smallest number.
         self.block_norm = {
-            n: torch.full((steps, len(g) - 1), np.nan, device=self.device)
+            n: torch.full((steps, len(g) - 1), np.nan, device=self.device, dtype=_wide(self.device))
             for n, g in self._groups.items()
         }
         self.last = dict.fromkeys(self.names, -1)  # index of the last recorded step
@@ -236,7 +246,11 @@ class Trainer:
             # the total from the blocks and the rest: ||g||^2 = sum_b ||g_b||^2 + rest.
             grads = [[p.grad for p in g if p.grad is not None] for g in groups]
             flat = [g for part in grads for g in part]
-            norms = torch.stack(torch._foreach_norm(flat)) if flat else loss.detach()[None] * 0
+            norms = (
+                torch.stack(torch._foreach_norm(flat, 2, dtype=_wide(flat[0].device)))
+                if flat
+                else loss.detach()[None].double() * 0
+            )
             parts = norms[: len(flat)].split([len(part) for part in grads])
             per_block = torch.stack(torch._foreach_norm(list(parts[:-1])))
             self.block_norm[name][t] = per_block.detach()

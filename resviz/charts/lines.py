@@ -47,14 +47,19 @@ def style(chart: alt.Chart, height: int = HEIGHT) -> alt.Chart:
     )
 
 
-def mark_nonfinite(df: pd.DataFrame, col: str, log: bool = False) -> pd.DataFrame:
-    """Add a ``status`` column: ``ok``, ``zero`` (on a log axis), ``inf`` or ``nan``,
-    and a ``plotted`` column that charts can use safely."""
+def mark_nonfinite(
+    df: pd.DataFrame, col: str, log: bool = False, log10: bool = False
+) -> pd.DataFrame:
+    """Add a ``status`` column: ``ok``, ``zero`` (on a log axis; for a column of
+    log10s, ``log10=True``, its ``-inf``), ``inf`` or ``nan``, and a ``plotted``
+    column that charts can use safely."""
     out = df.copy()
     v = pd.to_numeric(out[col], errors="coerce").astype(float)
     status = np.where(np.isnan(v), "nan", np.where(np.isinf(v), "inf", "ok"))
     if log:
         status = np.where((status == "ok") & (v <= 0), "zero", status)
+    if log10:
+        status = np.where(np.isneginf(v), "zero", status)
     out["status"] = status
     out["plotted"] = v.where(out["status"] == "ok")
     return out
@@ -67,6 +72,7 @@ def line(
     color: str | None = None,
     *,
     log_y: bool = False,
+    log10_y: bool = False,
     log_x: bool = False,
     title: str = "",
     x_title: str | None = None,
@@ -85,9 +91,14 @@ def line(
     A training frame's diverged steps (rows with ``diverged`` True, see
     :func:`resviz.first_divergence`) are drawn as dashed vertical rules in their
     group's colour, with the reason (column ``divergence``) in the tooltip and a
-    legend entry; ``mark_diverged=False`` leaves them out."""
-    data = mark_nonfinite(df, y, log=log_y)
+    legend entry; ``mark_diverged=False`` leaves them out.
+
+    ``log10_y=True``: the ``y`` column holds log10s (``-inf`` for exactly 0), drawn on
+    a linear axis labelled in powers of ten (``1e-20``), so that values beyond
+    float64's range (a gradient of 1e-420) are drawn where they are."""
+    data = mark_nonfinite(df, y, log=log_y, log10=log10_y)
     scale_y = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
+    axis_y = alt.Axis(tickMinStep=1, labelExpr="'1e' + datum.value") if log10_y else alt.Axis()
     scale_x = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
     enc_color = (
         alt.Color(f"{color}:N", scale=alt.Scale(range=PALETTE), legend=alt.Legend(orient="bottom"))
@@ -104,7 +115,7 @@ def line(
         color=enc_color,
     )
     ln = base.mark_line(strokeWidth=3, point=points).encode(
-        y=alt.Y("plotted:Q", title=y_title or y, scale=scale_y), tooltip=tips
+        y=alt.Y("plotted:Q", title=y_title or y, scale=scale_y, axis=axis_y), tooltip=tips
     )
     layers = [ln]
     rules = _divergence_rules(df, x, color, enc_color) if mark_diverged else None

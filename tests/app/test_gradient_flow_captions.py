@@ -7,8 +7,9 @@ import re
 
 import pytest
 
+import resviz.gradients as G
 import ui.jobs
-from resviz import gradflow as G
+from resviz.recipes import gradients as R
 from tests.app.conftest import NUM, clean, find_caption, find_job, find_metric, open_section
 
 PAGE = "app_pages/gradient_flow.py"
@@ -71,7 +72,8 @@ def test_depth_sweep_captions_quote_the_sweep(app, monkeypatch):
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
     clean(at)
-    df = find_job("gradflow_sweep").result.set_index(["activation", "residual", "depth"])["gain"]
+    df = find_job("gradflow_sweep").result.sweep.set_index(["activation", "residual", "depth"])
+    df = df["gain"]
     # One caption per activation panel, in the grid's order.
     panel_caps = [c.value for c in at.caption if c.value.startswith("plain (depth 1 to 100)")]
     assert len(panel_caps) == 4
@@ -89,7 +91,7 @@ def test_depth_sweep_captions_quote_the_sweep(app, monkeypatch):
     # The other measure rewords the captions from its own column.
     at.radio(key="gradient_flow:measure").set_value("||dL/dW_1||").run()
     clean(at)
-    w = find_job("gradflow_sweep").result.set_index(["activation", "residual", "depth"])
+    w = find_job("gradflow_sweep").result.sweep.set_index(["activation", "residual", "depth"])
     panel_caps = [c.value for c in at.caption if c.value.startswith("plain (depth 1 to 100)")]
     m = re.search(rf"from {NUM} to (?:exactly )?{NUM}", panel_caps[0].split(";")[0])
     assert m, panel_caps[0]
@@ -141,3 +143,21 @@ def test_shattered_caption_without_batch_norm(app):
             assert f"plain depth {d}: lag 1;" in cap or cap.endswith(f"plain depth {d}: lag 1.")
         else:
             assert f"plain depth {d}: lag 1" not in cap
+
+
+def test_spectrum_caption_counts_the_zero_singular_values(app):
+    # A ReLU branch zeroes the rows of its inactive units: J has exact zero singular
+    # values, which I + J does not (the old caption said zeros "are marked" whatever
+    # the setting; now it counts them, and says nothing where there are none).
+    at = app(PAGE, section="Derivation", act="relu").run()
+    clean(at)
+    r = R.derivation(act="relu")  # what the section ran, at the same settings
+    j = r.spectrum[(r.spectrum["variant"] == "residual: x + f(x)")]
+    j = j[j["matrix"] == "branch J"]["sigma"]
+    k = int((j <= j.max() * len(j) * 2.220446049250313e-16).sum())
+    assert 0 < k < len(j)
+    cap = find_caption(at, "All singular values.")
+    assert f" {k} of J's {len(j)} singular values are 0 to float64's rounding" in cap, cap
+    assert "so I + J passes all of them" in cap
+    at = app(PAGE, section="Derivation", act="tanh").run()
+    assert "singular values are 0" not in find_caption(at, "All singular values.")

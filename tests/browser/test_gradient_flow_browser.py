@@ -36,7 +36,7 @@ def test_gradient_flow_sections_download_train_and_sweep(server, page):
     assert all(float(r["act_grad"]) >= 0 for r in rows)
     nb = json.loads(open(download_named(page, "gradient_flow_per_layer.ipynb").path()).read())
     code = "\n".join(c["source"] for c in nb["cells"] if c["cell_type"] == "code")
-    assert "depth=6" in code and "rv.layer_gradients" in code
+    assert "depth=6" in code and "rv.recipes.gradients.per_layer(" in code
     screenshot(page, "gradient_flow_per_layer")
 
     _open(page, "Derivation")

@@ -1,5 +1,6 @@
 """resviz.gradflow against closed forms and the papers' results."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -130,15 +131,18 @@ def test_depth_sweep_plain_decays_residual_stays():
     assert (res > 0.5).all() and res[40] < 100  # roughly flat on a log axis
 
 
-def test_depth_sweep_stops_and_keeps_exact_zero():
+def test_depth_sweep_measures_in_float64_and_stops():
     df = G.depth_sweep(
         rv.StackConfig(width=16),
         depths=(128,),
         activations=("sigmoid",),
         residuals=("none",),
     )
-    # 128 sigmoid layers (derivative <= 1/4) underflow float32 to exactly 0.
-    assert df["input_grad"].iloc[0] == 0.0 and df["gain"].iloc[0] == 0.0
+    # 128 sigmoid layers (derivative <= 1/4) take the gradient under float32's range:
+    # float32 said "exactly 0"; float64 measures it.
+    gain = df["gain"].iloc[0]
+    assert 0 < gain < 1e-60 and np.float32(gain) == 0
+    assert df["input_grad"].iloc[0] > 0 and df["first_weight_grad"].iloc[0] > 0
     stopped = G.depth_sweep(rv.StackConfig(width=8), depths=(1, 2, 3), should_stop=lambda: True)
     assert len(stopped) == 1 and stopped.attrs["stopped"] is True
 
@@ -252,7 +256,8 @@ def test_page_frames_from_layer_gradients():
     assert variants[G.PLAIN].residual == "none" and variants[G.RESIDUAL] is base
     per_layer = {n: G.layer_gradients(c, seed=2) for n, c in variants.items()}
     w = G.weight_gradient_frame(per_layer)
-    assert list(w.columns) == ["variant", "block", "param", "grad_norm"]
+    assert list(w.columns) == ["variant", "block", "param", "grad_norm", "log10_grad_norm"]
+    assert np.allclose(np.log10(w["grad_norm"]), w["log10_grad_norm"], rtol=0, atol=1e-12)
     assert w["block"].tolist() == [1, 2, 3, 1, 2, 3]  # blocks, counted from 1
     assert w["param"].iloc[0] == "blocks.0.fc.weight" and w["grad_norm"].notna().all()
     s = G.stream_gradient_frame(per_layer)
@@ -303,3 +308,75 @@ def test_shattered_tables():
         "residual, depth 2",
         "residual, depth 3",
     }
+
+
+def test_block_gradient_norms_in_training_do_not_underflow():
+    # A plain tanh stack of 100 blocks: block 1's float32 gradient entries are about
+    # 1e-26, whose squares underflow float32. Summed in float32 the heatmap said its
+    # norm was exactly 0 (338 cells in 20 steps); summed in float64 it is measured.
+    base = rv.StackConfig(depth=100, width=16, activation="tanh")
+    tr = G.train_layer_grads({"plain": dataclasses.replace(base, residual="none")}, steps=1)
+    first = tr.layers.set_index("block")["grad_norm"]
+    assert (first > 0).all()
+    assert first[1] < 1e-15 and first[1] / first[100] < 1e-15
+    assert tr.heatmaps().zeros == 0
+
+
+# ------------------------------------------------------------ under float64's range
+
+
+def _direct_log10_gain(cfg, seed=0):
+    """log10 ||dL/dx_0|| / ||dL/dx_L||, by another route: every block's Jacobian at
+    every sample (float64, torch.func), multiplied one block at a time with the
+    product renormalised as it goes (its scale kept in log10)."""
+    model = rv.build(cfg).double()
+    gen = torch.Generator().manual_seed(seed)
+    x, y = rv.make_batch(cfg, 32, 1, gen)
+    x, y = x.double(), y.double()
+    xs = [x]
+    with torch.no_grad():
+        for b in model.blocks:
+            xs.append(b(xs[-1]))
+    g_out = 2 * (xs[-1] - y) / y.numel()  # d MSE / d x_L
+    g, log_scale = g_out.clone(), 0.0
+    for b, h in zip(reversed(model.blocks), reversed(xs[:-1]), strict=True):
+        _, vjp = torch.func.vjp(b, h)
+        (g,) = vjp(g)
+        n = float(g.detach().norm())
+        g, log_scale = g / n, log_scale + math.log10(n)
+    return log_scale - math.log10(float(g_out.norm()))
+
+
+def test_a_gradient_under_float64s_range_is_measured_not_zero():
+    # Width 2 with a LayerNorm before each tanh block: 100 plain blocks take the
+    # gradient to about 1e-419, which no float64 holds. The old float32 (and float64)
+    # pass said 0; in log space it is measured, and agrees with the product of the
+    # blocks' Jacobians taken another way.
+    cfg = rv.StackConfig(
+        depth=100, width=2, activation="tanh", init="kaiming", norm="layer", residual="none"
+    )
+    df = G.layer_gradients(cfg)
+    lg = df["log10_gain"].iloc[0]
+    assert -450 < lg < -350 and df["gain"].iloc[0] == 0.0  # the float cannot hold it
+    assert lg == pytest.approx(_direct_log10_gain(cfg), abs=1e-6)
+    assert np.isfinite(df["log10_weight_grad"].iloc[1:]).all()
+    # Where a float holds it, the log10 and the value are the same number.
+    ok = df["act_grad"] > 0
+    assert ok.sum() > 50 and (df.loc[~ok, "log10_act_grad"] < -307).all()
+    assert np.allclose(np.log10(df.loc[ok, "act_grad"]), df.loc[ok, "log10_act_grad"], atol=1e-9)
+
+
+def test_log_space_agrees_with_plain_float64_where_it_fits():
+    cfg = rv.StackConfig(depth=12, width=16, activation="tanh", residual="none", seed=3)
+    df = G.layer_gradients(cfg, seed=3)
+    assert df["log10_gain"].iloc[0] == pytest.approx(_direct_log10_gain(cfg, seed=3), abs=1e-9)
+
+
+def test_format_log10_writes_numbers_no_float_holds():
+    assert rv.findings_words.format_log10(-419.432516) == "3.69e-420"
+    assert rv.findings_words.format_log10(math.log10(1.5e-26)) == "1.5e-26"
+    assert rv.findings_words.format_log10(-math.inf) == "0"
+    assert rv.findings_words.format_log10(-400.0000001) == "1e-400"
+    words = rv.findings_words.log_trend_words([0.0, -10.0, -419.43])
+    assert words == "falls by a factor of 2.7e419, from 1 to 3.72e-420"
+    assert rv.findings_words.log_trend_words([0.0, -math.inf]) == "falls from 1 to exactly 0"

@@ -1,12 +1,13 @@
-"""The gradient-flow page's lesson measures: each answer flips at a setting the page
-allows, and matches the numbers the page's section shows."""
+"""The gradient-flow page's lesson measures (resviz.recipes.gradients): each reads its
+section's recipe result, its answer flips at a setting the page allows, and its
+sentence quotes the recipe's numbers."""
 
 import re
 
 import pytest
 
-from resviz import gradflow as G
-from ui.lesson_measures import MEASURES, Measured
+from resviz.recipes import MEASURES, Answer
+from resviz.recipes import gradients as R
 from ui.specs.gradient_flow import SPEC
 
 NUM = r"(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
@@ -15,8 +16,8 @@ NUM = r"(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
 def _measure(name, seed=0, **settings):
     for k, v in settings.items():  # every setting is one a lesson (or a URL) may carry
         SPEC.param(k).check(v)
-    out = MEASURES[name](settings, seed)
-    assert isinstance(out, Measured)
+    out = MEASURES[name].at(settings, seed)
+    assert isinstance(out, Answer)
     return out
 
 
@@ -37,19 +38,38 @@ def test_input_gradient(settings, answer):
 def test_scaled_shortcut(scale, answer):
     out = _measure("gradflow_scaled_shortcut", l=scale)
     assert out.answer == answer
-    m = re.search(rf"is {NUM}; the identity term l\^L is {NUM}", out.sentence)
+    m = re.search(rf"is {NUM}; it agrees with l\^L \({NUM}\) within {NUM}%", out.sentence)
     assert m, out.sentence
-    # Near-zero branches (the default): the measurement follows l^L.
+    # Near-zero branches, no norm layer (the defaults): the measurement follows l^L.
     assert float(m[1]) == pytest.approx(scale**30, rel=0.05)
     assert float(m[2]) == pytest.approx(scale**30, rel=5e-3)  # 3 significant digits
+    assert float(m[3]) <= 5
+
+
+def test_scaled_shortcut_with_a_norm_layer_says_it_is_not_the_identity_term():
+    # The old lesson said the gradient at the input "is the identity term alone, l^L"
+    # for every setting; with a LayerNorm before each branch it measured 4.8e-3.
+    out = _measure("gradflow_scaled_shortcut", l=0.5, L=30, small=True, norm="layer")
+    assert out.answer == "shrinks"
+    m = re.search(rf"is {NUM}; it is {NUM} times l\^L \({NUM}\)", out.sentence)
+    assert m, out.sentence
+    assert float(m[1]) > 1e-4 and float(m[2]) > 1e5
+    assert "A layer norm sits before every branch here" in out.sentence
+    assert "does not apply" in out.sentence
+
+
+def test_scaled_shortcut_reads_the_result_it_is_given():
+    r = R.derivation(l=1.5, L=10, seed=2)
+    out = MEASURES["gradflow_scaled_shortcut"].read(r)
+    assert out.answer == "grows"
+    assert R.format_number(r.measured) in out.sentence
 
 
 @pytest.mark.parametrize(("bn", "answer"), [(True, "shattered"), (False, "smooth")])
 def test_plain_shattered(bn, answer):
     out = _measure("gradflow_plain_shattered", bn=bn)
     assert out.answer == answer
-    _, acf = G.shattered_summary((2, 10, 50), width=64, norm="batch" if bn else "none", seed=0)
-    corr = G.lag_table(acf).set_index("depth").loc[50, "plain lag-1 autocorrelation"]
+    corr = R.shattered(bn=bn).lag1.set_index("depth").loc[50, "plain lag-1 autocorrelation"]
     m = re.search(rf"autocorrelation of df/dx is {NUM}", out.sentence)
     assert m and float(m[1]) == pytest.approx(corr, rel=5e-3, abs=1e-3), out.sentence
 
@@ -58,4 +78,4 @@ def test_the_seed_is_the_sidebar_seed():
     # Another seed, other weights: the sentence's numbers change with it.
     a = _measure("gradflow_input_gradient", seed=0).sentence
     b = _measure("gradflow_input_gradient", seed=1).sentence
-    assert a != b and "seed 1" in b
+    assert a != b

@@ -14,8 +14,6 @@ INITS = ("default", "kaiming", "xavier", "small")
 NORMS = ("none", "layer", "rms", "batch")
 MEASURES = ("||dL/dx_0|| / ||dL/dx_L||", "||dL/dW_1||")
 LEARNING_RATES = ("1e-4", "3e-4", "1e-3", "3e-3", "1e-2")
-# The fixed nets the Shattered section measures (no setting changes them).
-SHATTERED_DEPTHS, SHATTERED_WIDTH = (2, 10, 50), 64
 
 SPEC = PageSpec(
     sections=(PER_LAYER, DERIVATION, SWEEP, TRAINING, SHATTERED),
@@ -39,5 +37,11 @@ SPEC = PageSpec(
         Param("train_scaled", "bool", False, section=TRAINING),
         Param("bn", "bool", True, section=SHATTERED),
     ),
-    recipes={PER_LAYER: "gradients.per_layer"},
+    recipes={
+        PER_LAYER: "gradients.per_layer",
+        DERIVATION: "gradients.derivation",
+        SWEEP: "gradients.depth_sweep",
+        TRAINING: "gradients.training",
+        SHATTERED: "gradients.shattered",
+    },
 )
