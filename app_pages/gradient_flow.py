@@ -112,10 +112,21 @@ STREAM_LINE = dict(
 )
 
 
+def fits_in_float64(cfg: rv.StackConfig) -> bool:
+    """The gradient measurements cast the stack to float64 (twice its float32 bytes):
+    refuse, with the numbers, a stack whose float64 pass is over the server's budget."""
+    est = rv.estimate(cfg, batch=32, bytes_per_value=8)
+    # The backward pass holds a gradient beside each saved activation.
+    est = dataclasses.replace(est, activation_bytes=2 * est.activation_bytes)
+    return views.check_budget(est, "This stack's float64 gradient measurement") is None
+
+
 def per_layer_section() -> None:
     """Weight and stream gradients of one plain and one residual stack at init."""
     st.subheader("Gradient norms per layer, at init")
     base = stack_settings()
+    if not fits_in_float64(base):
+        return
     sec = Section(TITLE, S.PER_LAYER, dev)
     r = sec.run(
         rv.recipes.gradients.per_layer,
@@ -198,6 +209,8 @@ def derivation_section() -> None:
     """The I + J Jacobian of one block, and the scaled shortcut's l^L."""
     st.subheader("The derivation, checked live")
     base = stack_settings()
+    if not fits_in_float64(base):
+        return
     st.latex(
         r"x_{l+1} = x_l + f(x_l)\;\Rightarrow\;"
         r"\frac{\partial L}{\partial x_l} = \frac{\partial L}{\partial x_{l+1}}"
@@ -367,7 +380,9 @@ def sweep_section() -> None:
     # One stack at a time, one backward pass each: the deepest one is the cost. The
     # panel below shows the refusal, if any.
     sweep_blocked = budget().check(
-        rv.estimate(dataclasses.replace(sweep_base, depth=max(depths)), batch=32),
+        rv.estimate(
+            dataclasses.replace(sweep_base, depth=max(depths)), batch=32, bytes_per_value=8
+        ),
         "This depth sweep",
     )
     n_stacks = len(depths) * 8

@@ -40,10 +40,11 @@ class Estimate:
     flops_forward: float
     activation_bytes: int
     steps: int = 0
+    bytes_per_value: int = BYTES
 
     @property
     def param_bytes(self) -> int:
-        return self.params * BYTES
+        return self.params * self.bytes_per_value
 
     @property
     def flops_total(self) -> float:
@@ -112,9 +113,16 @@ def _meta_model(cfg: StackConfig | EncoderConfig) -> nn.Module:
 
 @functools.lru_cache(maxsize=512)
 def estimate(
-    cfg: StackConfig | EncoderConfig, batch: int = 1, seq_len: int | None = None, steps: int = 0
+    cfg: StackConfig | EncoderConfig,
+    batch: int = 1,
+    seq_len: int | None = None,
+    steps: int = 0,
+    bytes_per_value: int = BYTES,
 ) -> Estimate:
     """Parameters, forward FLOPs and training activation memory for one batch.
+
+    ``bytes_per_value`` is 4 for the float32 models resviz builds, 8 for a float64
+    measurement (the gradient-flow page's, which casts the stack to float64).
 
     Stacks treat every row as a token (``seq_len`` defaults to 1); encoders
     default to ``cfg.max_len`` tokens. FLOPs count multiply-adds as 2 and
@@ -153,7 +161,11 @@ def estimate(
         mult = cfg.ffn_mult + 3 if cfg.block == "ffn" else 4
         act = tokens * sum(mult * w for w in cfg.layer_widths)
     return Estimate(
-        params=params, flops_forward=flops, activation_bytes=int(act) * BYTES, steps=steps
+        params=params,
+        flops_forward=flops,
+        activation_bytes=int(act) * bytes_per_value,
+        steps=steps,
+        bytes_per_value=bytes_per_value,
     )
 
 
@@ -173,6 +185,7 @@ def combine(estimates: Iterable[Estimate]) -> Estimate:
         flops_forward=sum(e.flops_forward for e in items),
         activation_bytes=max(e.activation_bytes for e in items),
         steps=items[0].steps,
+        bytes_per_value=max(e.bytes_per_value for e in items),
     )
 
 

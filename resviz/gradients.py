@@ -35,7 +35,7 @@ from torch.nn import functional as F
 
 from .config import StackConfig
 from .data import make_batch
-from .hooks import GradCapture, capture, capture_grads, stream_points, tap
+from .hooks import GradCapture, capture_grads, stream_points, tap
 from .models import Stack, build
 
 Progress = Callable[[object, int, int], None]
@@ -230,14 +230,18 @@ def block_jacobian(
     if not 0 <= sample < batch_size:
         raise ValueError(f"sample={sample} is out of range: choose 0 to {batch_size - 1}.")
     dev = _float64_device(device)
-    model = build(cfg, dev).to(torch.float64)
+    model = build(cfg, dev)
     model.train()
     gen = torch.Generator().manual_seed(seed)
     x, _ = make_batch(cfg, batch_size, 1, gen)
-    key = f"blocks.{block - 1}.resid_pre"
-    # x_{l-1}, the block's input, in float64 like the weights (cast exactly).
-    h = capture(model, x.to(dev, torch.float64), [key])[key].to(dev)
-    module = model.blocks[block - 1]
+    # The blocks before it in float64, one at a time (their float32 weights cast
+    # exactly), so x_{l-1} is the float64 input without a float64 copy of the stack.
+    h = x.to(dev, torch.float64)
+    with torch.no_grad():
+        for i in range(block - 1):
+            h = model.blocks[i].to(torch.float64)(h)
+            model.blocks[i].to(torch.float32)
+    module = model.blocks[block - 1].to(torch.float64)
     # Only this block is needed from here on: free the others' weights (all of a
     # 100 x 512 stack's are 105 MB) before the Jacobian's own working memory.
     del model

@@ -247,3 +247,16 @@ def test_sweep_words_zeros_only_where_the_gradient_is_zero(app, monkeypatch):
     zeros = int((~np.isfinite(sweep["log10_gain"])).sum())
     note = find_caption_with(at, "Each point is a fresh stack")
     assert (f" {zeros} point(s) are exactly 0" in note) if zeros else ("No point is 0" in note)
+
+
+def test_a_stack_whose_float64_measurement_is_over_budget_is_refused_with_its_numbers(app):
+    """The gradient measurements cast the stack to float64: 100 x 512 would need about
+    300 MB (weights, activations and their gradients), over the 256 MB budget."""
+    for section in ("Per layer", "Derivation"):
+        at = app("app_pages/gradient_flow.py", section=section, depth="100", width="512").run()
+        assert not at.exception
+        (err,) = [e.value for e in at.error]
+        assert "float64 gradient measurement" in err and "over this server's budget" in err
+        assert not at.get("vega_lite_chart")
+    at = app("app_pages/gradient_flow.py", depth="100", width="384").run()
+    assert not at.error and at.get("vega_lite_chart")
