@@ -113,12 +113,8 @@ def home(root: Path) -> None:
             acts = input_gradients(**cfg)  # type: ignore[arg-type]
         st.altair_chart(chart(acts), width="stretch")
         st.caption(caption(acts, int(cfg["depth"]), str(cfg["act"])))
-        gradflow = next(p for p in PAGES if p.url_path == "gradient_flow")
-        st.page_link(
-            str(root / gradflow.path),
-            label="Change depth, width, activation on the Gradient flow page",
-            icon=":material/arrow_forward:",
-        )
+        step = next(i for i, p in enumerate(PATH, start=1) if p.url_path == "gradient_flow")
+        st.caption(f"Depth, width and activation are yours to change on step {step}.")
     st.divider()
     st.markdown(
         f"In a notebook, the library gives the numbers behind the charts: "

@@ -108,3 +108,10 @@ def test_start_here_walks_the_pages_in_order(home):
     assert any(label == "Workshop" for label in labels)
     subheaders = [s.value for s in home.subheader]
     assert "Start here" in subheaders
+
+
+def test_the_chart_names_the_step_where_its_settings_change(home):
+    step = next(i for i, p in enumerate(ui.home.PATH, start=1) if p.url_path == "gradient_flow")
+    assert any(c.value.endswith(f"to change on step {step}.") for c in home.caption)
+    labels = [link.proto.label for link in home.get("page_link")]
+    assert f"{step}. Gradient flow" in labels
