@@ -4,7 +4,8 @@ What an extra promises is read from the code, not typed: the third-party modules
 the library (resviz/), the app (streamlit_app.py, app_pages/, ui/, deploy/cloud/) and the
 tests (tests/, benchmarks/, conftest.py) import anywhere in their files. One venv is
 built step by step, as a user would: torch first (the build this machine offers), then
-the wheel alone, then ``[app]``, then ``[test]``, each with ``-c constraints.txt``; after
+the wheel alone, then ``[notebook]`` (what an exported notebook's setup cell imports),
+then ``[app]``, then ``[test]``, each with ``-c constraints.txt``; after
 each step the promised modules are imported there, before the next step adds anything.
 The bare wheel must not bring the app's packages (so the app check can fail), and the app
 extra runs the app's entry point and its Workshop page (segno's QR codes) under AppTest."""
@@ -46,6 +47,20 @@ APP = imported_modules(
 )
 TESTS = imported_modules(ROOT / "tests", ROOT / "benchmarks", ROOT / "conftest.py")
 
+
+def notebook_modules() -> set[str]:
+    """What an exported notebook's setup cell imports (ui/notebook.py's SETUP)."""
+    from ui.notebook import SETUP
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(SETUP)):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+    return found - {"resviz"}
+
+
+NOTEBOOK = notebook_modules()
+
 APP_CHECK = """
 from streamlit.testing.v1 import AppTest
 at = AppTest.from_file("streamlit_app.py", default_timeout=120).run()
@@ -60,6 +75,7 @@ def test_the_scan_finds_what_each_part_is_known_to_import() -> None:
     assert {"torch", "numpy", "pandas", "altair"} <= LIBRARY
     assert {"streamlit", "segno"} <= APP and "streamlit" not in LIBRARY
     assert {"pytest", "nbclient", "nbformat", "playwright", "hypothesis"} <= TESTS
+    assert {"altair", "pandas", "vl_convert"} <= NOTEBOOK
 
 
 class Venv:
@@ -98,6 +114,10 @@ def test_each_extra_installs_what_its_files_import(wheel: Path, tmp_path: Path) 
     env.pip(*constraints, str(wheel))
     assert env.missing(LIBRARY) == []
     assert env.missing({"streamlit", "segno"}) != [], "the bare wheel brought the app's packages"
+    assert env.missing({"vl_convert"}) != [], "the bare wheel brought the notebook's packages"
+
+    env.pip(*constraints, f"{wheel}[notebook]")
+    assert env.missing(NOTEBOOK) == []
 
     env.pip(*constraints, f"{wheel}[app]")
     assert env.missing(APP) == []
