@@ -60,7 +60,7 @@ def caption(acts: pd.DataFrame, depth: int, act: str) -> str:
     plain, res = (float(at_input.loc[v, "act_grad"]) for v in variants)
     gain_p, gain_r = (float(at_input.loc[v, "gain"]) for v in variants)
     return (
-        f"Measured just now: a {depth}-block {act} stack at initialisation, one backward "
+        f"Measured on this server: a {depth}-block {act} stack at initialisation, one backward "
         f"pass. At the input, the gradient norm ||dL/dx_0|| is {format_number(plain)} "
         f"without shortcuts and {format_number(res)} with them "
         f"({ratio_words(res, plain)} the plain stack's). From the output back to the "

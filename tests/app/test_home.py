@@ -56,7 +56,7 @@ def test_home_draws_one_chart_of_the_measured_gradients(home):
 
 
 def test_the_caption_states_the_drawn_numbers(home):
-    text = next(c.value for c in home.caption if c.value.startswith("Measured just now"))
+    text = next(c.value for c in home.caption if c.value.startswith("Measured on this server"))
     want = direct().set_index(["variant", "block"])
     plain = want.loc[(rv.gradflow.PLAIN, 0), "act_grad"]
     res = want.loc[(rv.gradflow.RESIDUAL, 0), "act_grad"]

@@ -18,7 +18,7 @@ def test_home_shows_the_live_chart_and_the_path(server, page):
     box = chart.first.bounding_box()
     assert box and box["width"] > 300 and box["height"] > 200
     assert page.get_by_text("Start here").count() == 1
-    assert page.get_by_text("Measured just now").count() == 1
+    assert page.get_by_text("Measured on this server").count() == 1
     for i, info in enumerate(PATH, start=1):
         assert page.get_by_role("link", name=f"{i}. {info.title}").count() == 1
     screenshot(page, "home")
