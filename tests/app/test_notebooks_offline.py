@@ -1,8 +1,9 @@
 """Every section's exported notebook draws its charts without a network, says which
 resviz made it and how to install it, and keeps its code lines readable.
 
-Each section is opened by deep link in AppTest (background runs started and awaited,
-as in test_notebooks.py), its notebook is captured and executed by a real Jupyter
+Each section is opened by deep link in AppTest (a background-run section with the short
+settings test_notebooks.py gives it; its notebook is offered before the run), its
+notebook is captured and executed by a real Jupyter
 kernel whose Python refuses every connection that is not to this machine (a
 sitecustomize guard: the kernel's own ZeroMQ sockets are not Python's), and every code
 cell that draws a chart must show one: an HTML output holding Vega's JavaScript inline
@@ -185,14 +186,11 @@ def test_notebook_draws_its_charts_offline(app, capture, browser, request, tmp_p
     _, notebooks = capture
     if (page, section) in NO_CHART:
         request.applymarker(pytest.mark.xfail(reason=NO_CHART[page, section], strict=True))
-    params, setup = SECTION_SETUP.get((page, section), ({}, None))
+    # A background-run section's short settings (test_notebooks.py's), its run not
+    # started: the notebook is offered before it, and the kernel runs the same code.
+    params, _ = SECTION_SETUP.get((page, section), ({}, None))
     at = app(page, seed="3", section=section, **params).run()
     assert not at.exception, [e.value for e in at.exception]
-    if setup is not None:
-        setup(at)
-        notebooks.clear()
-        at.run()
-        assert not at.exception, [e.value for e in at.exception]
     assert notebooks, f"{page} / {section} offers no notebook"
     for i, nb in enumerate(notebooks):
         work = tmp_path / f"nb{i}"
