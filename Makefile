@@ -41,7 +41,7 @@ nginx:
 # (not Debian/Ubuntu) this only says so, and those tests skip (fail under CI).
 system:
 	@if command -v apt-get >/dev/null; then \
-		missing=""; [ -x /usr/bin/chromium ] || missing="chromium"; \
+		missing=""; [ -x /usr/bin/chromium ] || missing=" chromium"; \
 		command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
 		if [ -n "$$missing" ]; then echo "installing$$missing (Debian packages)"; \
 			$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; fi; \
@@ -80,10 +80,9 @@ bench: setup-dev nginx
 clean:
 	rm -rf $(VENV) artifacts .pytest_cache .ruff_cache build dist *.egg-info
 
-# Regenerate constraints.txt from a fresh install of requirements-dev.txt (no constraints).
-lock:
-	rm -rf .lock-venv && $(PY) -m venv .lock-venv
-	.lock-venv/bin/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
-	{ sed -n '1,4p' constraints.txt; .lock-venv/bin/python -m pip freeze --exclude-editable \
-		| sed 's/+cpu$$//' | grep -v '^resviz'; } > constraints.new && mv constraints.new constraints.txt
-	rm -rf .lock-venv
+# Write constraints.txt and deploy/cloud/requirements.txt (Community Cloud: Python 3.11
+# and 3.12) with pip's resolver, after changing requirements*.txt. Pins already written
+# are kept unless a requirement moves them, so a second run changes nothing;
+# `make lock UPGRADE=1` takes the newest releases. See deploy/lock.py and docs/install.md.
+lock: | $(BIN)/python
+	$(BIN)/python deploy/lock.py $(if $(UPGRADE),--upgrade)

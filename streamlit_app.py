@@ -1,11 +1,13 @@
-"""Entry point: routes to the pages. The home page imports no torch, so it draws at once."""
+"""Entry point: routes to the pages. The home page (ui/home.py) draws its text and links at
+once, then one live chart."""
 
 from pathlib import Path
 
 import streamlit as st
 
+import ui.home
 from ui import params
-from ui.registry import NOTEBOOK_EXAMPLE, PAGES
+from ui.registry import PAGES
 
 # Page files by absolute path, so the app also runs from another entry point
 # (deploy/cloud/streamlit_app.py), whose folder Streamlit resolves paths against.
@@ -17,25 +19,7 @@ st.set_page_config(
 
 
 def home() -> None:
-    st.title("resviz: what residual connections do, measured")
-    st.markdown(
-        "Every chart here is computed with PyTorch on this server, on the device chosen in "
-        "each page's sidebar, from the settings on the page; long runs (training, the depth "
-        "sweep) start when you press their button. The sidebar seed sets the weights and the "
-        "data on every page, and the address bar holds the settings, so a link gives the same "
-        "numbers again (within float rounding on another device; timings are measured anew). "
-        "Each page shows one section at a time, named in the link; every section offers its "
-        "data as CSV and a Jupyter notebook that recomputes them with `import resviz as rv`."
-    )
-    for page in PAGES:
-        st.page_link(str(ROOT / page.path), label=page.title, icon=page.icon)
-        st.caption(page.blurb)
-    st.divider()
-    st.markdown(
-        f"In a notebook, the library gives the numbers behind the charts: "
-        f"`{NOTEBOOK_EXAMPLE.code}` returns {NOTEBOOK_EXAMPLE.what}, at the page's default "
-        "settings and seed 0."
-    )
+    ui.home.home(ROOT)
 
 
 nav = st.navigation(

@@ -34,6 +34,7 @@ from . import (
     shortcuts,
     train,
 )
+from ._version import __version__ as __version__
 from .aliases import findings_stack, gradflow, norms, playground, skip
 from .budget import Budget, Estimate, combine, estimate
 from .codegen import generate_code
@@ -105,8 +106,6 @@ from .prepost import last_layer_grad, prepost_stream
 from .shattered import autocorrelation, shattered_gradients, shattered_summary
 from .shortcuts import block_formula, path_lengths, shortcut_table
 from .text import char_tokenize
-
-__version__ = "0.1.0"
 
 from . import recipes  # noqa: E402, F401  (the section recipes, built on everything above)
 

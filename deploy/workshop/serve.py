@@ -27,6 +27,9 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+STOP_GRACE = 1.0  # seconds the children get to exit after a SIGTERM, then a kill
+# (Streamlit alone takes 1.6-2.5 s to shut down gracefully here, idle; a replica holds
+# no state worth the wait: its sessions end with it either way)
 
 NGINX_CONF = """\
 worker_processes 1;
@@ -114,7 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--port", type=int, default=8500, help="the room's port (nginx)")
     ap.add_argument("--address", default="0.0.0.0", help="nginx listen address")
-    ap.add_argument("--replicas", type=int, default=os.cpu_count() or 1)
+    # Default: $REPLICAS (the container's setting), else the CPUs this process may use.
+    replicas = os.environ.get("REPLICAS") or len(os.sched_getaffinity(0)) or 1
+    ap.add_argument("--replicas", type=int, default=int(replicas))
     ap.add_argument("--run-dir", default=str(ROOT / "artifacts" / "workshop"))
     args = ap.parse_args(argv)
     if args.replicas < 1:
@@ -132,14 +137,18 @@ def main(argv: list[str] | None = None) -> int:
     procs: list[subprocess.Popen] = []
 
     def stop(*_: object) -> None:
+        # Every child at once, then a shared grace of STOP_GRACE s before a kill, so
+        # the whole server is gone within 2 s of a SIGTERM (tests/install/test_deploy.py).
         for p in procs:
             if p.poll() is None:
                 p.terminate()
+        deadline = time.monotonic() + STOP_GRACE
         for p in procs:
             try:
-                p.wait(timeout=10)
+                p.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 p.kill()
+                p.wait()
 
     signal.signal(signal.SIGTERM, lambda *_: (stop(), sys.exit(0)))
     try:
@@ -157,7 +166,10 @@ def main(argv: list[str] | None = None) -> int:
         for port, proc in zip(backends, procs, strict=True):
             wait_healthy(f"http://127.0.0.1:{port}", proc, deadline)
         conf = write_config(run, args.address, args.port, backends)
-        nginx = [nginx_binary(), "-p", str(run), "-c", str(conf), "-g", "daemon off;"]
+        # -e: the error log from the start in the run folder (not /var/log/nginx, which
+        # a non-root user cannot open).
+        nginx = [nginx_binary(), "-p", str(run), "-e", str(run / "nginx-error.log")]
+        nginx += ["-c", str(conf), "-g", "daemon off;"]
         procs.append(subprocess.Popen(nginx, stderr=(run / "nginx.log").open("w")))
         host = "localhost" if args.address in ("0.0.0.0", "127.0.0.1") else args.address
         print(

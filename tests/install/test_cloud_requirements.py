@@ -1,79 +1,141 @@
-"""The Community Cloud deploy path (deploy/cloud/): CPU torch, every package pinned.
+"""The Community Cloud deploy path (deploy/cloud/) and `make lock`, which writes its file.
 
-What can be checked here is checked: the file resolves, in a pip dry run against
-the indexes this machine reaches, to exactly the packages it pins (nothing floats),
-at constraints.txt's versions, with nothing from the CUDA stack. The torch line
-points at download.pytorch.org, which this machine cannot reach; the dry run puts
-the same release in its place (the build offered here is the CPU one). The entry
-point itself runs the app under AppTest."""
+What can be checked here is checked: `make lock` (deploy/lock.py) run again gives
+exactly the committed constraints.txt and Cloud file; the Cloud file resolves, in a pip
+dry run on a real CPython 3.11 and 3.12, to exactly the packages it pins (nothing
+floats), at constraints.txt's versions; its torch lines are PyTorch's CPU wheels of the
+pinned release, one per Python by marker, and the cp311 line's sha256 is that of the CPU
+wheel this machine installs. The torch lines point at download.pytorch.org, which this
+machine cannot reach; the dry run puts the same release in its place. The entry point
+itself runs the app under AppTest."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from packaging.markers import default_environment
+from packaging.requirements import Requirement
 from streamlit.testing.v1 import AppTest
+
+from deploy import lock
 
 ROOT = Path(__file__).resolve().parents[2]
 CLOUD = ROOT / "deploy" / "cloud"
-CUDA = re.compile(r"^(nvidia-|triton|cuda-)", re.I)
+CUDA = lock.CUDA
 
 
 def _pins(path: Path) -> dict[str, str]:
-    out = {}
-    for line in path.read_text().splitlines():
-        line = line.split("#")[0].strip()
-        if "==" in line:
-            name, version = line.split("==")
-            out[name.lower().replace("_", "-")] = version
-    return out
+    return {k: v for k, (_, v) in lock.read_pins(path).items()}
 
 
-def _torch_line() -> str:
+def _requirements() -> list[Requirement]:
     lines = (CLOUD / "requirements.txt").read_text().splitlines()
-    (line,) = [ln for ln in lines if ln.startswith("torch")]
-    return line
+    return [Requirement(ln) for ln in lines if ln.strip() and not ln.startswith("#")]
 
 
-def test_torch_is_the_cpu_wheel_of_the_pinned_release() -> None:
-    constraints = _pins(ROOT / "constraints.txt")
-    line = _torch_line()
+def _applies(req: Requirement, python: str) -> bool:
+    env = {**default_environment(), "python_version": python, "python_full_version": python + ".0"}
+    return req.marker is None or req.marker.evaluate(env)
+
+
+@pytest.mark.parametrize("python", lock.CLOUD_PYTHONS)
+def test_one_torch_line_per_python_is_the_cpu_wheel_of_the_pinned_release(python: str) -> None:
+    torch = [r for r in _requirements() if r.name == "torch" and _applies(r, python)]
+    assert len(torch) == 1, f"Python {python}: {len(torch)} torch lines apply"
+    tag = "cp" + python.replace(".", "")
+    version = _pins(ROOT / "constraints.txt")["torch"]
     m = re.fullmatch(
-        r"torch @ https://download\.pytorch\.org/whl/cpu/torch-([\d.]+)%2Bcpu-cp311-cp311-"
-        r"manylinux_2_28_x86_64\.whl",
-        line,
+        rf"https://download\.pytorch\.org/whl/cpu/torch-([\d.]+)%2Bcpu-{tag}-{tag}-"
+        r"manylinux_2_28_x86_64\.whl#sha256=([0-9a-f]{64})",
+        torch[0].url or "",
     )
-    assert m, f"not PyTorch's CPU wheel for CPython 3.11: {line}"
-    assert m.group(1) == constraints["torch"]
+    assert m, f"not PyTorch's CPU wheel for CPython {python}: {torch[0]}"
+    assert m.group(1) == version
+    assert m.group(2) == lock.TORCH_CPU_SHA256[(version, tag)]
 
 
-def test_cloud_requirements_resolve_to_what_they_pin(tmp_path: Path) -> None:
-    constraints = _pins(ROOT / "constraints.txt")
-    pinned = _pins(CLOUD / "requirements.txt")
-    reqs = tmp_path / "requirements.txt"
-    text = (CLOUD / "requirements.txt").read_text()
-    reqs.write_text(text.replace(_torch_line(), f"torch=={constraints['torch']}"))
-    report = tmp_path / "report.json"
-    cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "-q"]
+def test_no_line_applies_twice_or_to_no_supported_python() -> None:
+    for python in lock.CLOUD_PYTHONS:
+        names = [r.name.lower() for r in _requirements() if _applies(r, python)]
+        assert len(names) == len(set(names)), f"Python {python}: a package named twice"
+    for req in _requirements():
+        assert any(_applies(req, py) for py in lock.CLOUD_PYTHONS), f"applies nowhere: {req}"
+
+
+def test_cp311_hash_is_the_cpu_wheel_pip_installs_here(tmp_path: Path) -> None:
+    """`pip install torch==X` takes PyTorch's CPU wheel on this project's machines: its
+    bytes hash to the Cloud file's cp311 value (the same file at the same name)."""
+    version = _pins(ROOT / "constraints.txt")["torch"]
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "--only-binary=:all:"]
     subprocess.run(
-        [*cmd, "--report", str(report), "-r", str(reqs)],
+        [*cmd, "-d", str(tmp_path), f"torch=={version}"], check=True, capture_output=True
+    )
+    (wheel,) = tmp_path.glob("torch-*.whl")
+    assert wheel.name == f"torch-{version}+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    (req,) = [r for r in _requirements() if r.name == "torch" and _applies(r, "3.11")]
+    assert req.url and req.url.endswith(f"#sha256={digest}")
+
+
+@pytest.mark.parametrize("python", lock.CLOUD_PYTHONS)
+def test_cloud_requirements_resolve_to_what_they_pin(tmp_path: Path, python: str) -> None:
+    """A real CPython of that version resolves the file (torch's URL line replaced by
+    the same release) to exactly the packages that apply to it, at their pins."""
+    constraints = _pins(ROOT / "constraints.txt")
+    applying = [r for r in _requirements() if _applies(r, python)]
+    pinned = {lock.norm(r.name): str(r.specifier).removeprefix("==") for r in applying if not r.url}
+    reqs = tmp_path / "requirements.txt"
+    reqs.write_text("".join(f"{r.name}{r.specifier}\n" for r in applying if not r.url))
+    reqs.write_text(reqs.read_text() + f"torch=={constraints['torch']}\n")
+    report = tmp_path / "report.json"
+    cmd = [lock.interpreter(python), "-m", "pip", "install", "--dry-run", "--ignore-installed"]
+    subprocess.run(
+        [*cmd, "-q", "--only-binary=:all:", "--report", str(report), "-r", str(reqs)],
         check=True,
         capture_output=True,
         text=True,
     )
     resolved = {
-        i["metadata"]["name"].lower().replace("_", "-"): i["metadata"]["version"]
+        lock.norm(i["metadata"]["name"]): i["metadata"]["version"]
         for i in json.loads(report.read_text())["install"]
     }
-    assert not [n for n in resolved if CUDA.match(n)], "CUDA packages in the Cloud install"
-    assert resolved.pop("torch").split("+")[0] == constraints["torch"]
+    version = resolved.pop("torch")
+    assert version.split("+")[0] == constraints["torch"]
+    if python == "3.11":  # the CPU wheel itself is offered here: no CUDA package at all
+        assert version.endswith("+cpu")
+        assert not [n for n in resolved if CUDA.match(n)], "CUDA packages in the Cloud install"
+    else:  # PyPI's CUDA build stands in; its CUDA-only packages are not the CPU wheel's
+        resolved = {n: v for n, v in resolved.items() if not CUDA.match(n)}
     assert resolved == pinned, "Cloud requirements do not pin exactly what they install"
-    for name, version in pinned.items():
-        if name in constraints:
-            assert constraints[name] == version, f"{name}: {version} vs constraints.txt"
+
+
+def test_cloud_pins_are_constraints_pins() -> None:
+    constraints = _pins(ROOT / "constraints.txt")
+    for req in _requirements():
+        if req.url:
+            continue
+        name, version = lock.norm(req.name), str(req.specifier).removeprefix("==")
+        if _applies(req, lock.LOCK_PYTHON):  # what 3.11 installs is locked for 3.11
+            assert constraints.get(name) == version, f"{name}: {version} vs constraints.txt"
+
+
+def test_make_lock_reproduces_both_files() -> None:
+    """`make lock` run again writes byte for byte the committed constraints.txt and
+    Cloud file (--check: it compares instead of writing)."""
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "deploy" / "lock.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    make = (ROOT / "Makefile").read_text()
+    assert re.search(r"^lock:.*\n\t\$\(BIN\)/python deploy/lock\.py", make, re.M)
 
 
 def test_cloud_entry_point_runs_the_app() -> None:

@@ -36,18 +36,34 @@ for cfg in (rv.StackConfig(depth=2, width=4), rv.EncoderConfig(n_layers=1, d_mod
     runpy.run_path("generated.py", run_name="__main__")
 """
 
+# The version the package says is the installed metadata's; py.typed lies beside it.
+VERSION_CHECK = """
+import importlib.metadata, pathlib
+assert rv.__version__ == importlib.metadata.version("resviz"), rv.__version__
+assert (pathlib.Path(rv.__file__).parent / "py.typed").is_file()
+print('RESVIZ_VERSION', rv.__version__)
+print('RESVIZ_FROM', rv.__file__)
+"""
+
 
 def build_wheel(dest: Path) -> Path:
     """Build from a copy of what the wheel needs, so the checkout gets no build/ litter."""
     src = dest / "src"
     src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, src / name)
     shutil.copytree(ROOT / "resviz", src / "resviz", ignore=shutil.ignore_patterns("__pycache__"))
     cmd = [sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation"]
     subprocess.run([*cmd, "-q", "-w", str(dest)], check=True, capture_output=True, text=True)
     (wheel,) = dest.glob("resviz-*.whl")
     return wheel
+
+
+def rv_version() -> str:
+    """The checkout's version: resviz/_version.py, which pyproject.toml reads."""
+    from resviz._version import __version__
+
+    return __version__
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +87,29 @@ def test_wheel_holds_the_library_only(wheel: Path) -> None:
     assert {"torch", "numpy", "pandas", "altair"} <= requires
 
 
+def test_wheel_is_typed_licensed_and_versioned_once(wheel: Path) -> None:
+    """py.typed ships (PEP 561); the MIT licence is named (SPDX) and its text is in the
+    wheel; the wheel's version is resviz/_version.py's, the one place it is written."""
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "resviz/py.typed" in names
+    meta_name = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    meta = zipfile.ZipFile(wheel).read(meta_name).decode()
+    headers = [line.split(": ", 1) for line in meta.split("\n\n")[0].splitlines() if ": " in line]
+    fields: dict[str, list[str]] = {}
+    for key, value in headers:
+        fields.setdefault(key, []).append(value)
+    assert fields["License-Expression"] == ["MIT"]
+    assert fields["License-File"] == ["LICENSE"]
+    licence = zipfile.ZipFile(wheel).read(meta_name.replace("METADATA", "licenses/LICENSE"))
+    assert licence == (ROOT / "LICENSE").read_bytes()
+    assert licence.startswith(b"MIT License") and b"the resviz authors" in licence
+    assert fields["Version"] == [rv_version()]
+    assert wheel.name.startswith(f"resviz-{rv_version()}-")
+    assert fields["Author"] == ["the resviz authors"]
+    assert "Typing :: Typed" in fields["Classifier"]
+    assert fields["Requires-Python"] == [">=3.11"]
+
+
 def test_readme_example_runs_from_a_clean_venv(wheel: Path, tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
@@ -83,22 +122,30 @@ def test_readme_example_runs_from_a_clean_venv(wheel: Path, tmp_path: Path) -> N
     work = tmp_path / "notebook"
     work.mkdir()
     script = work / "example.py"
-    script.write_text(readme_example() + CODEGEN_CHECK + "\nprint('RESVIZ_FROM', rv.__file__)\n")
+    script.write_text(readme_example() + CODEGEN_CHECK + VERSION_CHECK)
     out = subprocess.run(
         [str(py), str(script)], cwd=work, check=True, capture_output=True, text=True
     ).stdout
     origin = Path(out.split("RESVIZ_FROM", 1)[1].strip())
     assert env_dir in origin.parents, f"resviz imported from {origin}, not the clean venv"
     assert "blocks.0" in out
+    assert f"RESVIZ_VERSION {rv_version()}" in out
     assert "parameters; output (8, 4)" in out and "parameters; output (2, 16, 1000)" in out
 
 
+def canonical(name: str) -> str:
+    """A distribution's name as PEP 503 compares them (pip freeze and pip's resolver may
+    spell one with '_' or '-')."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 def test_constraints_pin_every_installed_package() -> None:
-    """constraints.txt lists exactly what the test environment has, each with ==."""
+    """constraints.txt lists exactly what the test environment has, each with ==
+    (setuptools included: torch needs it at run time; pip itself is not locked)."""
     lines = [ln.strip() for ln in (ROOT / "constraints.txt").read_text().splitlines()]
     pins = dict(ln.split("==", 1) for ln in lines if ln and not ln.startswith("#"))
     frozen = subprocess.run(
-        [sys.executable, "-m", "pip", "freeze", "--exclude-editable"],
+        [sys.executable, "-m", "pip", "freeze", "--all", "--exclude-editable"],
         check=True,
         capture_output=True,
         text=True,
@@ -107,9 +154,10 @@ def test_constraints_pin_every_installed_package() -> None:
     for ln in frozen:
         if "==" in ln:
             name, version = ln.split("==", 1)
-            installed[name.lower()] = version.split("+")[0]
+            installed[canonical(name)] = version.split("+")[0]
     installed.pop("resviz", None)
-    assert {k.lower(): v for k, v in pins.items()} == installed
+    installed.pop("pip", None)
+    assert {canonical(k): v for k, v in pins.items()} == installed
 
 
 def test_direct_requirements_agree_with_the_constraints() -> None:

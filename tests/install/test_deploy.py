@@ -1,0 +1,334 @@
+"""The workshop container (deploy/workshop/) behaves: it starts as a non-root user,
+reports health, stops within 2 s of SIGTERM, sends a small build context; the
+Kubernetes manifests pass Kubernetes' own JSON schemas.
+
+There is no Docker engine here, so the image is not built. What the image would run is
+run for real: the Dockerfile's ENTRYPOINT (exec form, read from the file) as a process
+in the repository (the image's WORKDIR holds the same files), with a free port and a
+temporary run folder in place of 8500 and /tmp/workshop, and, where this test runs as
+root, as the unprivileged user ``nobody``; its HEALTHCHECK command (read from the file,
+same port) must pass, then a SIGTERM must stop it and every child within 2 s. The
+manifests are checked against the schemas kubernetes-validate ships (offline), strictly
+(unknown fields fail)."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import shutil
+import signal
+import site
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from resviz import __version__
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKSHOP = ROOT / "deploy" / "workshop"
+K8S_VERSION = "1.33.0"
+NOBODY = 65534
+
+
+def instructions(dockerfile: Path) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) in order, continuation lines joined, comments dropped."""
+    text = re.sub(r"\\\n", " ", dockerfile.read_text())
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            word, _, rest = line.partition(" ")
+            out.append((word.upper(), rest.strip()))
+    return out
+
+
+DOCKERFILE = instructions(WORKSHOP / "Dockerfile")
+
+
+def one(name: str) -> str:
+    found = [args for word, args in DOCKERFILE if word == name]
+    assert len(found) == 1, f"{name}: {len(found)} in the Dockerfile"
+    return found[0]
+
+
+def entrypoint() -> list[str]:
+    args = json.loads(one("ENTRYPOINT"))  # exec form: a JSON array, or this fails
+    assert isinstance(args, list) and all(isinstance(a, str) for a in args)
+    return args
+
+
+def healthcheck() -> list[str]:
+    options, _, command = one("HEALTHCHECK").partition("CMD ")
+    assert "--start-period" in options and "--interval" in options
+    args = json.loads(command)
+    assert isinstance(args, list)
+    return args
+
+
+def test_dockerfile_runs_exec_form_as_a_non_root_user_with_a_healthcheck() -> None:
+    words = [w for w, _ in DOCKERFILE]
+    assert "CMD" not in words, "a CMD beside the ENTRYPOINT would be its arguments"
+    cmd = entrypoint()
+    assert cmd[:2] == ["python", "deploy/workshop/serve.py"], cmd
+    assert not {"sh", "bash", "-c", "/bin/sh"} & set(cmd), "a shell would swallow SIGTERM"
+    # The user: created with a fixed uid, switched to after the last RUN, not root.
+    user = one("USER")
+    assert user not in ("root", "0") and not user.startswith("0:")
+    assert words.index("USER") > max(i for i, w in enumerate(words) if w == "RUN")
+    useradd = next(a for w, a in DOCKERFILE if w == "RUN" and "useradd" in a)
+    assert re.search(rf"--uid (\d+) .*\b{user}$", useradd), useradd
+    # Health: Streamlit's endpoint on the port the entry point serves and EXPOSE names.
+    port = cmd[cmd.index("--port") + 1]
+    assert one("EXPOSE") == port
+    check = healthcheck()
+    assert f"http://127.0.0.1:{port}/_stcore/health" in " ".join(check)
+    assert "--index-url" not in (ROOT / "requirements.txt").read_text()
+
+
+def uid_of_image_user() -> int:
+    useradd = next(a for w, a in DOCKERFILE if w == "RUN" and "useradd" in a)
+    return int(re.search(r"--uid (\d+)", useradd).group(1))
+
+
+# --------------------------------------------------------------------- .dockerignore
+def ignored(rel: str, patterns: list[str]) -> bool:
+    """Docker's rule for these patterns (no '!' exceptions): a path is left out when it,
+    or a folder above it, matches; '**/' matches any number of folders."""
+    parts = rel.split("/")
+    for i in range(len(parts)):
+        prefix = "/".join(parts[: i + 1])
+        for pat in patterns:
+            if fnmatch.fnmatchcase(prefix, pat):
+                return True
+            if pat.startswith("**/") and any(
+                fnmatch.fnmatchcase("/".join(parts[j : i + 1]), pat[3:]) for j in range(i + 1)
+            ):
+                return True
+    return False
+
+
+def build_context() -> tuple[list[str], int]:
+    lines = (ROOT / ".dockerignore").read_text().splitlines()
+    patterns = [ln.strip().lstrip("/") for ln in lines if ln.strip() and not ln.startswith("#")]
+    assert not [p for p in patterns if p.startswith("!")], "exceptions are not modelled here"
+    files, size = [], 0
+    for folder, dirs, names in os.walk(ROOT):
+        rel_dir = os.path.relpath(folder, ROOT)
+        rel_dir = "" if rel_dir == "." else rel_dir + "/"
+        dirs[:] = [d for d in dirs if not ignored(rel_dir + d, patterns)]
+        for name in names:
+            rel = rel_dir + name
+            if not ignored(rel, patterns):
+                files.append(rel)
+                size += os.lstat(ROOT / rel).st_size
+    return files, size
+
+
+def test_dockerignore_sends_the_app_and_nothing_of_a_dev_checkout() -> None:
+    files, size = build_context()
+    tops = {f.split("/")[0] for f in files}
+    assert not tops & {".git", ".venv", "artifacts", "tests", "benchmarks", ".pytest_cache"}
+    assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc")]
+    needed = {"requirements.txt", "constraints.txt", "streamlit_app.py"}
+    needed |= {"deploy/workshop/serve.py", ".streamlit/config.toml", "resviz/__init__.py"}
+    assert needed <= set(files), needed - set(files)
+    for folder in ("app_pages", "ui", "lessons", "resviz"):  # every file the app imports
+        tracked = subprocess.run(
+            ["git", "ls-files", folder], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.split()
+        assert set(tracked) <= set(files), set(tracked) - set(files)
+    assert size < 20 * 2**20, f"build context {size / 2**20:.1f} MiB"
+
+
+# ----------------------------------------------------------- the entry point, for real
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def unprivileged() -> tuple[str, dict[str, str], dict]:
+    """The interpreter, environment and Popen arguments that run the server without
+    root: as ``nobody`` where this test is root (with a Python that user may run and
+    this environment's packages on its path), else as the user running the test."""
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "REPLICAS": "1"}
+    if os.geteuid() != 0:
+        return sys.executable, env, {}
+    packages = os.pathsep.join([*site.getsitepackages(), str(ROOT)])
+    env["PYTHONPATH"] = packages
+    drop = {"user": NOBODY, "group": NOBODY, "extra_groups": []}
+    for python in (os.path.realpath(sys.executable), "/usr/bin/python3.11"):
+        try:
+            probe = subprocess.run(
+                [python, "-c", "import streamlit, torch"], env=env, capture_output=True, **drop
+            )
+        except PermissionError:  # a folder above it is closed to that user
+            continue
+        if probe.returncode == 0:
+            return python, env, drop
+    pytest.fail("no Python 3.11 that the user nobody may run with this environment's packages")
+
+
+def uids(pid: int) -> set[int]:
+    """The real and effective uids of a process and of all its descendants."""
+    found, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+            children = Path(f"/proc/{p}/task/{p}/children").read_text().split()
+        except FileNotFoundError:
+            continue
+        uid_line = next(ln for ln in status.splitlines() if ln.startswith("Uid:"))
+        found |= {int(u) for u in uid_line.split()[1:3]}
+        todo += [int(c) for c in children]
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            kids = [int(c) for c in Path(f"/proc/{p}/task/{p}/children").read_text().split()]
+        except FileNotFoundError:
+            continue
+        out += kids
+        todo += kids
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+@pytest.fixture
+def open_tmp():
+    """A temporary folder that another user may enter (pytest's own is the owner's only)."""
+    path = Path(tempfile.mkdtemp(prefix="resviz-deploy-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.mark.browser  # starts nginx and a Streamlit replica
+def test_entrypoint_runs_unprivileged_reports_health_and_stops_within_2s_of_sigterm(
+    open_tmp: Path,
+) -> None:
+    tmp_path = open_tmp
+    python, env, drop = unprivileged()
+    port, run_dir = free_port(), tmp_path / "run"
+    run_dir.mkdir()
+    home = tmp_path / "home"
+    home.mkdir()
+    if drop:
+        os.chown(run_dir, NOBODY, NOBODY)
+        os.chown(home, NOBODY, NOBODY)
+    env["HOME"] = str(home)
+    cmd = entrypoint()
+    cmd[0] = python
+    cmd[cmd.index("--port") + 1] = str(port)
+    cmd[cmd.index("--run-dir") + 1] = str(run_dir)
+    check = healthcheck()
+    check[0] = python
+    check = [c.replace(":8500/", f":{port}/") for c in check]
+    log = (tmp_path / "server.log").open("w")
+    server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=log, **drop)
+    try:
+        deadline = time.monotonic() + 240
+        while True:
+            assert server.poll() is None, (tmp_path / "server.log").read_text()[-3000:]
+            if subprocess.run(check, capture_output=True, env=env, **drop).returncode == 0:
+                break
+            assert time.monotonic() < deadline, "the HEALTHCHECK never passed"
+            time.sleep(1)
+        tree = [server.pid, *descendants(server.pid)]
+        assert len(tree) >= 3, "expected serve.py, a Streamlit replica and nginx"
+        if drop:
+            assert uids(server.pid) == {NOBODY}, uids(server.pid)
+        else:
+            assert 0 not in uids(server.pid)
+
+        start = time.monotonic()
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=10)
+        while any(alive(p) for p in tree) and time.monotonic() - start < 10:
+            time.sleep(0.02)
+        stopped = time.monotonic() - start
+        print(f"\nSIGTERM to every process gone: {stopped:.2f} s ({len(tree)} processes)")
+        assert not [p for p in tree if alive(p)], "processes left after SIGTERM"
+        assert server.returncode == 0
+        assert stopped < 2.0, f"stopped {stopped:.2f} s after SIGTERM"
+        failed = subprocess.run(check, capture_output=True, env=env, **drop)
+        assert failed.returncode != 0, "the HEALTHCHECK still passes after the stop"
+    finally:
+        if server.poll() is None:
+            server.kill()
+        for p in descendants(server.pid):
+            os.kill(p, signal.SIGKILL)
+
+
+# ------------------------------------------------------------------------ Kubernetes
+MANIFESTS = list(yaml.safe_load_all((WORKSHOP / "kubernetes.yaml").read_text()))
+
+
+def kind(name: str) -> dict:
+    (doc,) = [d for d in MANIFESTS if d and d["kind"] == name]
+    return doc
+
+
+@pytest.mark.parametrize("doc", MANIFESTS, ids=[d["kind"] for d in MANIFESTS])
+def test_manifest_passes_the_kubernetes_schema(doc: dict) -> None:
+    kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+
+
+def test_the_schema_check_rejects_what_kubernetes_would() -> None:
+    broken = json.loads(json.dumps(kind("Deployment")))
+    broken["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["httpGett"] = {}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(broken, K8S_VERSION, strict=True)
+    broken = json.loads(json.dumps(kind("Deployment")))
+    broken["spec"]["replicas"] = "three"
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(broken, K8S_VERSION, strict=True)
+
+
+def test_deployment_pins_the_release_probes_health_and_runs_as_the_image_user() -> None:
+    pod = kind("Deployment")["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["image"] == f"resviz:{__version__}", container["image"]
+    port = int(entrypoint()[entrypoint().index("--port") + 1])
+    assert [p["containerPort"] for p in container["ports"]] == [port]
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        assert container[probe]["httpGet"] == {"path": "/_stcore/health", "port": port}, probe
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["securityContext"]["runAsUser"] == uid_of_image_user()
+    assert pod["terminationGracePeriodSeconds"] >= 2  # the server's stop fits in it
+
+
+def test_ingress_keeps_sessions_on_their_pod_when_it_rescales() -> None:
+    notes = kind("Ingress")["metadata"]["annotations"]
+    assert notes["nginx.ingress.kubernetes.io/affinity"] == "cookie"
+    assert notes["nginx.ingress.kubernetes.io/affinity-mode"] == "persistent"
+    backend = kind("Ingress")["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]
+    assert backend["name"] == kind("Service")["metadata"]["name"]
+
+
+def test_compose_builds_the_dockerfile() -> None:
+    compose = yaml.safe_load((WORKSHOP / "compose.yaml").read_text())
+    builds = [s["build"] for s in compose["services"].values() if "build" in s]
+    assert builds and all(b["dockerfile"] == "deploy/workshop/Dockerfile" for b in builds)
+    assert all((WORKSHOP / b["context"]).resolve() == ROOT for b in builds)

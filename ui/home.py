@@ -1,0 +1,123 @@
+"""The home page: what resviz does, shown by one live measurement, and a path through
+the pages.
+
+The chart is the Gradient flow page's first chart at that page's default settings
+(seed 0): ``||dL/dx_l||`` at every stream position of a stack without and with the
+shortcut, one backward pass at initialisation, computed by the same library calls the
+page and its notebook make (:func:`resviz.layer_gradients`,
+:func:`resviz.gradflow.stream_gradient_frame`). Its caption is worded from that frame.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from .registry import NOTEBOOK_EXAMPLE, PAGES
+from .specs import gradient_flow as GF
+
+# The pages in the order a first visit reads them; the workshop page is the presenter's.
+PATH = [p for p in PAGES if p.url_path != "workshop"]
+SEED = 0
+
+
+def home_config() -> dict[str, object]:
+    """The Gradient flow page's default stack (its spec's defaults)."""
+    return {n: GF.SPEC.param(n).default for n in ("depth", "width", "act", "init", "norm")}
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def input_gradients(depth: int, width: int, act: str, init: str, norm: str) -> pd.DataFrame:
+    """``variant, block, act_grad, gain, stream_norm`` of the plain and the residual
+    stack: the Gradient flow page's Per layer frame at these settings and seed 0."""
+    import resviz as rv
+
+    base = rv.StackConfig(depth=depth, width=width, activation=act, init=init, norm=norm, seed=SEED)
+    variants = rv.gradflow.plain_and_residual(base)
+    per_layer = {name: rv.layer_gradients(cfg, seed=SEED) for name, cfg in variants.items()}
+    return rv.gradflow.stream_gradient_frame(per_layer)
+
+
+def _change(gain: float) -> str:
+    from resviz import format_number
+
+    if gain < 1:
+        return f"shrinks to {format_number(gain)} times"
+    if gain > 1:
+        return f"grows to {format_number(gain)} times"
+    return "keeps exactly"
+
+
+def caption(acts: pd.DataFrame, depth: int, act: str) -> str:
+    """What the chart shows, worded from its frame."""
+    import resviz as rv
+    from resviz import format_number, ratio_words
+
+    variants = (rv.gradflow.PLAIN, rv.gradflow.RESIDUAL)
+    at_input = acts[acts["block"] == 0].set_index("variant")
+    plain, res = (float(at_input.loc[v, "act_grad"]) for v in variants)
+    gain_p, gain_r = (float(at_input.loc[v, "gain"]) for v in variants)
+    return (
+        f"Measured on this server: a {depth}-block {act} stack at initialisation, one backward "
+        f"pass. At the input, the gradient norm ||dL/dx_0|| is {format_number(plain)} "
+        f"without shortcuts and {format_number(res)} with them "
+        f"({ratio_words(res, plain)} the plain stack's). From the output back to the "
+        f"input, the plain stack's gradient {_change(gain_p)} its size at the output; "
+        f"the residual stack's {_change(gain_r)}."
+    )
+
+
+def chart(acts: pd.DataFrame):  # noqa: ANN201 (an Altair chart)
+    import resviz as rv
+
+    return rv.charts.line(
+        acts,
+        x="block",
+        y="act_grad",
+        color="variant",
+        log_y=True,
+        x_title="x_l after block l (0 = the input, L = the output)",
+        y_title="||dL/dx_l|| (log)",
+        height=280,
+    )
+
+
+def home(root: Path) -> None:
+    st.title("resviz: what residual connections do, measured")
+    st.markdown(
+        "A residual (skip) connection adds a block's input to its output, `x + f(x)`. "
+        "resviz measures what that changes inside deep networks and transformers: the "
+        "signal and the gradient at every layer, normalization around the sum, positional "
+        "encodings, a whole encoder. Every chart is computed with PyTorch on this server "
+        "from the settings on its page; the address bar holds the settings, so a link "
+        "gives the same numbers again, and every section offers its data as CSV and a "
+        "Jupyter notebook that recomputes it with `import resviz as rv`."
+    )
+    left, right = st.columns([3, 2], gap="large")
+    with right:
+        st.subheader("Start here")
+        for i, page in enumerate(PATH, start=1):
+            st.page_link(str(root / page.path), label=f"{i}. {page.title}", icon=page.icon)
+            st.caption(page.blurb)
+        workshop = [p for p in PAGES if p.url_path == "workshop"]
+        for page in workshop:
+            st.markdown("**Teaching a room?**")
+            st.page_link(str(root / page.path), label=page.title, icon=page.icon)
+            st.caption(page.blurb)
+    with left:
+        cfg = home_config()
+        st.subheader("The gradient at every layer, with and without the shortcut")
+        with st.spinner("Measuring two stacks (one backward pass each)..."):
+            acts = input_gradients(**cfg)  # type: ignore[arg-type]
+        st.altair_chart(chart(acts), width="stretch")
+        st.caption(caption(acts, int(cfg["depth"]), str(cfg["act"])))
+        step = next(i for i, p in enumerate(PATH, start=1) if p.url_path == "gradient_flow")
+        st.caption(f"Depth, width and activation are yours to change on step {step}.")
+    st.divider()
+    st.markdown(
+        f"In a notebook, the library gives the numbers behind the charts: "
+        f"`{NOTEBOOK_EXAMPLE.code}` returns {NOTEBOOK_EXAMPLE.what}, at the page's default "
+        "settings and seed 0."
+    )
