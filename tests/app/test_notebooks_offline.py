@@ -93,10 +93,7 @@ socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo = (
 
 # Notebooks known to draw no chart where they should, each with the reason (strict: the
 # test fails once the notebook is fixed, so the entry is removed then).
-NO_CHART = {
-    ("app_pages/sinusoidal_encoding.py", "Alternatives"): "its maps cell ends in a list of "
-    "charts, which Jupyter shows as the list's text, not as charts",
-}
+NO_CHART: dict[tuple[str, str], str] = {}
 
 # A cell draws a chart when it calls a chart builder of the library or Altair's.
 DRAWS = re.compile(r"\brv\.charts\.\w+\(|\balt\.Chart\(")
