@@ -30,6 +30,7 @@ from . import (
     positional,
     prepost,
     raster,
+    recipes,  # noqa: E402, F401  (the section recipes, built on everything above)
     shattered,
     shortcuts,
     train,
@@ -106,8 +107,6 @@ from .prepost import last_layer_grad, prepost_stream
 from .shattered import autocorrelation, shattered_gradients, shattered_summary
 from .shortcuts import block_formula, path_lengths, shortcut_table
 from .text import char_tokenize
-
-from . import recipes  # noqa: E402, F401  (the section recipes, built on everything above)
 
 __all__ = [
     "gradflow",

@@ -159,7 +159,7 @@ def check_measure(path: Path, index: int, page: str, section: str, predict: Pred
     """A question measured by a recipe (``resviz.recipes.MEASURES``) must be asked on
     the section that runs that recipe (``ui/specs``: the page's ``recipes``), and offer
     exactly the measure's choices: the answer is read from what the section shows.
-    Measures not yet in that registry (``ui/lesson_measures.py``) are not checked here."""
+    A name that is not a measure was refused by :func:`parse_predict` already."""
     from resviz.recipes import MEASURES  # imports torch: only once a question is checked
     from resviz.recipes.core import recipe_name
 
@@ -243,9 +243,7 @@ def load_lessons(
     if measures is None:
         from resviz.recipes import MEASURES
 
-        from .lesson_measures import MEASURES as OLD  # until every page reads recipes
-
-        measures = frozenset(MEASURES) | frozenset(OLD)
+        measures = frozenset(MEASURES)
     lessons: dict[str, Lesson] = {}
     errors: list[str] = []
     for folder in dirs if dirs is not None else lesson_dirs():

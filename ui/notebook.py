@@ -86,7 +86,7 @@ class Notebook:
             f"# resviz: {self.page}, {self.section}\n\n"
             "This notebook recomputes the section's data with the `resviz` library and "
             "draws its charts with Altair. The settings are those on screen when it was "
-            "downloaded; change them in the first code cell.\n\n" + INSTALL
+            "downloaded; change them in the recipe call that computes the data.\n\n" + INSTALL
         )
         self.code(f"# Settings on screen: {settings!r}\n{SETUP}")
 
