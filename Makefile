@@ -14,8 +14,9 @@ $(VENV)/.runtime: requirements.txt constraints.txt | $(BIN)/python
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt -c constraints.txt
 	touch $@
 
-$(VENV)/.dev: requirements-dev.txt requirements.txt constraints.txt | $(BIN)/python
+$(VENV)/.dev: requirements-dev.txt requirements-demo.txt requirements.txt constraints.txt | $(BIN)/python
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt -c constraints.txt
+	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -r requirements-demo.txt -c constraints.txt
 	touch $(VENV)/.runtime $@
 
 setup: $(VENV)/.runtime
@@ -84,6 +85,7 @@ clean:
 lock:
 	rm -rf .lock-venv && $(PY) -m venv .lock-venv
 	.lock-venv/bin/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt
+	.lock-venv/bin/python -m pip install --disable-pip-version-check -q --no-deps -r requirements-demo.txt
 	{ sed -n '1,4p' constraints.txt; .lock-venv/bin/python -m pip freeze --exclude-editable \
 		| sed 's/+cpu$$//' | grep -v '^resviz'; } > constraints.new && mv constraints.new constraints.txt
 	rm -rf .lock-venv
