@@ -478,3 +478,36 @@ MEASURES.update(
         "playground_rank_collapse": playground_rank_collapse,
     }
 )
+
+
+# ---------------------------------------------------------------------- pretrained
+def pretrained_rank_collapse(settings: Mapping[str, Any], seed: int) -> Measured:
+    """Pretrained models, Rank collapse: "With its shortcuts taken out, does the real
+    trained model's stream collapse toward rank one, as the toy encoder's did?"
+    Choices: "collapses too", "does not".
+
+    "Collapses too": after the last block, the distance from rank one without
+    shortcuts (``rv.pretrained.rank_collapse``, the section's recipe) is below a tenth
+    of the distance with them. The step's model is the page's picker value (the
+    Sonnets GPT-2 shipped in the package, or the demo encoder); ``seed`` is unused:
+    the weights are trained and the text is fixed."""
+    from resviz import pretrained as P
+    from ui.specs import pretrained as S
+
+    v = _with_defaults("pretrained", settings)
+    folder = P.demo_model_path() if v["model"] == S.DEMO else P.tiny_gpt2_path()
+    if folder is None:
+        raise ValueError("the step's model is not installed here")
+    m = P.load(folder)
+    rc = P.rank_collapse(P.trace(m, v["text"]))
+    last = rc[rc["block"] == m.n_layers].set_index("variant")["residual"]
+    with_s, without = float(last["with shortcuts"]), float(last["no shortcuts"])
+    answer = "collapses too" if without < 0.1 * with_s else "does not"
+    return Measured(
+        answer,
+        f"{m.architecture}, {m.n_layers} blocks: after the last block the distance from rank "
+        f"one is {_num(with_s)} with its shortcuts and {_num(without)} without them.",
+    )
+
+
+MEASURES["pretrained_rank_collapse"] = pretrained_rank_collapse

@@ -15,11 +15,13 @@ from . import cards, published
 from .families import FAMILIES, Family
 from .loading import (
     DEFAULT_MAX_BYTES,
+    SONNETS_HELD_OUT_LOSS,
     Pretrained,
     PretrainedError,
     demo_model_path,
     load,
     max_bytes_default,
+    sonnets_split,
     tiny_gpt2_path,
 )
 from .observe import MAX_TOKENS, Trace, forward, skipping, tokenize, trace
@@ -34,6 +36,7 @@ from .recipes import (
     norm_growth,
     rank_collapse,
     stream_norms,
+    text_loss,
 )
 
 __all__ = [
@@ -59,8 +62,11 @@ __all__ = [
     "norm_growth",
     "published",
     "rank_collapse",
+    "SONNETS_HELD_OUT_LOSS",
     "skipping",
+    "sonnets_split",
     "stream_norms",
+    "text_loss",
     "tiny_gpt2_path",
     "tokenize",
     "trace",

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import struct
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from .families import ARCHITECTURES, FAMILIES, Family, supported
 INSTALL_HINT = "pip install 'resviz[pretrained]'"
 # The budget for one loaded model's float32 weights; RESVIZ_MAX_MODEL_MB overrides it.
 DEFAULT_MAX_BYTES = 1024 * 2**20
+_WORD = re.compile(r"[A-Za-z0-9_]{1,60}")  # a name from a config file, safe to show
 HUB_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")
 _DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1,
                 "U8": 1, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1}  # fmt: skip
@@ -113,7 +115,9 @@ class Pretrained:
     n_params: int
     weight_bytes: int
     architecture: str
-    extra: dict[str, Any] = field(default_factory=dict)
+    # Hooks live on the shared model: every pass that adds hooks holds this lock, so
+    # two sessions measuring one loaded model never see each other's hooks.
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     @property
     def config(self) -> Any:
@@ -165,9 +169,9 @@ class Pretrained:
 def _family_of(config: Any) -> Family:
     model_type = getattr(config, "model_type", None)
     if model_type not in FAMILIES:
+        shown = model_type if _WORD.fullmatch(str(model_type)) else "(unreadable)"
         raise PretrainedError(
-            f"Model type {model_type!s:.40} is not supported; resviz has adapters for "
-            f"{supported()}.",
+            f"Model type {shown} is not supported; resviz has adapters for {supported()}.",
             "architecture",
         )
     return FAMILIES[model_type]
@@ -177,7 +181,9 @@ def _architecture(config: Any) -> str:
     allowed = ARCHITECTURES[config.model_type]
     named = [a for a in (getattr(config, "architectures", None) or []) if a in allowed]
     if getattr(config, "architectures", None) and not named:
-        given = ", ".join(str(a)[:40] for a in config.architectures)
+        given = ", ".join(
+            a if _WORD.fullmatch(str(a)) else "(unreadable)" for a in config.architectures
+        )
         raise PretrainedError(
             f"The checkpoint's class {given} is not supported; for this family resviz loads "
             f"{', '.join(allowed)}.",
@@ -198,10 +204,10 @@ def _check_budget(n_params: int, max_bytes: int) -> int:
     return need
 
 
-def _hub_unreachable(name: str, why: str) -> PretrainedError:
+def _hub_unreachable(why: str) -> PretrainedError:
     return PretrainedError(
-        f"No folder {name[:80]!r} here, and the Hugging Face hub is unreachable ({why}), so "
-        "it cannot be downloaded. Give the path of a local folder holding config.json, "
+        f"No such folder here, and the Hugging Face hub is unreachable ({why}), so the "
+        "model cannot be downloaded. Give the path of a local folder holding config.json, "
         "model.safetensors and the tokenizer files.",
         "hub",
     )
@@ -210,18 +216,18 @@ def _hub_unreachable(name: str, why: str) -> PretrainedError:
 def _hub_count(name: str) -> int:
     """The parameter count of a hub checkpoint, from its safetensors headers (no download)."""
     if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
-        raise _hub_unreachable(name, "HF_HUB_OFFLINE is set")
+        raise _hub_unreachable("HF_HUB_OFFLINE is set")
     import huggingface_hub as hub
 
     try:
         meta = hub.get_safetensors_metadata(name)
     except (hub.errors.RepositoryNotFoundError, hub.errors.NotASafetensorsRepoError) as exc:
         raise PretrainedError(
-            f"The hub has no safetensors checkpoint named {name[:80]!r} ({type(exc).__name__}).",
+            f"The hub has no safetensors checkpoint by that name ({type(exc).__name__}).",
             "path",
         ) from None
     except Exception as exc:  # noqa: BLE001 - any network failure reads the same to a user
-        raise _hub_unreachable(name, type(exc).__name__) from None
+        raise _hub_unreachable(type(exc).__name__) from None
     return sum(int(v) for v in meta.parameter_count.values())
 
 
@@ -265,7 +271,7 @@ def load(path_or_name: str | os.PathLike[str], max_bytes: int | None = None) -> 
         try:
             config = transformers.AutoConfig.from_pretrained(name, trust_remote_code=False)
         except OSError:
-            raise _hub_unreachable(name, "config.json could not be fetched") from None
+            raise _hub_unreachable("config.json could not be fetched") from None
         family = _family_of(config)
         arch = _architecture(config)
         source = name
@@ -316,3 +322,17 @@ def tiny_gpt2_path() -> Path | None:
     """Our own small trained GPT-2 (``scripts/train_tiny_gpt2.py``), shipped in the
     package, or None when its weights are absent."""
     return TINY_GPT2 if (TINY_GPT2 / "model.safetensors").is_file() else None
+
+
+# The Sonnets GPT-2's text split: sonnets I-CXXXVIII train, CXXXIX-CLIV are held out.
+HELD_OUT_FROM = "\nCXXXIX\n"
+# Its held-out loss (nats per token, resviz.pretrained.text_loss), as trained by
+# scripts/train_tiny_gpt2.py; docs/pretrained.md documents it, a test checks it.
+SONNETS_HELD_OUT_LOSS = 4.4466
+
+
+def sonnets_split() -> tuple[str, str]:
+    """Shakespeare's Sonnets as shipped beside the Sonnets GPT-2: (train, held out)."""
+    text = (TINY_GPT2 / "sonnets.txt").read_text(encoding="utf-8")
+    cut = text.index(HELD_OUT_FROM)
+    return text[:cut], text[cut:]

@@ -67,18 +67,20 @@ def stream_hooks(p: Pretrained, into: list[torch.Tensor | None]) -> Iterator[Non
 @contextmanager
 def skipping(p: Pretrained, block: int) -> Iterator[None]:
     """Block ``block`` (from 1) returns its input as its output: the block deleted,
-    through a hook, without copying the model. (It still runs; its result is dropped.)"""
+    through a hook, without copying the model. (It still runs; its result is dropped.)
+    Holds the model's lock, so no other pass runs while the hook is in place."""
     if not 1 <= block <= p.n_layers:
         raise ValueError(f"block must be 1 to {p.n_layers}")
 
     def identity(_m: torch.nn.Module, args: tuple, kwargs: dict, out: object) -> object:
         return replace_first(out, block_input(args, kwargs))
 
-    handle = p.blocks[block - 1].register_forward_hook(identity, with_kwargs=True)
-    try:
-        yield
-    finally:
-        handle.remove()
+    with p.lock:
+        handle = p.blocks[block - 1].register_forward_hook(identity, with_kwargs=True)
+        try:
+            yield
+        finally:
+            handle.remove()
 
 
 @dataclass(eq=False)
@@ -94,7 +96,7 @@ class Run:
 def forward(p: Pretrained, ids: torch.Tensor, attentions: bool = False) -> Run:
     """Run the model on ``ids`` (T,) and capture its stream through block hooks."""
     into: list[torch.Tensor | None] = [None] * (p.n_layers + 1)
-    with torch.inference_mode(), stream_hooks(p, into):
+    with p.lock, torch.inference_mode(), stream_hooks(p, into):
         extra = {"use_cache": False} if p.decoder else {}  # no KV cache for one pass
         out = p.model(
             input_ids=ids[None], output_attentions=attentions, output_hidden_states=True, **extra

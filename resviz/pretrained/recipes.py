@@ -258,7 +258,7 @@ def rank_collapse(tr: Trace) -> pd.DataFrame:
     ``cosine`` (:func:`collapse_measures`).
     """
     p = tr.model
-    with p.family.without_shortcuts(p.model):
+    with p.lock, p.family.without_shortcuts(p.model):
         cut = forward(p, tr.ids).stream
     rows = []
     for variant, stream, on in (("with shortcuts", tr.stream, True), ("no shortcuts", cut, False)):
@@ -321,3 +321,25 @@ def massive_activations(tr: Trace) -> pd.DataFrame:
             "ratio": (mx / med.clamp_min(1e-300)).numpy(),
         }
     )
+
+
+def text_loss(p: Pretrained, text: str, window: int | None = None) -> float:
+    """Mean next-token cross-entropy (nats per token) of a decoder on a whole text:
+    the text's tokens cut into consecutive windows of ``window`` tokens (default: the
+    model's context), each token after the first of its window predicted once, the
+    mean taken over every predicted token. In float64 from the float32 logits."""
+    if not p.decoder:
+        raise PretrainedError("Next-token loss needs a decoder.", "architecture")
+    ids = torch.tensor(p.tokenizer(text)["input_ids"], dtype=torch.long)
+    window = window or int(getattr(p.config, "n_positions", 0) or p.config.max_position_embeddings)
+    total, count = 0.0, 0
+    for start in range(0, len(ids), window):
+        chunk = ids[start : start + window]
+        if len(chunk) < 2:
+            continue
+        with torch.inference_mode():
+            logits = p.model(input_ids=chunk[None], use_cache=False).logits[0].double()
+        logp = torch.log_softmax(logits[:-1], -1)
+        total += float(-logp.gather(-1, chunk[1:, None]).sum())
+        count += len(chunk) - 1
+    return total / count
