@@ -10,9 +10,7 @@ from ui.lesson_measures import MEASURES  # noqa: E402
 from ui.specs import pretrained as S  # noqa: E402
 
 
-@pytest.mark.parametrize(
-    ("text", "answer"), [(S.DEFAULT_TEXT, "collapses too"), ("O", "does not")]
-)
+@pytest.mark.parametrize(("text", "answer"), [(S.DEFAULT_TEXT, "collapses too"), ("O", "does not")])
 def test_rank_collapse_measure(text, answer):
     got = MEASURES["pretrained_rank_collapse"]({"text": text}, 0)
     assert got.answer == answer
