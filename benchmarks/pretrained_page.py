@@ -88,13 +88,19 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--child", default=None)
+    ap.add_argument("--make", default=None)
     args = ap.parse_args()
+    if args.make:
+        make_model(Path(args.make))
+        return
     if args.child:
         print(json.dumps(one_run(args.child, args.threads)))
         return
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "gpt2-small-random"
-        make_model(folder)
+        # In its own process: the kernel's high-water mark of resident memory passes from
+        # a parent to its children, so the parent stays small.
+        subprocess.run([sys.executable, __file__, "--make", str(folder)], check=True)
         runs = []
         for _ in range(args.repeats):
             res = subprocess.run(

@@ -31,8 +31,7 @@ INSTALL_HINT = "pip install 'resviz[pretrained]'"
 DEFAULT_MAX_BYTES = 1024 * 2**20
 _WORD = re.compile(r"[A-Za-z0-9_]{1,60}")  # a name from a config file, safe to show
 HUB_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")
-_DTYPE_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1,
-                "U8": 1, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1}  # fmt: skip
+TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "vocab.txt", "tokenizer.model")
 
 
 class PretrainedError(Exception):
@@ -259,10 +258,25 @@ def load(path_or_name: str | os.PathLike[str], max_bytes: int | None = None) -> 
                 "That folder has no .safetensors weights" + (hint if has_bin else "") + ".",
                 "weights",
             )
-        config = transformers.AutoConfig.from_pretrained(folder, trust_remote_code=False)
+        try:
+            config = transformers.AutoConfig.from_pretrained(folder, trust_remote_code=False)
+        except (OSError, ValueError, KeyError, TypeError):
+            raise PretrainedError("The folder's config.json could not be read.", "path") from None
         family = _family_of(config)
         arch = _architecture(config)
-        n_params = count_parameters(files)
+        if not any((folder / f).is_file() for f in TOKENIZER_FILES):
+            raise PretrainedError(
+                "That folder has no tokenizer files (tokenizer.json, vocab.json, vocab.txt or "
+                "tokenizer.model): save the tokenizer beside the model (save_pretrained).",
+                "weights",
+            )
+        try:
+            n_params = count_parameters(files)
+        except (OSError, ValueError, KeyError, TypeError, struct.error):
+            raise PretrainedError(
+                "A .safetensors file in that folder is not a readable safetensors file.",
+                "weights",
+            ) from None
         source: str | Path = folder
     else:
         if name.startswith((".", "/", "~")) or not HUB_NAME.fullmatch(name) or folder.exists():
@@ -286,12 +300,14 @@ def load(path_or_name: str | os.PathLike[str], max_bytes: int | None = None) -> 
             trust_remote_code=False,
         )
         tokenizer = transformers.AutoTokenizer.from_pretrained(source, trust_remote_code=False)
-    except OSError as exc:
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
         raise PretrainedError(
             f"The checkpoint could not be read ({type(exc).__name__}): a folder needs "
-            "config.json, .safetensors weights and the tokenizer files.",
+            "config.json, .safetensors weights that match it, and the tokenizer files.",
             "weights",
         ) from None
+    if len(tokenizer) < 2:
+        raise PretrainedError("The checkpoint's tokenizer has no vocabulary.", "weights")
     model.eval().requires_grad_(False)
     return Pretrained(
         model=model,

@@ -383,3 +383,31 @@ def test_long_text_is_cut_to_max_tokens(folders):
     p = P.load(folders["gpt2"])
     tr = P.trace(p, "the fox " * 400, max_tokens=64)
     assert tr.truncated and tr.n_tokens == 64
+
+
+def test_broken_folders_are_refused_with_a_message(tmp_path, folders):
+    import shutil
+
+    def copy(name):
+        d = tmp_path / name
+        shutil.copytree(folders["gpt2"], d)
+        return d
+
+    no_tok = copy("no_tokenizer")
+    (no_tok / "tokenizer.json").unlink()
+    with pytest.raises(P.PretrainedError, match="no tokenizer files"):
+        P.load(no_tok)
+    bad_cfg = copy("bad_config")
+    (bad_cfg / "config.json").write_text("{not json")
+    with pytest.raises(P.PretrainedError, match="config.json could not be read"):
+        P.load(bad_cfg)
+    bad_st = copy("bad_weights")
+    (bad_st / "model.safetensors").write_bytes(b"\x10" + b"\x00" * 7 + b'{"a": 1}        ')
+    with pytest.raises(P.PretrainedError, match="not a readable safetensors"):
+        P.load(bad_st)
+    wrong = copy("wrong_shapes")
+    cfg = json.loads((wrong / "config.json").read_text())
+    cfg["n_embd"] = 64
+    (wrong / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(P.PretrainedError, match="could not be read"):
+        P.load(wrong)
