@@ -95,6 +95,7 @@ if source is None:
     st.info("Type the path of a model folder on this server (or pick a model above).")
 else:
     try:
+        P.require_extra()
         model = load_model(source, P.max_bytes_default())
         trace = traced(source, text)
     except P.PretrainedError as err:

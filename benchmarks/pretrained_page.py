@@ -64,6 +64,7 @@ def one_run(folder: str, threads: int) -> dict[str, float]:
     tr = P.trace(m, text, max_tokens=TEXT_TOKENS)
     out["tokens"] = tr.n_tokens
     out["trace_s"] = time.perf_counter() - t0
+    out["rss_after_trace_mb"] = rss_mb()
     for name in ("stream_norms", "block_influence", "layer_similarity", "attention_sinks",
                  "massive_activations"):  # fmt: skip
         t = time.perf_counter()
@@ -74,6 +75,7 @@ def one_run(folder: str, threads: int) -> dict[str, float]:
         t = time.perf_counter()
         getattr(P, name)(tr)
         out[f"{name}_s"] = time.perf_counter() - t
+        out[f"rss_after_{name}_mb"] = rss_mb()
     t = time.perf_counter()
     P.layer_deletion(tr)
     out["layer_deletion_s"] = time.perf_counter() - t

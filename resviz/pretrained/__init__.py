@@ -21,6 +21,7 @@ from .loading import (
     demo_model_path,
     load,
     max_bytes_default,
+    require_extra,
     sonnets_split,
     tiny_gpt2_path,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "norm_growth",
     "published",
     "rank_collapse",
+    "require_extra",
     "SONNETS_HELD_OUT_LOSS",
     "skipping",
     "sonnets_split",

@@ -3,9 +3,9 @@
 ``load`` checks everything it can before reading a weight: that ``transformers`` is
 installed, that the folder exists and holds a ``config.json`` and ``safetensors``
 weights (a ``.bin`` checkpoint is a pickle, and resviz never unpickles a file it was
-handed), that the family is one resviz has an adapter for, and that the weights in
-float32 fit the memory budget (counted from the safetensors headers, so a 7B model is
-refused without allocating anything). Each refusal is a :class:`PretrainedError`
+handed), that the family is one resviz has an adapter for, and that the model and its
+measurements fit the memory budget (:func:`memory_estimate`, from the parameter count in
+the safetensors headers, so a 7B model is refused without allocating anything). Each refusal is a :class:`PretrainedError`
 whose message a user can act on.
 """
 
@@ -27,8 +27,10 @@ from torch import nn
 from .families import ARCHITECTURES, FAMILIES, Family, supported
 
 INSTALL_HINT = "pip install 'resviz[pretrained]'"
-# The budget for one loaded model's float32 weights; RESVIZ_MAX_MODEL_MB overrides it.
+# The memory budget for one loaded model and its measurements (see memory_estimate);
+# RESVIZ_MAX_MODEL_MB overrides it. 1 GiB holds GPT-2 small (124M parameters).
 DEFAULT_MAX_BYTES = 1024 * 2**20
+PAGE_FACTOR = 2.0
 _WORD = re.compile(r"[A-Za-z0-9_]{1,60}")  # a name from a config file, safe to show
 HUB_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")
 TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "vocab.txt", "tokenizer.model")
@@ -44,14 +46,16 @@ class PretrainedError(Exception):
 
 
 def max_bytes_default() -> int:
-    """The weight budget: ``RESVIZ_MAX_MODEL_MB`` (megabytes) or 1 GiB."""
+    """The memory budget for one model: ``RESVIZ_MAX_MODEL_MB`` (megabytes) or 1 GiB."""
     raw = os.environ.get("RESVIZ_MAX_MODEL_MB", "")
     return (
         int(float(raw) * 2**20) if raw.strip().replace(".", "", 1).isdigit() else DEFAULT_MAX_BYTES
     )
 
 
-def _require_transformers() -> Any:
+def require_extra() -> None:
+    """Raise :class:`PretrainedError` (kind ``extra``) unless the optional packages are
+    installed; imports nothing."""
     if importlib.util.find_spec("transformers") is None or (
         importlib.util.find_spec("safetensors") is None
     ):
@@ -60,6 +64,10 @@ def _require_transformers() -> Any:
             f"{INSTALL_HINT}",
             "extra",
         )
+
+
+def _require_transformers() -> Any:
+    require_extra()
     import transformers
 
     transformers.logging.set_verbosity_error()
@@ -191,16 +199,24 @@ def _architecture(config: Any) -> str:
     return named[0] if named else allowed[0]
 
 
-def _check_budget(n_params: int, max_bytes: int) -> int:
-    need = float32_bytes(n_params)
+def memory_estimate(n_params: int) -> int:
+    """Resident memory one loaded model and a full page of measurements take, beyond the
+    Python process itself: ``PAGE_FACTOR`` x its float32 weights. Measured on GPT-2 small
+    (124M parameters, 475 MB of weights, 128 tokens): 0.96 GB over the imports, 2.0x the
+    weights (benchmarks/pretrained_page.py, benchmarks/RESULTS.md)."""
+    return int(PAGE_FACTOR * float32_bytes(n_params))
+
+
+def _check_budget(n_params: int, max_bytes: int) -> None:
+    need = memory_estimate(n_params)
     if need > max_bytes:
         raise PretrainedError(
-            f"This model has {n_params / 1e6:,.0f}M parameters, {_mb(need)} in float32, over "
-            f"this server's budget of {_mb(max_bytes)} for one model. Pick a smaller model "
-            "(or raise RESVIZ_MAX_MODEL_MB where you run resviz yourself).",
+            f"This model has {n_params / 1e6:,.0f}M parameters ({_mb(float32_bytes(n_params))} "
+            f"in float32); loading it and measuring takes about {_mb(need)}, over this "
+            f"server's budget of {_mb(max_bytes)} for one model. Pick a smaller model (or "
+            "raise RESVIZ_MAX_MODEL_MB where you run resviz yourself).",
             "budget",
         )
-    return need
 
 
 def _hub_unreachable(why: str) -> PretrainedError:
@@ -289,7 +305,7 @@ def load(path_or_name: str | os.PathLike[str], max_bytes: int | None = None) -> 
         family = _family_of(config)
         arch = _architecture(config)
         source = name
-    need = _check_budget(n_params, max_bytes)
+    _check_budget(n_params, max_bytes)
     cls = getattr(transformers, arch)
     try:
         model = cls.from_pretrained(
@@ -315,7 +331,7 @@ def load(path_or_name: str | os.PathLike[str], max_bytes: int | None = None) -> 
         family=family,
         name=name,
         n_params=n_params,
-        weight_bytes=need,
+        weight_bytes=float32_bytes(n_params),
         architecture=arch,
     )
 
