@@ -73,6 +73,12 @@ def traced(source: str, text: str) -> P.Trace:
     return P.trace(load_model(source, P.max_bytes_default()), text)
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def measured(recipe: str, source: str, text: str) -> pd.DataFrame:
+    """A one-pass recipe's frame, kept per (model, text): a widget click redraws at once."""
+    return getattr(P, recipe)(traced(source, text))
+
+
 def source_of(choice: str, path: str) -> str | None:
     if choice == S.TINY and tiny is not None:
         return str(tiny)
@@ -137,7 +143,7 @@ def fmt(x: float, digits: int = 3) -> str:
 
 def norms_section(tr: P.Trace) -> None:
     st.subheader("How the stream's norm grows, block by block")
-    norms = P.stream_norms(tr)
+    norms = measured("stream_norms", source, text)
     views.chart(
         rv.charts.line(
             norms, "block", "median_norm", "variant", log_y=True, y_title="median ||x_l|| (log)"
@@ -178,7 +184,7 @@ def norms_words(norms: pd.DataFrame, m: P.Pretrained) -> str:
 
 def influence_section(tr: P.Trace) -> None:
     st.subheader("How much each block turns the stream")
-    infl = P.block_influence(tr)
+    infl = measured("block_influence", source, text)
     hi = infl.loc[infl["influence"].idxmax()]
     lo = infl.loc[infl["influence"].idxmin()]
     views.chart(
@@ -198,7 +204,7 @@ def influence_section(tr: P.Trace) -> None:
 
 def similarity_section(tr: P.Trace) -> None:
     st.subheader("Every stream state against every other")
-    sim = P.layer_similarity(tr)
+    sim = measured("layer_similarity", source, text)
     first_last = float(
         sim[(sim["block_a"] == 0) & (sim["block_b"] == tr.model.n_layers)]["cos"].iloc[0]
     )
@@ -264,7 +270,11 @@ def deletion_words(frame: pd.DataFrame, y: str) -> str:
     )
     if frame["loss_change"].notna().all():
         w = frame.loc[frame["loss_change"].idxmax()]
-        out += f" The loss rises most ({'+' if w['loss_change'] >= 0 else ''}{fmt(w['loss_change'])} nats) without block {int(w['block'])}."
+        sign = "+" if w["loss_change"] >= 0 else ""
+        out += (
+            f" The largest change of the loss on this text is {sign}{fmt(w['loss_change'])} "
+            f"nats, without block {int(w['block'])}."
+        )
     return out
 
 
@@ -277,7 +287,7 @@ def lens_section(tr: P.Trace) -> None:
             f"{m.architecture} is an encoder. Pick the Sonnets GPT-2 or a decoder folder."
         )
         return
-    lens = P.logit_lens(tr)
+    lens = measured("logit_lens", source, text)
     views.chart(
         rv.charts.line(
             lens, "block", "answer_prob", None, log_y=True, y_title="P(final answer) (log)"
@@ -317,7 +327,7 @@ def collapse_section(tr: P.Trace) -> None:
         "blocks Attn(N1 x) + MLP(N2 x); BERT: LN(Attn(x)), then LN(FFN(.))). Weights, norms and "
         "embeddings are unchanged. Distance from rank one: ||X - 1 mean^T||_F / ||X||_F."
     )
-    rc = P.rank_collapse(tr)
+    rc = measured("rank_collapse", source, text)
     views.chart(
         rv.charts.line(
             rc, "block", "residual", "variant", log_y=True, y_title="distance from rank one (log)"
@@ -350,7 +360,7 @@ def collapse_words(rc: pd.DataFrame) -> str:
 
 def sinks_section(tr: P.Trace) -> None:
     st.subheader("Attention sinks and massive activations")
-    sinks = P.attention_sinks(tr)
+    sinks = measured("attention_sinks", source, text)
     views.chart(
         rv.charts.heatmap(
             sinks, "head", "block", "first_token_share", diverging=False,
@@ -361,7 +371,7 @@ def sinks_section(tr: P.Trace) -> None:
         caption=sinks_words(sinks, tr),
     )  # fmt: skip
     card("attention_sinks", sinks)
-    massive = P.massive_activations(tr)
+    massive = measured("massive_activations", source, text)
     views.chart(
         rv.charts.line(
             massive, "block", "ratio", None, log_y=True, y_title="max |x| / median |x| (log)"
@@ -419,6 +429,7 @@ for tab, section in zip(tabs, SECTIONS, strict=True):
                 st.info("Load a model to see this section.")
             else:
                 try:
-                    section(trace)
+                    with st.spinner("Measuring..."):
+                        section(trace)
                 except P.PretrainedError as err:
                     fail(err)
