@@ -20,6 +20,10 @@ FAMILY_CONFIGS: dict[str, dict[str, object]] = {
         hidden_size=32, num_hidden_layers=3, num_attention_heads=2, intermediate_size=64,
         max_position_embeddings=128,
     ),
+    "roberta": dict(
+        hidden_size=32, num_hidden_layers=3, num_attention_heads=2, intermediate_size=64,
+        max_position_embeddings=130, pad_token_id=0,
+    ),
     "gpt2": dict(n_embd=32, n_layer=3, n_head=2, n_positions=128),
     "gpt_neox": dict(
         hidden_size=32, num_hidden_layers=3, num_attention_heads=2, intermediate_size=64,
@@ -30,8 +34,13 @@ FAMILY_CONFIGS: dict[str, dict[str, object]] = {
         intermediate_size=64, max_position_embeddings=128,
     ),
 }  # fmt: skip
+for _llama_like in ("mistral", "qwen2"):
+    FAMILY_CONFIGS[_llama_like] = FAMILY_CONFIGS["llama"]
 HEADS = {
     "bert": "AutoModelForMaskedLM",
+    "roberta": "AutoModelForMaskedLM",
+    "mistral": "AutoModelForCausalLM",
+    "qwen2": "AutoModelForCausalLM",
     "gpt2": "AutoModelForCausalLM",
     "gpt_neox": "AutoModelForCausalLM",
     "llama": "AutoModelForCausalLM",
@@ -78,7 +87,8 @@ def save_tiny(family: str, folder: Path, seed: int = 0, **overrides: object) -> 
     import torch
     import transformers
 
-    tok = tokenizer(encoder=family == "bert")
+    encoder = family in ("bert", "roberta")
+    tok = tokenizer(encoder=encoder)
     special = (
         {}
         if family == "bert"

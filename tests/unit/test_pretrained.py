@@ -23,7 +23,7 @@ import resviz as rv  # noqa: E402
 from resviz import pretrained as P  # noqa: E402
 from tests.pretrained_tiny import save_tiny  # noqa: E402
 
-FAMILIES = ["bert", "gpt2", "gpt_neox", "llama"]
+FAMILIES = ["bert", "roberta", "gpt2", "gpt_neox", "llama", "mistral", "qwen2"]
 TEXT = "The quick brown fox jumps over the lazy dog, and the dog sleeps."
 
 
