@@ -45,7 +45,7 @@ with c1:
     )
 with c2:
     path = p.text(
-        "Model folder (config.json, .safetensors weights, tokenizer files)",
+        "Model folder on this server (or a Hugging Face hub name, where the hub is reachable)",
         "path",
         disabled=choice != S.FOLDER,
         placeholder="/path/to/a/saved/model",
