@@ -14,8 +14,9 @@ $(VENV)/.runtime: requirements.txt constraints.txt | $(BIN)/python
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt -c constraints.txt
 	touch $@
 
-$(VENV)/.dev: requirements-dev.txt requirements.txt constraints.txt | $(BIN)/python
+$(VENV)/.dev: requirements-dev.txt requirements-demo.txt requirements.txt constraints.txt | $(BIN)/python
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt -c constraints.txt
+	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -r requirements-demo.txt -c constraints.txt
 	touch $(VENV)/.runtime $@
 
 setup: $(VENV)/.runtime

@@ -29,6 +29,7 @@ from . import (
     normalization,
     positional,
     prepost,
+    pretrained,
     raster,
     recipes,  # noqa: E402, F401  (the section recipes, built on everything above)
     shattered,
@@ -128,6 +129,7 @@ __all__ = [
     "norm_training",
     "normalization",
     "prepost",
+    "pretrained",
     "raster",
     "positional",
     "charts",

@@ -52,6 +52,14 @@ PAGES: tuple[PageInfo, ...] = (
         "Configure a transformer encoder, run it on your text, look inside.",
     ),
     PageInfo(
+        "app_pages/pretrained.py",
+        "Pretrained models",
+        ":material/model_training:",
+        "pretrained",
+        "Real trained transformers (GPT-2, BERT, Pythia, Llama families) measured on your text, "
+        "beside the published figures.",
+    ),
+    PageInfo(
         "app_pages/workshop.py",
         "Workshop",
         ":material/co_present:",

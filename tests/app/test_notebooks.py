@@ -140,6 +140,10 @@ SECTION_SETUP = {
         {"shallow": "2", "deep": "4", "steps": "60"},
         start_and_wait("degradation:start"),
     ),
+    ("app_pages/pretrained.py", "Layer deletion"): (
+        {},
+        start_and_wait("pretrained_deletion:start"),
+    ),
     ("app_pages/skip_connections.py", "Lesion"): (
         {"l_depth": "4", "l_steps": "100"},
         start_and_wait("lesion:start"),

@@ -20,14 +20,15 @@ PATH = {p.url_path: p.path for p in PAGES}
 def test_shipped_lessons_load_without_errors():
     assert not ERRORS, ERRORS
     assert "residuals" in LESSONS
-    assert 12 <= len(LESSONS["residuals"].steps) <= 15
-    # The built-in lesson tells the story across all five pages.
+    assert 12 <= len(LESSONS["residuals"].steps) <= 16
+    # The built-in lesson tells the story across all six pages.
     assert {s.page for s in LESSONS["residuals"].steps} == {
         "skip_connections",
         "gradient_flow",
         "normalization",
         "sinusoidal_encoding",
         "encoder_playground",
+        "pretrained",
     }
 
 

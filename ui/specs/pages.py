@@ -12,6 +12,7 @@ PAGE_NAMES = (
     "normalization",
     "sinusoidal_encoding",
     "encoder_playground",
+    "pretrained",
 )
 
 

