@@ -339,5 +339,5 @@ def test_user_text_enters_the_notebooks_only_as_literals(app, monkeypatch):
         code = "\n".join(c["source"] for c in nb.to_json()["cells"] if c["cell_type"] == "code")
         tree = ast.parse(code)
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        assert imported <= {"resviz", "pandas"}, imported
+        assert imported <= {"resviz", "pandas", "altair", "vl_convert"}, imported
         assert f"text={evil!r}" in code
