@@ -19,6 +19,7 @@ from .cache import POLICY
 from .lesson_measures import MEASURES, Measured
 from .lessons import Lesson, Step, load_lessons
 from .markdown import md_escape
+from .room import view as room_view
 from .specs import fmt
 from .specs.pages import spec_of
 
@@ -87,6 +88,7 @@ def _measure(page: str, step: Step, seed: int) -> Measured:
 def banner(page: str) -> bool:
     """Draw the lesson step above the page's sections; False while the step's
     question waits for a prediction (the page then holds back its section)."""
+    room_view.bar(page)  # a workshop room's participant: follow the presenter
     found = current(page)
     if found is None:
         return True
@@ -121,7 +123,15 @@ def banner(page: str) -> bool:
         ):
             go_to(lesson, index)
         if step.predict is not None:
-            ready = _predict(page, lesson, index, step)
+            # In a workshop room the room asks (votes, reveal, a measure with one's seed).
+            in_room = room_view.question(
+                page,
+                lesson,
+                index,
+                step,
+                lambda seed: measure(step.predict.measure, step.settings, seed),
+            )
+            ready = _predict(page, lesson, index, step) if in_room is None else in_room
     return ready
 
 
