@@ -10,7 +10,6 @@ import streamlit as st
 from ui import lesson_view, projector
 from ui.params import PageParams, md_escape
 from ui.registry import PAGES
-from ui.room import handout
 from ui.room import view as room_view
 from ui.room.store import CODE_LEN, NAME_MAX, RoomError, normalize_code
 from ui.shell import page_setup
@@ -43,6 +42,8 @@ if hosting is None:
                     room_view.join(code, name)
                 except RoomError as exc:
                     st.error(str(exc))
+                except room_view.STORE_ERRORS:
+                    st.error(room_view.UNREACHABLE)
     if joining:
         st.stop()  # a participant's join link: nothing of the presenter's page
 all_lessons, errors = lesson_view.lessons()
@@ -89,9 +90,10 @@ if hosting is not None and hosting[2] != lesson_id:
     hosting = None
 elif hosting is not None:
     code, secret, _ = hosting
-    room = room_view.store().room(code)
-    if room is not None and room.step != index:
-        room_view.store().go_to(code, secret, index)  # the room follows the presenter
+    with room_view.guarded():
+        room = room_view.store().room(code)
+        if room is not None and room.step != index:
+            room_view.store().go_to(code, secret, index)  # the room follows the presenter
 
 if lesson.summary:
     st.caption(lesson.summary)
@@ -169,24 +171,14 @@ with right:
             )
             hide = st.checkbox("Hide participants' names", key="room:hide")
             if st.button("Open as a room", key="room:open", type="primary"):
-                room_view.open_room(lesson.id, index, hide)
-                st.rerun()
+                with room_view.guarded():
+                    room_view.open_room(lesson.id, index, hide)
+                    st.rerun()
     else:
-        code = hosting[0]
-        st.download_button(
-            "Download the handout (HTML)",
-            handout.build(
-                lesson,
-                code,
-                room_view.handout_data(code, lesson),
-                len(room_view.store().members(code)),
-            ),
-            file_name=f"{lesson.id}-{code}.html",
-            mime="text/html",
-            key="room:handout",
-            icon=":material/download:",
-        )
+        with room_view.guarded():
+            room_view.handout_button(lesson, hosting[0])
         if st.button("Close the room", key="room:close"):
-            room_view.store().close(code, hosting[1])
+            with room_view.guarded():
+                room_view.store().close(hosting[0], hosting[1])
             st.session_state.pop(room_view.HOST, None)
             st.rerun()

@@ -195,3 +195,21 @@ def test_handout_is_self_contained_and_escaped(store):
     assert page.count("<svg") == 2 * sum(1 for s in LESSON.steps if s.predict)
     assert "The room&#x27;s predictions (1 answers)" in page
     assert "one seed each (1 answers)" in page
+
+
+def test_a_store_outage_is_a_message_not_a_traceback(app, monkeypatch):
+    from tests.browser.conftest import free_port
+    from ui.room.store import RedisStore
+
+    down = RedisStore(f"redis://127.0.0.1:{free_port()}/0")  # nothing listens there
+    monkeypatch.setattr(room_view, "_store", down)
+    at = app(PATH["workshop"]).run()
+    at.button(key="room:open").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("cannot be reached" in w.value for w in at.warning)
+    at = app(PATH["workshop"], join="ABCDEF").run()
+    at.button(key="room:join").click().run()
+    assert not at.exception and any("cannot be reached" in e.value for e in at.error)
+    # A participant's link while the store is down: the page draws, on its own.
+    at = app(PATH["gradient_flow"], room="ABCDEF", member="x", lesson="residuals", step="4").run()
+    assert not at.exception

@@ -20,7 +20,8 @@ phase changed (a reveal, a second vote) it re-runs the page.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import streamlit as st
@@ -36,6 +37,40 @@ HOST = "room:host"  # (code, secret, lesson id) of a presenter
 POLL_S = 1.0
 
 _store: RoomStore | None = None
+UNREACHABLE = (
+    "The workshop room cannot be reached just now (its store is not answering); "
+    "the page works on its own meanwhile."
+)
+
+
+def _store_errors() -> tuple[type[BaseException], ...]:
+    """What a store raises when it cannot answer (a locked or missing file, a
+    network error, Redis down)."""
+    import sqlite3
+
+    errors: list[type[BaseException]] = [sqlite3.Error, OSError]
+    try:
+        from redis.exceptions import RedisError
+    except ImportError:
+        pass
+    else:
+        errors.append(RedisError)
+    return tuple(errors)
+
+
+STORE_ERRORS = _store_errors()
+
+
+@contextmanager
+def guarded() -> Iterator[None]:
+    """Room refusals and store outages as a message, never a traceback. (Streamlit's
+    rerun and stop are BaseExceptions: they pass through.)"""
+    try:
+        yield
+    except RoomError as exc:
+        st.warning(str(exc), icon=":material/groups:")
+    except STORE_ERRORS:
+        st.warning(UNREACHABLE, icon=":material/cloud_off:")
 
 
 def store() -> RoomStore:
@@ -59,7 +94,7 @@ def me() -> tuple[str, Member] | None:
         return None
     try:
         member = store().member(code, token)
-    except Exception:  # noqa: BLE001 - a store outage must not break the page
+    except STORE_ERRORS:  # a store outage must not break the page
         member = None
     if member is None:
         return None
@@ -118,7 +153,7 @@ def open_room_step(room: Room, code: str, member: Member) -> None:
 def _follow(code: str, member: Member) -> None:
     try:
         room = store().room(code)
-    except Exception:  # noqa: BLE001
+    except STORE_ERRORS:
         st.caption("The room cannot be reached just now; retrying.")
         return
     if room is None or room.closed:
@@ -137,6 +172,11 @@ def _follow(code: str, member: Member) -> None:
 def bar(page: str) -> None:
     """A participant's room strip (nothing for anyone else): who they are, the
     button back to the room's step, and the poll that follows the presenter."""
+    with guarded():
+        _bar(page)
+
+
+def _bar(page: str) -> None:
     found = me()
     if found is None:
         return
@@ -171,6 +211,14 @@ def question(
     session is not in a room at this step (the page then asks on its own).
     ``measure(seed)`` returns the lesson's ``Measured`` for the step with ``seed``.
     True once the page may show the step's section."""
+    try:
+        return _question(lesson, index, step, measure)
+    except STORE_ERRORS:  # a store outage: the page asks on its own
+        st.warning(UNREACHABLE, icon=":material/cloud_off:")
+        return None
+
+
+def _question(lesson: Lesson, index: int, step: Step, measure: Callable[[int], Any]) -> bool | None:
     found = me()
     if found is None or step.predict is None:
         return None
@@ -236,7 +284,12 @@ def host() -> tuple[str, str, str] | None:
     held = st.session_state.get(HOST)
     if held is None:
         return None
-    if store().room(held[0]) is None:
+    try:
+        gone = store().room(held[0]) is None
+    except STORE_ERRORS:  # an outage is not an expiry: keep the room
+        st.warning(UNREACHABLE, icon=":material/cloud_off:")
+        return held
+    if gone:
         st.session_state.pop(HOST, None)
         return None
     return held
@@ -283,6 +336,11 @@ def _bars(title: str, rows: list[tuple[str, int]], n: int) -> None:
 def live(code: str, secret: str, lesson: Lesson, index: int) -> None:
     """The presenter's view of the room at step ``index``: who is in, the
     predictions as they arrive, reveal and second-vote buttons, the measured spread."""
+    with guarded():
+        _live(code, secret, lesson, index)
+
+
+def _live(code: str, secret: str, lesson: Lesson, index: int) -> None:
     s = store()
     room = s.room(code)
     if room is None:
@@ -335,3 +393,17 @@ def handout_data(code: str, lesson: Lesson) -> dict[int, dict[str, list[tuple[st
             "measured": counts(s.measures(code, i), ch),
         }
     return out
+
+
+def handout_button(lesson: Lesson, code: str) -> None:
+    """The presenter's download: the lesson and this room's answers as one HTML file."""
+    from . import handout
+
+    st.download_button(
+        "Download the handout (HTML)",
+        handout.build(lesson, code, handout_data(code, lesson), len(store().members(code))),
+        file_name=f"{lesson.id}-{code}.html",
+        mime="text/html",
+        key="room:handout",
+        icon=":material/download:",
+    )
