@@ -169,12 +169,18 @@ def test_hidden_names_and_closing(app, store):
     at.checkbox(key="room:hide").check()
     at.button(key="room:open").click().run()
     code, secret, _ = at.session_state[room_view.HOST]
-    _join(app, code, "Grace")
+    grace = _join(app, code, "Grace")
+    _follow(grace)
     at.run()
     assert not any("Grace" in c.value for c in at.caption)
     assert "**1** joined" in " ".join(m.value for m in at.markdown)
     at.button(key="room:close").click().run()
     assert store.room(code).closed and room_view.HOST not in at.session_state
+    grace.run()
+    assert any("This room has ended" in i.value for i in grace.info)
+    assert "room" not in grace.query_params and "member" not in grace.query_params
+    grace.run()
+    assert not [m for m in grace.markdown if f"Room {code}" in m.value]
 
 
 def test_handout_is_self_contained_and_escaped(store):

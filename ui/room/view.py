@@ -103,6 +103,7 @@ def me() -> tuple[str, Member] | None:
 
 
 def leave() -> None:
+    """Forget this session's room (it has ended)."""
     st.session_state.pop(_ME, None)
     st.session_state.pop(_SEEN, None)
     for k in (ROOM, MEMBER):
@@ -157,6 +158,7 @@ def _follow(code: str, member: Member) -> None:
         st.caption("The room cannot be reached just now; retrying.")
         return
     if room is None or room.closed:
+        leave()  # the next run of the page is the participant's own again
         st.info("This room has ended. Thank you!", icon=":material/door_open:")
         return
     now = (room.step, room.phase)
