@@ -60,6 +60,7 @@ class Participant:
         self.page_hash = ""
         self.elements: list = []
         self.fragments: dict[str, float] = {}
+        self.widgets: dict[str, object] = {}  # widget id -> WidgetState the user set
         self.stop = asyncio.Event()
 
     def _rerun(self, fragment: str = "", widgets: list | None = None) -> bytes:
@@ -69,7 +70,9 @@ class Participant:
         if fragment:
             msg.rerun_script.fragment_id = fragment
             msg.rerun_script.is_auto_rerun = True
-        for w in widgets or []:
+        # As a browser does: every rerun carries the widget values the user set
+        # (a poll without them would reset the vote's radio); a click only once.
+        for w in [*self.widgets.values(), *(widgets or [])]:
             msg.rerun_script.widget_states.widgets.append(w)
         return msg.SerializeToString()
 
@@ -125,6 +128,7 @@ class Participant:
             step = self._step_of(self.query)
             if step and step != self.step:
                 self.step = step
+                self.widgets.clear()  # a fresh view of the step's page
                 self.moved.setdefault(step, now)
         elif kind == "auto_rerun":
             self.fragments[fm.auto_rerun.fragment_id] = fm.auto_rerun.interval
@@ -161,7 +165,8 @@ class Participant:
         r = WidgetState(id=radio.id, string_value=choices[self.k % len(choices)])
         b = WidgetState(id=button.id, trigger_value=True)
         self.voted.add(self.step)
-        await ws.send(self._rerun(widgets=[r, b]))
+        self.widgets[radio.id] = r
+        await ws.send(self._rerun(widgets=[b]))
 
 
 def start_server(replicas: int, env: dict[str, str], run: Path) -> tuple[subprocess.Popen, str]:
@@ -220,6 +225,7 @@ async def session(url: str, store: RoomStore, n: int, steps: int) -> dict[str, o
         "sent": sent,
         "stored": stored,
         "measured": measured,
+        "asked": n * len(q_steps),
         "errors": [e for p in people for e in p.errors],
     }
 
@@ -272,7 +278,8 @@ def main() -> None:
         print(
             f"| {kind} | {len(m)}/{o['expected']} | {pct(m, 0.5):.2f} s | {pct(m, 0.95):.2f} s "
             f"| {max(m):.2f} s | {pct(d, 0.5):.2f} s | {pct(d, 0.95):.2f} s "
-            f"| {o['sent']} / {o['stored']} | {o['measured']} | {len(o['errors'])} |"
+            f"| {o['sent']} / {o['stored']} of {o['asked']} | {o['measured']} of {o['asked']} "
+            f"| {len(o['errors'])} |"
         )
         for e in o["errors"][:3]:
             print("   error:", e[:200])

@@ -144,7 +144,9 @@ def test_presenter_and_three_participants_on_two_replicas(room_proxy, browser):
         pg.get_by_role("button", name="Send my prediction").click()
         pg.get_by_text("Waiting for the presenter to reveal").wait_for(timeout=30_000)
     phone_pg = people[2][1]
-    assert phone_pg.get_by_text(step.title).first.is_visible()
+    heading = phone_pg.locator("[data-testid='stHeading']", has_text=step.title).first
+    heading.scroll_into_view_if_needed()
+    assert heading.is_visible()
     _no_sideways_scroll(phone_pg)
     screenshot(phone_pg, "room_phone_voted")
     pp.get_by_text("Predictions: 3 of 3 answered").wait_for(timeout=FOLLOW_S * 1000)
@@ -156,6 +158,7 @@ def test_presenter_and_three_participants_on_two_replicas(room_proxy, browser):
     screenshot(pp, "room_presenter_counts")
     _no_sideways_scroll(phone_pg)
     first_chart = phone_pg.locator("[data-testid='stVegaLiteChart']").first
+    first_chart.scroll_into_view_if_needed()
     box = first_chart.bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
     screenshot(phone_pg, "room_phone_measured")
