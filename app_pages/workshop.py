@@ -27,7 +27,8 @@ if hosting is None and room_view.me() is not None:
     room_view.bar("workshop")  # a participant: back to the room from here
     st.stop()
 if hosting is None:
-    joining = bool(st.query_params.get("join"))
+    # A join link (a valid code in the URL): the join form alone.
+    joining = normalize_code(st.query_params.get("join")) is not None
     with st.expander("Join a room", expanded=joining, icon=":material/login:"):
         raw_code = p.text("Room code", "join", placeholder="the code on the screen")
         name = st.text_input(
