@@ -103,7 +103,13 @@ def test_participants_follow_vote_once_measure_with_their_seed(app, store):
     assert "**Predictions**: 3 of 3 answered" in said
     frame = pres.get("vega_lite_chart")
     assert frame, "no bar chart of the predictions"
-    # A participant cannot reveal: no secret, and the store refuses their token.
+    # A participant cannot reveal: their Workshop page has no controls, they hold no
+    # secret, and the store refuses their token.
+    people[1].switch_page(PATH["workshop"]).run()
+    keys = {b.key for b in people[1].button}
+    assert keys == {"room:back"}, keys
+    assert room_view.HOST not in people[1].session_state
+    _follow(people[1])
     with pytest.raises(NotPresenter):
         store.set_phase(code, token, "revealed")
     pres.button(key="room:reveal").click().run()
