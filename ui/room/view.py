@@ -19,6 +19,7 @@ phase changed (a reveal, a second vote) it re-runs the page.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -164,11 +165,33 @@ def _follow(code: str, member: Member) -> None:
     now = (room.step, room.phase)
     seen = st.session_state.get(_SEEN)
     if seen == now:
+        _nudge(room, code, member)
         return
     if seen is not None and seen[0] == room.step:
         st.session_state[_SEEN] = now
         st.rerun(scope="app")  # a reveal or a second vote: redraw the question
     open_room_step(room, code, member)
+
+
+def _nudge(room: Room, code: str, member: Member) -> None:
+    """After a reveal, a page on the room's question step whose measurement has not
+    reached the room (its run was cut short) runs again, at most every 3 s."""
+    if room.phase == "predict" or (
+        st.query_params.get("lesson"),
+        st.query_params.get("step"),
+    ) != (room.lesson, str(room.step)):
+        return
+    lesson = _lesson(room.lesson)
+    if lesson is None or not 1 <= room.step <= len(lesson.steps):
+        return
+    if lesson.steps[room.step - 1].predict is None:
+        return
+    if member.token in store().measures(code, room.step):
+        return
+    last = st.session_state.get("room:nudged", 0.0)
+    if time.monotonic() - last > 3.0:
+        st.session_state["room:nudged"] = time.monotonic()
+        st.rerun(scope="app")
 
 
 def bar(page: str) -> None:
