@@ -141,7 +141,8 @@ with right:
     root = base.path.rsplit("/", 1)[0]
     if hosting is not None:
         link = f"{base.scheme}://{base.netloc}{root}/workshop?" + urlencode({"join": hosting[0]})
-        st.markdown(f"**Room code: {hosting[0]}** · participants join once, then follow you")
+        st.subheader(f"Room code: {hosting[0]}")
+        st.caption("Participants join once (this code, the link or the QR code), then follow you.")
     else:
         link = f"{base.scheme}://{base.netloc}{root}/{step.page}?" + urlencode(
             step.query(lesson.id, index)

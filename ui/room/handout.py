@@ -83,7 +83,9 @@ def build(
         ):
             rows = list(counts.get(key, []))
             n = sum(c for _, c in rows)
-            if key == "second" and n == 0:
+            if n == 0:  # not asked (or no one answered): no empty chart
+                if key != "second":
+                    out.append(f"<p class='muted'>{e(title)}: no answers.</p>")
                 continue
             out.append(
                 f"<figure><figcaption>{e(title)} ({n} answers)</figcaption>"

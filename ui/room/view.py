@@ -352,9 +352,8 @@ def _bars(title: str, rows: list[tuple[str, int]], n: int) -> None:
             x=alt.X("count:Q", title="participants", axis=alt.Axis(tickMinStep=1)),
             tooltip=["answer", "count"],
         )
-        .properties(height=40 * len(df) + 20)
     )
-    altair(chart)
+    altair(chart, height=44 * len(df) + 50)
 
 
 @st.fragment(run_every=POLL_S)
