@@ -229,3 +229,17 @@ def test_a_store_outage_is_a_message_not_a_traceback(app, monkeypatch):
     # A participant's link while the store is down: the page draws, on its own.
     at = app(PATH["gradient_flow"], room="ABCDEF", member="x", lesson="residuals", step="4").run()
     assert not at.exception
+
+
+def test_a_move_that_lands_on_the_wrong_page_is_made_again(app, store):
+    """A rerun request racing ``st.switch_page`` can run the old page with the new
+    step's URL; the poll notices and moves the participant again."""
+    pres, code, _ = _presenter(app)
+    p = _join(app, code)
+    pres.number_input(key="workshop:step").set_value(QI).run()
+    p.run()
+    _follow(p)
+    assert LESSON.steps[QI - 1].title in [s.value for s in p.subheader]
+    assert LESSON.steps[0].page != LESSON.steps[QI - 1].page
+    p.switch_page(PATH[LESSON.steps[0].page]).run()  # the old page, the new step's URL
+    assert LESSON.steps[QI - 1].title in [s.value for s in p.subheader]

@@ -151,8 +151,21 @@ def open_room_step(room: Room, code: str, member: Member) -> None:
     st.switch_page(step_page_path(step), query_params=query)
 
 
+def _misplaced(room: Room, page: str) -> bool:
+    """The URL names the room's step but this is another page: a rerun request
+    that arrived while ``st.switch_page`` was under way (a poll, a click) can win
+    the page it runs, so the move is made again."""
+    if page == "workshop":
+        return False
+    here = (st.query_params.get("lesson"), st.query_params.get("step"))
+    lesson = _lesson(room.lesson)
+    if here != (room.lesson, str(room.step)) or lesson is None:
+        return False
+    return 1 <= room.step <= len(lesson.steps) and lesson.steps[room.step - 1].page != page
+
+
 @st.fragment(run_every=POLL_S)
-def _follow(code: str, member: Member) -> None:
+def _follow(code: str, member: Member, page: str) -> None:
     try:
         room = store().room(code)
     except STORE_ERRORS:
@@ -165,6 +178,8 @@ def _follow(code: str, member: Member) -> None:
     now = (room.step, room.phase)
     seen = st.session_state.get(_SEEN)
     if seen == now:
+        if _misplaced(room, page):
+            open_room_step(room, code, member)
         _nudge(room, code, member)
         return
     if seen is not None and seen[0] == room.step:
@@ -225,7 +240,7 @@ def _bar(page: str) -> None:
             room = store().room(code)
             if room is not None and not room.closed:
                 open_room_step(room, code, member)
-        _follow(code, member)
+        _follow(code, member, page)
 
 
 def question(
