@@ -78,6 +78,7 @@ bench: setup-dev nginx
 	$(BIN)/python benchmarks/browser_profile.py
 	$(BIN)/python benchmarks/server_load.py --sessions 10 20
 	$(BIN)/python benchmarks/workshop_load.py --sessions 20
+	$(BIN)/python benchmarks/room_load.py --participants 30
 
 clean:
 	rm -rf $(VENV) artifacts .pytest_cache .ruff_cache build dist *.egg-info
