@@ -19,7 +19,9 @@ ctx = page_setup(
     "Pick a lesson and step through it. **Open this step** shows the step's page with its "
     "settings and text; participants open the same step in their own session from the link "
     "or the QR code, change what they like, and come back to the step's settings with one "
-    "button. Lessons are TOML files in `lessons/` (see the README).",
+    "button. **Open as a room** instead, and participants join once with a code and then "
+    "follow your steps, vote and measure with their own seeds (docs/workshop.md). Lessons "
+    "are TOML files in `lessons/` (see the README).",
 )
 p = PageParams("workshop")
 hosting = room_view.host()
