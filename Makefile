@@ -38,15 +38,17 @@ nginx:
 		echo "installing nginx (Debian package)"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nginx >/dev/null; }
 
-# What the browser tests drive: Debian's Chromium and nginx. Where apt-get is missing
+# What the browser tests drive: Debian's Chromium and nginx (and redis-server, the
+# workshop room's second store). Where apt-get is missing
 # (not Debian/Ubuntu) this only says so, and those tests skip (fail under CI).
 system:
 	@if command -v apt-get >/dev/null; then \
 		missing=""; [ -x /usr/bin/chromium ] || missing=" chromium"; \
 		command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
+		command -v redis-server >/dev/null || [ -x /usr/bin/redis-server ] || missing="$$missing redis-server"; \
 		if [ -n "$$missing" ]; then echo "installing$$missing (Debian packages)"; \
 			$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; fi; \
-	else echo "no apt-get: install Chromium and nginx yourself, or the browser tests skip"; fi
+	else echo "no apt-get: install Chromium, nginx and redis-server yourself, or those tests skip"; fi
 
 workshop: setup nginx
 	$(BIN)/python deploy/workshop/serve.py --port $(WORKSHOP_PORT) --replicas $(REPLICAS)
@@ -77,6 +79,7 @@ bench: setup-dev nginx
 	$(BIN)/python benchmarks/browser_profile.py
 	$(BIN)/python benchmarks/server_load.py --sessions 10 20
 	$(BIN)/python benchmarks/workshop_load.py --sessions 20
+	$(BIN)/python benchmarks/room_load.py --participants 30
 
 clean:
 	rm -rf $(VENV) artifacts .pytest_cache .ruff_cache build dist *.egg-info

@@ -1,4 +1,5 @@
-"""Workshop: a presenter steps through a lesson; participants follow each step by link."""
+"""Workshop: a presenter steps through a lesson; participants follow each step by link,
+or join the presenter's room once and follow it (ui/room)."""
 
 import io
 from urllib.parse import urlencode, urlsplit
@@ -9,6 +10,8 @@ import streamlit as st
 from ui import lesson_view, projector
 from ui.params import PageParams, md_escape
 from ui.registry import PAGES
+from ui.room import view as room_view
+from ui.room.store import CODE_LEN, NAME_MAX, RoomError, normalize_code
 from ui.shell import page_setup
 
 ctx = page_setup(
@@ -16,9 +19,36 @@ ctx = page_setup(
     "Pick a lesson and step through it. **Open this step** shows the step's page with its "
     "settings and text; participants open the same step in their own session from the link "
     "or the QR code, change what they like, and come back to the step's settings with one "
-    "button. Lessons are TOML files in `lessons/` (see the README).",
+    "button. **Open as a room** instead, and participants join once with a code and then "
+    "follow your steps, vote and measure with their own seeds (docs/workshop.md). Lessons "
+    "are TOML files in `lessons/` (see the README).",
 )
 p = PageParams("workshop")
+hosting = room_view.host()
+if hosting is None and room_view.me() is not None:
+    room_view.bar("workshop")  # a participant: back to the room from here
+    st.stop()
+if hosting is None:
+    # A join link (a valid code in the URL): the join form alone.
+    joining = normalize_code(st.query_params.get("join")) is not None
+    with st.expander("Join a room", expanded=joining, icon=":material/login:"):
+        raw_code = p.text("Room code", "join", placeholder="the code on the screen")
+        name = st.text_input(
+            "Your name (optional)", max_chars=NAME_MAX, key="room:name", placeholder="optional"
+        )
+        if st.button("Join", key="room:join", type="primary"):
+            code = normalize_code(raw_code)
+            if code is None:
+                st.error(f"A room code is {CODE_LEN} letters and digits, as shown on the screen.")
+            else:
+                try:
+                    room_view.join(code, name)
+                except RoomError as exc:
+                    st.error(str(exc))
+                except room_view.STORE_ERRORS:
+                    st.error(room_view.UNREACHABLE)
+    if joining:
+        st.stop()  # a participant's join link: nothing of the presenter's page
 all_lessons, errors = lesson_view.lessons()
 for message in errors:
     st.error("A lesson file was not loaded: " + md_escape(message, 400), icon=":material/error:")
@@ -53,6 +83,20 @@ if index > n:
     st.warning(f"This lesson has {n} steps; showing the last.")
     index = n
 step = lesson.steps[index - 1]
+if hosting is not None and hosting[2] != lesson_id:
+    st.info(
+        f"Your room {hosting[0]} runs the lesson {md_escape(all_lessons[hosting[2]].title, 80)}; "
+        "close it (at the end of that lesson's page) to open a room on this one."
+        if hosting[2] in all_lessons
+        else f"Your room {hosting[0]} runs a lesson that is no longer on this server."
+    )
+    hosting = None
+elif hosting is not None:
+    code, secret, _ = hosting
+    with room_view.guarded():
+        room = room_view.store().room(code)
+        if room is not None and room.step != index:
+            room_view.store().go_to(code, secret, index)  # the room follows the presenter
 
 if lesson.summary:
     st.caption(lesson.summary)
@@ -73,7 +117,9 @@ with left:
     b2.button("Next", key="workshop:next", on_click=move, args=(index + 1,), disabled=index == n)
     if b3.button("Open this step", key="workshop:open", type="primary"):
         lesson_view.go_to(lesson, index)
-    if step.predict is not None:
+    if hosting is not None:
+        room_view.live(hosting[0], hosting[1], lesson, index)
+    elif step.predict is not None:
         q = step.predict
         st.markdown(f"**Predict first:** {q.question}")
         st.markdown("\n".join(f"- {c}" for c in q.choices))
@@ -95,10 +141,15 @@ with left:
 with right:
     base = urlsplit(st.context.url or "http://localhost:8501/workshop")
     root = base.path.rsplit("/", 1)[0]
-    link = f"{base.scheme}://{base.netloc}{root}/{step.page}?" + urlencode(
-        step.query(lesson.id, index)
-    )
-    st.markdown("**Participants: open this step**")
+    if hosting is not None:
+        link = f"{base.scheme}://{base.netloc}{root}/workshop?" + urlencode({"join": hosting[0]})
+        st.subheader(f"Room code: {hosting[0]}")
+        st.caption("Participants join once (this code, the link or the QR code), then follow you.")
+    else:
+        link = f"{base.scheme}://{base.netloc}{root}/{step.page}?" + urlencode(
+            step.query(lesson.id, index)
+        )
+        st.markdown("**Participants: open this step**")
     if base.hostname in ("localhost", "127.0.0.1", "::1"):
         st.caption(
             "This link names this computer as localhost, which other devices cannot reach: "
@@ -108,4 +159,30 @@ with right:
     st.code(link, language=None, wrap_lines=True)
     png = io.BytesIO()
     segno.make(link, error="m").save(png, kind="png", scale=8, border=2)
-    st.image(png.getvalue(), width=360, caption="Scan to open this step")
+    st.image(
+        png.getvalue(),
+        width=360,
+        caption="Scan to join the room" if hosting is not None else "Scan to open this step",
+    )
+    if hosting is None:
+        with st.container(border=True):
+            st.markdown("**Run it as a room**")
+            st.caption(
+                "Participants join once with a code and then follow you step by step; "
+                "on a question you see their predictions and their measurements (each "
+                "measures with their own seed). Keep this tab open: the room's controls "
+                "live in this session only."
+            )
+            hide = st.checkbox("Hide participants' names", key="room:hide")
+            if st.button("Open as a room", key="room:open", type="primary"):
+                with room_view.guarded():
+                    room_view.open_room(lesson.id, index, hide)
+                    st.rerun()
+    else:
+        with room_view.guarded():
+            room_view.handout_button(lesson, hosting[0])
+        if st.button("Close the room", key="room:close"):
+            with room_view.guarded():
+                room_view.store().close(hosting[0], hosting[1])
+            st.session_state.pop(room_view.HOST, None)
+            st.rerun()

@@ -17,11 +17,13 @@ from typing import Any
 
 import streamlit as st
 
+from resviz.device import pick_device
 from resviz.recipes import MEASURES
-from resviz.recipes.core import Recipe, Result
+from resviz.recipes.core import Answer, Recipe, Result, recipe_name, settings_of
 
 from .lessons import Lesson, Step, load_lessons
 from .markdown import md_escape
+from .room import view as room_view
 from .specs import fmt
 from .specs.pages import spec_of
 
@@ -112,10 +114,28 @@ def answer(fn: Recipe, result: Result) -> None:
             )
 
 
+def step_answer(page: str, step: Step, seed: int) -> Answer:
+    """The step's answer at exactly its own settings and ``seed`` (a workshop room's
+    participant measures with their seed): the section's recipe, through the same
+    cache as the section, read by the step's measure."""
+    from .section import run_recipe
+
+    assert step.predict is not None
+    m = MEASURES[step.predict.measure]
+    spec = spec_of(page)
+    settings = {n: spec.param(n).default for n in settings_of(m.recipe) if spec.param(n)}
+    settings.update((k, v) for k, v in step.settings if k in settings)
+    settings["seed"] = seed
+    device = str(pick_device(st.session_state.get("shared:device", "auto")))
+    result, _ = run_recipe(recipe_name(m.recipe), tuple(sorted(settings.items())), device)
+    return m.read(result)
+
+
 def banner(page: str) -> bool:
     """Draw the lesson step above the page's sections; False while the step's
     question waits for a prediction (the page then holds back its section)."""
     _pending.question = None
+    room_view.bar(page)  # a workshop room's participant: follow the presenter
     found = current(page)
     if found is None:
         return True
@@ -150,7 +170,15 @@ def banner(page: str) -> bool:
         ):
             go_to(lesson, index)
         if step.predict is not None:
-            ready = _predict(page, lesson, index, step)
+            # In a workshop room the room asks (votes, reveal, a measure with one's seed).
+            in_room = room_view.question(
+                page,
+                lesson,
+                index,
+                step,
+                lambda seed: step_answer(page, step, seed),
+            )
+            ready = _predict(page, lesson, index, step) if in_room is None else in_room
     return ready
 
 

@@ -43,8 +43,9 @@ from .specs import (
 from .specs import SHARED as SHARED_SPEC
 from .specs.pages import spec_of
 
-# Parameters every page may carry (the shared sidebar's, and the open section).
-SHARED = (*sorted(SHARED_SPEC.names), SECTION_PARAM, "lesson", "step")
+# Parameters every page may carry (the shared sidebar's, the open section, a lesson
+# step's, and a workshop room participant's: ui/room/view.py).
+SHARED = (*sorted(SHARED_SPEC.names), SECTION_PARAM, "lesson", "step", "room", "member")
 # Hidden sections' widgets keep their values (and URL parameters) while the user
 # stays on the page: a tab switch must not reset them.
 PERSIST: dict[str, Any] = {"persist_state": "page"}

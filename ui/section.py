@@ -105,10 +105,12 @@ class Section:
         if unknown:
             raise ValueError(f"{sorted(unknown)} are not settings")
         if large:
-            result, note, csvs = run_recipe_large(name, tuple(settings.items()), self.device)
+            result, note, csvs = run_recipe_large(
+                name, tuple(sorted(settings.items())), self.device
+            )
             self._csvs = (result, csvs)
         else:
-            result, note = run_recipe(name, tuple(settings.items()), self.device)
+            result, note = run_recipe(name, tuple(sorted(settings.items())), self.device)
         views.notice(note)
         self.notebook.code(call_code(fn, settings, var))
         lesson_view.answer(fn, result)

@@ -5,8 +5,9 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from resviz import pretrained as P  # noqa: E402
 from ui.lesson_measures import MEASURES  # noqa: E402
+
+from resviz import pretrained as P  # noqa: E402
 from ui.specs import pretrained as S  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""Workshop page: the presenter's lesson, step and projector setting."""
+"""Workshop page: the presenter's lesson, step and projector setting; a room's join code."""
 
 from . import PageSpec, Param
 
@@ -8,5 +8,7 @@ SPEC = PageSpec(
         Param("lesson", "choice", "residuals", options=("residuals",)),
         Param("step", "int", 1, lo=1, hi=60),
         Param("projector", "bool", False),
+        # A workshop room's join code (a participant's join link fills it in).
+        Param("join", "text", "", limit=12),
     )
 )

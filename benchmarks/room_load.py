@@ -1,0 +1,289 @@
+"""A workshop room under load: participants following a presenter on 2 replicas.
+
+    .venv/bin/python benchmarks/room_load.py [--participants 30] [--steps 5] [--replicas 2]
+
+Starts ``deploy/workshop/serve.py`` (replicas behind nginx) once with the SQLite
+store and once with Redis (Debian's redis-server, started here on a free port).
+Each participant is a websocket client speaking Streamlit's protocol through
+nginx, as a browser does: it opens the room's step page with its room and member
+in the URL (the link joining gives), and sends the fragment poll reruns the
+browser would send (``auto_rerun``: every second). The presenter moves the room
+through ``--steps`` steps with the store call the Workshop page makes. On the
+question step every participant votes through the page (its radio and button,
+by widget id), the presenter reveals, and each page measures with its seed and
+sends the answer to the room.
+
+Per step and participant: the *follow delay*, from the presenter's move to the
+participant's page switching to that step (``page_info_changed``), and to that
+step's script run finishing (the page drawn). Lost votes: votes sent by pages
+minus votes in the store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import websockets
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.server_load import pct  # noqa: E402
+from tests.browser.conftest import free_port  # noqa: E402
+from tests.roomstores import RedisServer  # noqa: E402
+from ui.lessons import load_lessons  # noqa: E402
+from ui.room.store import RedisStore, RoomStore, SQLiteStore  # noqa: E402
+
+LESSON = load_lessons()[0]["residuals"]
+
+
+class Participant:
+    def __init__(self, base: str, code: str, token: str, seed: int, k: int) -> None:
+        self.base, self.code, self.token, self.seed, self.k = base, code, token, seed, k
+        self.moved: dict[int, float] = {}  # step -> when the page switched to it
+        self.drawn: dict[int, float] = {}  # step -> when that step's run finished
+        self.voted: set[int] = set()
+        self.errors: list[str] = []
+        self.step = 0
+        self.query = ""
+        self.page_hash = ""
+        self.elements: list = []
+        self.fragments: dict[str, float] = {}
+        self.widgets: dict[str, object] = {}  # widget id -> WidgetState the user set
+        self.stop = asyncio.Event()
+
+    def _rerun(self, fragment: str = "", widgets: list | None = None) -> bytes:
+        msg = BackMsg()
+        msg.rerun_script.query_string = self.query
+        msg.rerun_script.page_script_hash = self.page_hash
+        if fragment:
+            msg.rerun_script.fragment_id = fragment
+            msg.rerun_script.is_auto_rerun = True
+        # As a browser does: every rerun carries the widget values the user set
+        # (a poll without them would reset the vote's radio); a click only once.
+        for w in [*self.widgets.values(), *(widgets or [])]:
+            msg.rerun_script.widget_states.widgets.append(w)
+        return msg.SerializeToString()
+
+    def _step_of(self, query: str) -> int:
+        q = urllib.parse.parse_qs(query)
+        return int(q["step"][0]) if "step" in q else 0
+
+    async def run(self, first_step: int) -> None:
+        ws_url = self.base.replace("http", "ws", 1) + "/_stcore/stream"
+        step = LESSON.steps[first_step - 1]
+        q = step.query(LESSON.id, first_step)
+        q.update(seed=str(self.seed), room=self.code, member=self.token)
+        self.query = urllib.parse.urlencode(q)
+        self.step = first_step
+        async with websockets.connect(
+            ws_url,
+            subprotocols=["streamlit"],
+            max_size=None,
+            additional_headers={"Cookie": f"resviz_replica=p{self.seed}"},
+        ) as ws:
+            msg = BackMsg()
+            msg.rerun_script.query_string = self.query
+            msg.rerun_script.page_name = step.page
+            await ws.send(msg.SerializeToString())
+            poller = asyncio.create_task(self._poll(ws))
+            try:
+                while not self.stop.is_set():
+                    try:
+                        data = await asyncio.wait_for(ws.recv(), 0.5)
+                    except TimeoutError:
+                        continue
+                    await self._handle(ws, data)
+            finally:
+                poller.cancel()
+
+    async def _poll(self, ws) -> None:  # noqa: ANN001
+        """The browser's side of ``st.fragment(run_every=...)``: a rerun request per interval."""
+        while True:
+            await asyncio.sleep(1.0)
+            for fid in list(self.fragments):
+                await ws.send(self._rerun(fid))
+
+    async def _handle(self, ws, data: bytes) -> None:  # noqa: ANN001
+        fm = ForwardMsg()
+        fm.ParseFromString(data)
+        kind = fm.WhichOneof("type")
+        now = time.monotonic()
+        if kind == "new_session":
+            self.page_hash = fm.new_session.page_script_hash
+            self.elements = []
+        elif kind == "page_info_changed":
+            self.query = fm.page_info_changed.query_string
+            step = self._step_of(self.query)
+            if step and step != self.step:
+                self.step = step
+                self.widgets.clear()  # a fresh view of the step's page
+                self.moved.setdefault(step, now)
+        elif kind == "auto_rerun":
+            self.fragments[fm.auto_rerun.fragment_id] = fm.auto_rerun.interval
+        elif kind == "stop_auto_rerun":
+            self.fragments.clear()
+        elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
+            el = fm.delta.new_element
+            self.elements.append(el)
+            if el.WhichOneof("type") == "exception":
+                self.errors.append(el.exception.message)
+        elif kind == "script_finished":
+            if fm.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+                self.drawn.setdefault(self.step, now)
+                await self._maybe_vote(ws)
+
+    async def _maybe_vote(self, ws) -> None:  # noqa: ANN001
+        if self.step in self.voted:
+            return
+        radio = next(
+            (e.radio for e in self.elements if e.WhichOneof("type") == "radio"
+             and e.radio.label == "Your prediction"),
+            None,
+        )  # fmt: skip
+        button = next(
+            (e.button for e in self.elements if e.WhichOneof("type") == "button"
+             and e.button.label == "Send my prediction"),
+            None,
+        )  # fmt: skip
+        if radio is None or button is None:
+            return
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+        choices = LESSON.steps[self.step - 1].predict.choices
+        r = WidgetState(id=radio.id, string_value=choices[self.k % len(choices)])
+        b = WidgetState(id=button.id, trigger_value=True)
+        self.voted.add(self.step)
+        self.widgets[radio.id] = r
+        await ws.send(self._rerun(widgets=[b]))
+
+
+def start_server(replicas: int, env: dict[str, str], run: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    cmd = [sys.executable, str(ROOT / "deploy/workshop/serve.py"), "--port", str(port),
+           "--address", "127.0.0.1", "--replicas", str(replicas), "--run-dir", str(run)]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
+        stderr=(run / "serve.err").open("w"),
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
+                return proc, url
+        except OSError:
+            time.sleep(0.5)
+    proc.kill()
+    raise RuntimeError("workshop server not up")
+
+
+async def session(url: str, store: RoomStore, n: int, steps: int) -> dict[str, object]:
+    room, secret = store.create(LESSON.id, step=1)
+    q_steps = [i for i in range(1, steps + 1) if LESSON.steps[i - 1].predict]
+    people = []
+    for k in range(n):
+        m = store.join(room.code, f"p{k}")
+        people.append(Participant(url, room.code, m.token, m.seed, k))
+    tasks = [asyncio.create_task(p.run(1)) for p in people]
+    # Everyone on step 1 and drawn.
+    await _until(lambda: all(1 in p.drawn for p in people), 180)
+    await asyncio.sleep(2)
+    moves: dict[int, float] = {}
+    for step in range(2, steps + 1):
+        moves[step] = time.monotonic()
+        store.go_to(room.code, secret, step)
+        await _until(lambda s=step: all(s in p.drawn for p in people), 120)
+        if LESSON.steps[step - 1].predict:
+            await _until(lambda s=step: len(store.votes(room.code, s, 1)) >= n, 60)
+            store.set_phase(room.code, secret, "revealed")
+            await _until(lambda s=step: len(store.measures(room.code, s)) >= n, 120)
+        await asyncio.sleep(1.5)
+    for p in people:
+        p.stop.set()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    moved = [p.moved[s] - moves[s] for p in people for s in moves if s in p.moved]
+    drawn = [p.drawn[s] - moves[s] for p in people for s in moves if s in p.drawn]
+    sent = sum(len(p.voted) for p in people)
+    stored = sum(len(store.votes(room.code, s, 1)) for s in q_steps)
+    measured = sum(len(store.measures(room.code, s)) for s in q_steps)
+    return {
+        "moved": moved,
+        "drawn": drawn,
+        "expected": n * (steps - 1),
+        "sent": sent,
+        "stored": stored,
+        "measured": measured,
+        "asked": n * len(q_steps),
+        "errors": [e for p in people for e in p.errors],
+    }
+
+
+async def _until(cond, timeout: float) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            return
+        await asyncio.sleep(0.1)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--participants", type=int, default=30)
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--replicas", type=int, default=2)
+    ap.add_argument("--stores", nargs="+", default=["sqlite", "redis"])
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="room-bench-"))
+    rows = []
+    for kind in args.stores:
+        redis = None
+        if kind == "redis":
+            redis = RedisServer(tmp)
+            env = {"REDIS_URL": redis.url}
+            store: RoomStore = RedisStore(redis.url)
+        else:
+            db = tmp / "rooms.sqlite3"
+            env = {"RESVIZ_ROOM_DB": str(db)}
+            store = SQLiteStore(db)
+        run = tmp / kind
+        run.mkdir()
+        proc, url = start_server(args.replicas, {**env, "MALLOC_ARENA_MAX": "2"}, run)
+        try:
+            out = asyncio.run(session(url, store, args.participants, args.steps))
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+            if redis:
+                redis.stop()
+        rows.append((kind, out))
+    n, s = args.participants, args.steps
+    print(f"{n} participants, {s} steps ({s - 1} moves), {args.replicas} replicas behind nginx")
+    print("| store | moves seen | follow p50 | p95 | max | drawn p50 | p95 | votes sent / stored "
+          "| measured answers | errors |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for kind, o in rows:
+        m, d = o["moved"], o["drawn"]
+        print(
+            f"| {kind} | {len(m)}/{o['expected']} | {pct(m, 0.5):.2f} s | {pct(m, 0.95):.2f} s "
+            f"| {max(m):.2f} s | {pct(d, 0.5):.2f} s | {pct(d, 0.95):.2f} s "
+            f"| {o['sent']} / {o['stored']} of {o['asked']} | {o['measured']} of {o['asked']} "
+            f"| {len(o['errors'])} |"
+        )
+        for e in o["errors"][:3]:
+            print("   error:", e[:200])
+
+
+if __name__ == "__main__":
+    main()

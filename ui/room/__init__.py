@@ -1,0 +1,2 @@
+"""The workshop room: shared state (``store``), the Streamlit views (``view``) and
+the handout (``handout``). See docs/workshop.md."""
