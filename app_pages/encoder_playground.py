@@ -78,8 +78,8 @@ def draw_settings() -> dict[str, object]:
         vocab = p.slider(
             "Vocabulary: most frequent tokens kept",
             "vocab",
-            help=f"At most this many, the {len(rv.playground.SPECIALS)} special tokens "
-            f"{', '.join(rv.playground.SPECIALS)} included; the text's most frequent tokens "
+            help=f"At most this many, the {len(rv.data.SPECIALS)} special tokens "
+            f"{', '.join(rv.data.SPECIALS)} included; the text's most frequent tokens "
             "fill the rest (fewer where the text has fewer distinct tokens).",
         )
     p.select("Preset", "preset", on_change=apply_preset)
@@ -257,7 +257,7 @@ def attention_section(settings: dict[str, object], s: E.Setup) -> None:
         "attention",
         "attention",
         caption="Rows are queries, columns keys; each row sums to 1. "
-        + rv.spread_vs(
+        + rv.words.spread_vs(
             r.attention["weight"],
             1 / T,
             "at init, in this head, the weights",
@@ -283,9 +283,9 @@ def stream_section(settings: dict[str, object], s: E.Setup) -> None:
         "stream",
         "residual_stream",
         caption="The norm of the stream after each sublayer. "
-        + rv.encoder_stream_rule(cfg.residual, cfg.norm, cfg.norm_position)
+        + rv.words.encoder_stream_rule(cfg.residual, cfg.norm, cfg.norm_position)
         + " "
-        + rv.trend(
+        + rv.words.trend(
             [stream["input_norm"].iloc[0], *stream["stream_norm"]],
             ["the input", *(f"after L{x.block} {x.sublayer}" for x in stream.itertuples())],
             "here the mean token norm",
@@ -312,7 +312,7 @@ def stream_section(settings: dict[str, object], s: E.Setup) -> None:
         caption="How big each sublayer's output f(x) is next to the stream x entering it "
         "(mean over tokens of ||f(x)|| / ||x||). "
         + nudge
-        + rv.value_range(
+        + rv.words.value_range(
             r.ratio["update_ratio"],
             [f"L{row.block} {row.sublayer}" for row in r.ratio.itertuples()],
             "here the ratio",
@@ -356,7 +356,7 @@ def collapse_section(settings: dict[str, object], s: E.Setup) -> None:
             else ""
         )
         + " ".join(
-            rv.trend(
+            rv.words.trend(
                 g["residual"],
                 ["the input" if n == 0 else f"block {n}" for n in g["block"]],
                 f"{v}: the distance",
@@ -399,7 +399,7 @@ def training_section(settings: dict[str, object], s: E.Setup) -> None:
     with c3:
         lr = float(p.select("Learning rate", "lr"))
     run_settings = {**settings, "against": against, "steps": steps, "lr": lr}
-    variants = rv.playground.training_variants(cfg, against)
+    variants = rv.encoder.training_variants(cfg, against)
     st.markdown(
         f"A tiny BERT-style task on your text: windows of {T} tokens, each token hidden "
         f"behind [MASK] with probability 0.15 (at least one per window), the loss is the "
@@ -420,7 +420,7 @@ def training_section(settings: dict[str, object], s: E.Setup) -> None:
         f"({rv.format_number(100 * hidden / (len(batch) * T))}%) hidden behind [MASK]; the "
         "loss asks for the hidden ones.",
     )
-    total = rv.combine(
+    total = rv.budget.combine(
         rv.estimate(c, batch=E.BATCH, seq_len=T, steps=steps) for c in variants.values()
     )
     st.caption(f"Cost of this run before it starts: {total.describe()}.")
@@ -456,7 +456,7 @@ def training_section(settings: dict[str, object], s: E.Setup) -> None:
             "training_loss",
             caption=f"Guessing uniformly over the {cfg.vocab_size} tokens of the vocabulary "
             f"gives a loss of ln {cfg.vocab_size} = {rv.format_number(math.log(cfg.vocab_size))}. "
-            + rv.loss_race(curves, "your model", other),
+            + rv.words.loss_race(curves, "your model", other),
         )
 
     done = jobs.panel(
@@ -515,12 +515,12 @@ def trained_views(sec: Section, r: rv.recipes.Result) -> None:
     n_layers, n_heads = r.attention.shape[:2]
     block, shown = min(layer, n_layers), min(head, n_heads)
     clamped(layer, head, block, shown, n_layers, n_heads)
-    one = rv.playground.attention_frame(r.attention, r.labels, block, shown)
+    one = rv.encoder.attention_frame(r.attention, r.labels, block, shown)
     title = f"Your trained model: layer {block}, head {shown}"
     views.chart(charts.attention_map(one, r.labels, title=title), one, "attention_trained")
     sec.code(
         f"block, head = {block}, {shown}  # counted from 1\n"
-        "attention_trained = rv.playground.attention_frame(r.attention, r.labels, block, head)\n"
+        "attention_trained = rv.encoder.attention_frame(r.attention, r.labels, block, head)\n"
         "rv.charts.attention_map(attention_trained, r.labels, "
         "title=f'Your trained model: layer {block}, head {head}')"
     ).notebook.frame("attention_trained", "attention_trained")
@@ -545,7 +545,7 @@ def trained_views(sec: Section, r: rv.recipes.Result) -> None:
         "collapse",
         "rank_collapse_trained",
         "Rank collapse before and after training: has training pulled the tokens apart? "
-        + rv.change(
+        + rv.words.change(
             float(mine.loc[mine["weights"] == "init", "residual"].iloc[-1]),
             float(mine.loc[mine["weights"] == "trained", "residual"].iloc[-1]),
             f"after layer {r.n_layers}, your model's distance from rank one",

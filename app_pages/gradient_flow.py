@@ -8,9 +8,9 @@ import streamlit as st
 
 import resviz as rv
 from resviz import gradients as G
-from resviz.findings_words import format_log10, log_trend_words
 from resviz.recipes import gradients as R
 from resviz.recipes.core import Recipe
+from resviz.words.numbers import format_log10, log_trend_words
 from ui import charts, jobs, views
 from ui.budget import budget
 from ui.params import PageParams
@@ -462,10 +462,12 @@ def training_section() -> None:
     if with_scaled:
         settings["l"] = scale
     settings["seed"] = ctx.seed
-    train_variants = rv.gradflow.training_variants(base, scale)
+    train_variants = rv.gradients.training_variants(base, scale)
     # The variants train side by side; the panel below shows the refusal, if any.
     blocked = budget().check(
-        rv.combine(rv.estimate(c, batch=R.BATCH, steps=steps) for c in train_variants.values()),
+        rv.budget.combine(
+            rv.estimate(c, batch=R.BATCH, steps=steps) for c in train_variants.values()
+        ),
         "This training run",
     )
     train_key = ("gradflow:train", tuple(settings.items()), dev)
@@ -485,7 +487,7 @@ def training_section() -> None:
         views.chart(charts.line(r.loss, **LOSS_LINE), r.loss, "training_loss")
         for name, where in r.divergence.items():
             st.warning(f"{name} diverged: {where}; its training stopped there (dashed line).")
-        maps = rv.gradflow.layer_heatmaps(r.layers, r.steps, r.loss["variant"].unique())
+        maps = rv.gradients.layer_heatmaps(r.layers, r.steps, r.loss["variant"].unique())
         cols = st.columns(len(maps.matrices))
         for col, (name, m) in zip(cols, maps.matrices.items(), strict=True):
             with col:
@@ -509,7 +511,7 @@ def training_section() -> None:
             "Rows are blocks (input side at the top), columns are steps; colour is log10 of the "
             "block's gradient norm, on one scale for all panels. Grey is not run (yet, or after "
             "a run diverged and stopped) or not finite. "
-            + rv.first_vs_last_block(r.layers)
+            + rv.words.first_vs_last_block(r.layers)
             + " Adam divides each step by the gradient's running size, so a cold block is not "
             "necessarily a slow learner until its gradient's entries near Adam's eps (1e-8)."
             + zero_note
@@ -529,7 +531,7 @@ def training_section() -> None:
     sec.code(chart_code("line", "r.loss", LOSS_LINE))
     sec.code(
         "from IPython.display import display\n\n"
-        "maps = rv.gradflow.layer_heatmaps(r.layers, r.steps, r.loss['variant'].unique())\n"
+        "maps = rv.gradients.layer_heatmaps(r.layers, r.steps, r.loss['variant'].unique())\n"
         "for name, m in maps.matrices.items():\n"
         "    display(rv.charts.image_heatmap(m, title=name, vmin=maps.vmin, "
         f"vmax=maps.vmax, **{HEATMAP!r}))"

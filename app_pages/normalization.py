@@ -1,7 +1,7 @@
 """Normalization: what LayerNorm, BatchNorm and RMSNorm do, and where the norm sits.
 
 Each section is one recipe of ``resviz.recipes.norms``: the page draws what it
-returns and words it with ``resviz.findings_norms``."""
+returns and words it with ``resviz.words.norms``."""
 
 import math
 from collections.abc import Callable
@@ -12,11 +12,11 @@ import streamlit as st
 import torch
 
 import resviz as rv
-from resviz import findings_norms as W
 from resviz import norms as N
-from resviz.divergence import divergence_note
 from resviz.recipes import norms as R
 from resviz.recipes.core import Recipe, Result, recipe_name
+from resviz.train.divergence import divergence_note
+from resviz.words import norms as W
 from ui import charts, jobs, views
 from ui.budget import budget
 from ui.cache import POLICY
@@ -398,7 +398,7 @@ def warmup_section() -> None:
     # Both variants train side by side, twice (with and without warm-up): one refusal,
     # shown by the panel below.
     blocked = budget().check(
-        rv.combine(
+        rv.budget.combine(
             rv.estimate(c, batch=16, seq_len=16, steps=2 * w_steps) for c in variants.values()
         ),
         "This training run",

@@ -6,8 +6,8 @@ words what it returns."""
 import streamlit as st
 
 import resviz as rv
-from resviz import findings_positional as W
 from resviz.recipes import positional as R
+from resviz.words import positional as W
 from ui.params import PageParams, md_escape
 from ui.section import Section
 from ui.shell import page_setup

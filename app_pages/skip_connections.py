@@ -8,9 +8,9 @@ from typing import Any
 import streamlit as st
 
 import resviz as rv
-from resviz import findings_skip as W
 from resviz.recipes import Result
 from resviz.recipes import shortcuts as R
+from resviz.words import skip as W
 from ui import charts, jobs, views
 from ui.budget import budget
 from ui.params import PageParams
@@ -199,11 +199,11 @@ def paths_section() -> None:
 
 
 # ------------------------------------------------------------------ training
-def task_picture(sec: Section, cfg: rv.skip.SpiralStacksConfig, name: str) -> None:
+def task_picture(sec: Section, cfg: rv.shortcuts.SpiralStacksConfig, name: str) -> None:
     """The spirals the stacks learn, drawn before any training. ``r.task`` of the
     section's recipe is this frame (the same function, ``resviz.skip.task_frame``):
     the notebook draws and declares that."""
-    points = rv.skip.task_frame(cfg, ctx.seed)
+    points = rv.shortcuts.task_frame(cfg, ctx.seed)
     kw = dict(x="x1", y="x2", color="class", title=f"The task: {W.per_arm(cfg.turns)}", height=340)
     views.chart(charts.scatter(points, **kw), points, name)
     sec.code(chart_code("scatter", "r.task", kw))
@@ -276,7 +276,7 @@ def degradation_section() -> None:
 
     # The four stacks train side by side; the refusal, if any, is shown by the panel below.
     refusal = budget().check(
-        rv.combine(
+        rv.budget.combine(
             rv.estimate(c, batch=dcfg.n_points, steps=dcfg.steps)
             for c in dcfg.variants(ctx.seed).values()
         ),
@@ -377,7 +377,7 @@ def lesion_section() -> None:
     r = begin_notebook(sec, R.lesion, key, v)
     text, picture = st.columns([3, 2])
     with text:
-        st.markdown(W.lesion_intro(lcfg, rv.DegradationConfig.turns))
+        st.markdown(W.lesion_intro(lcfg, rv.shortcuts.DegradationConfig.turns))
     with picture:
         task_picture(sec, lcfg, "lesion_spirals")
 
@@ -409,7 +409,7 @@ def lesion_section() -> None:
             r,
             "lesion",
             "lesion",
-            caption=rv.lesion_caption(r.summary, r.classes),
+            caption=rv.shortcuts.lesion_caption(r.summary, r.classes),
             x="block",
             y="accuracy",
             color="variant",

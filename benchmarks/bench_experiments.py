@@ -14,15 +14,15 @@ STABILITY = rv.StackConfig(depth=4, width=128, block="ffn", activation="gelu", n
 
 
 def test_gradient_norms_default(benchmark):
-    benchmark(rv.gradient_norms, STACK)
+    benchmark(rv.train.gradient_norms, STACK)
 
 
 def test_forward_signal_default(benchmark):
-    benchmark(rv.forward_signal, rv.StackConfig(depth=16, activation="relu"))
+    benchmark(rv.train.forward_signal, rv.StackConfig(depth=16, activation="relu"))
 
 
 def test_stream_norms_12_layers(benchmark):
-    benchmark(rv.stream_norms, ENCODER)
+    benchmark(rv.train.stream_norms, ENCODER)
 
 
 def test_train_compare_stability_2x2(benchmark):

@@ -32,7 +32,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import resviz as rv  # noqa: E402
-from resviz.experiments import make_batch  # noqa: E402
+from resviz.train.compare import make_batch  # noqa: E402
 
 BASE = rv.StackConfig(depth=4, width=128, block="ffn", ffn_mult=4, activation="gelu")
 VARIANTS = {

@@ -56,7 +56,7 @@ def cases() -> list[Case]:
             [
                 (
                     f"depth {d}, width {w}",
-                    lambda d=d, w=w: rv.gradient_norms(
+                    lambda d=d, w=w: rv.train.gradient_norms(
                         dataclasses.replace(stack, depth=d, width=w)
                     ),
                     1,
@@ -71,7 +71,7 @@ def cases() -> list[Case]:
             [
                 (
                     f"{n} layers, seq {t}",
-                    lambda n=n, t=t: rv.stream_norms(
+                    lambda n=n, t=t: rv.train.stream_norms(
                         dataclasses.replace(enc, n_layers=n, max_len=128), seq_len=t
                     ),
                     1,

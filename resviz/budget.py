@@ -26,8 +26,8 @@ import torch
 from torch import nn
 from torch.overrides import TorchFunctionMode
 
-from .config import EncoderConfig, StackConfig
-from .models import Encoder, Stack
+from resviz.config import EncoderConfig, StackConfig
+from resviz.models import Encoder, Stack
 
 BYTES = 4  # float32
 

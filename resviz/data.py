@@ -32,7 +32,7 @@ from typing import Literal, get_args
 import pandas as pd
 import torch
 
-from .config import MAX_POSITIONS, EncoderConfig, StackConfig, check_int
+from resviz.config import MAX_POSITIONS, EncoderConfig, StackConfig, check_int
 
 Level = Literal["word", "char", "space"]
 Task = Literal["regression", "copy"]

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from .models import HookPoint
+from resviz.models import HookPoint
 
 # What ``patch`` puts at a hook point: a tensor, or the name of an earlier hook point
 # whose output (in the same forward pass) is passed on instead.

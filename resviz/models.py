@@ -27,8 +27,8 @@ from functools import partial
 import torch
 from torch import nn
 
-from .config import EncoderConfig, StackConfig
-from .positional import sinusoidal_encoding
+from resviz.config import EncoderConfig, StackConfig
+from resviz.positional import sinusoidal_encoding
 
 # nn.Module construction draws from torch's global RNG. Builds hold this lock
 # and fork the RNG so concurrent sessions cannot interleave their draws.

@@ -35,9 +35,11 @@ def input_gradients(depth: int, width: int, act: str, init: str, norm: str) -> p
     import resviz as rv
 
     base = rv.StackConfig(depth=depth, width=width, activation=act, init=init, norm=norm, seed=SEED)
-    variants = rv.gradflow.plain_and_residual(base)
-    per_layer = {name: rv.layer_gradients(cfg, seed=SEED) for name, cfg in variants.items()}
-    return rv.gradflow.stream_gradient_frame(per_layer)
+    variants = rv.gradients.plain_and_residual(base)
+    per_layer = {
+        name: rv.gradients.layer_gradients(cfg, seed=SEED) for name, cfg in variants.items()
+    }
+    return rv.gradients.stream_gradient_frame(per_layer)
 
 
 def _change(gain: float) -> str:
@@ -53,9 +55,10 @@ def _change(gain: float) -> str:
 def caption(acts: pd.DataFrame, depth: int, act: str) -> str:
     """What the chart shows, worded from its frame."""
     import resviz as rv
-    from resviz import format_number, ratio_words
+    from resviz import format_number
+    from resviz.words import ratio_words
 
-    variants = (rv.gradflow.PLAIN, rv.gradflow.RESIDUAL)
+    variants = (rv.gradients.PLAIN, rv.gradients.RESIDUAL)
     at_input = acts[acts["block"] == 0].set_index("variant")
     plain, res = (float(at_input.loc[v, "act_grad"]) for v in variants)
     gain_p, gain_r = (float(at_input.loc[v, "gain"]) for v in variants)

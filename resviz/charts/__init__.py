@@ -3,5 +3,5 @@
 and maps, histograms and scatter plots (:mod:`resviz.charts.maps`). Nothing here
 imports streamlit."""
 
-from .lines import *  # noqa: F403 - the package's public names
-from .maps import *  # noqa: F403 - the package's public names
+from resviz.charts.lines import *  # noqa: F403 - the package's public names
+from resviz.charts.maps import *  # noqa: F403 - the package's public names

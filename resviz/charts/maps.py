@@ -3,7 +3,7 @@ histograms, scatter plots and share bars, each from a long-form DataFrame (or a 
 
 The line and bar charts, the shared style, palette and non-finite marking are in
 :mod:`resviz.charts`, which these build on; ``rv.charts.<name>`` reaches every chart here too.
-Large grids become one PNG (:mod:`resviz.raster`) rather than thousands of Vega marks.
+Large grids become one PNG (:mod:`resviz.charts.raster`) rather than thousands of Vega marks.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from .lines import FONT_SIZE, HEIGHT, PALETTE, TITLE_SIZE, style
+from resviz.charts.lines import FONT_SIZE, HEIGHT, PALETTE, TITLE_SIZE, style
 
 
 def heatmap(
@@ -32,7 +32,7 @@ def heatmap(
     sort_y: list | None = None,
 ) -> alt.Chart:
     """A rectangle heatmap for small grids (up to a few thousand cells); larger
-    grids should go through :mod:`resviz.raster` as an image."""
+    grids should go through :mod:`resviz.charts.raster` as an image."""
     if diverging:
         vals = pd.to_numeric(df[value], errors="coerce")
         m = float(np.nanmax(np.abs(vals))) if len(vals) and np.isfinite(vals).any() else 1.0
@@ -55,7 +55,7 @@ def heatmap(
 
 def attention_map(df: pd.DataFrame, labels: list[str], *, title: str = "") -> alt.Chart:
     """One head's attention weights (``query, key, weight`` rows, as
-    ``resviz.encoder_inspect.attention_frame`` gives them): queries down, keys across, in
+    ``resviz.encoder.views.attention_frame`` gives them): queries down, keys across, in
     token order, every token labelled (never thinned out; smaller type past 20)."""
     labels = list(labels)
     size = 14 if len(labels) <= 20 else 12
@@ -114,7 +114,7 @@ def image_heatmap(
     A DataFrame is drawn without its ``index`` column (the rows' labels, such as
     a recipe's ``k`` column): its other columns are the image's columns.
     """
-    from ..raster import colorbar_stops, png_data_url, to_png
+    from resviz.charts.raster import colorbar_stops, png_data_url, to_png
 
     if isinstance(matrix, pd.DataFrame):
         matrix = matrix.drop(columns=[index] if index is not None else []).to_numpy()

@@ -33,7 +33,7 @@ import re
 import string
 from importlib import resources
 
-from ..config import EncoderConfig, StackConfig
+from resviz.config import EncoderConfig, StackConfig
 
 # The expressions both families write for an activation and a norm layer.
 ACTIVATIONS = {

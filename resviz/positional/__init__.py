@@ -3,5 +3,5 @@
 (:mod:`resviz.positional.measures`: dot products by offset, the shift-as-rotation
 identity, norms, embeddings beside positions)."""
 
-from .encodings import *  # noqa: F403 - the package's public names
-from .measures import *  # noqa: F403 - the package's public names
+from resviz.positional.encodings import *  # noqa: F403 - the package's public names
+from resviz.positional.measures import *  # noqa: F403 - the package's public names

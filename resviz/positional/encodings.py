@@ -22,14 +22,14 @@ import math
 import pandas as pd
 import torch
 
-from ..config import MAX_POSITIONS, check_int
-from ..data import tokenize_words as tokenize_words  # the sinusoidal page reads it here
+from resviz.config import MAX_POSITIONS, check_int
+from resviz.data import tokenize_words as tokenize_words  # the sinusoidal page reads it here
 
 MAX_D_MODEL = 8192
 # A [P, P] float64 matrix at this cap is 32 MiB; beyond it a page should slice.
 MAX_MATRIX_POSITIONS = 2048
 # Long-form similarity is one Vega mark per cell: 128**2 = 16k rows stays
-# interactive, while larger matrices belong in resviz.raster as one image.
+# interactive, while larger matrices belong in resviz.charts.raster as one image.
 MAX_LONG_POSITIONS = 128
 # Bounds the rows of long-form and wide tables so a slider cannot ask pandas
 # for gigabytes.

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 import pandas as pd
 import torch
 
-from ..config import MAX_POSITIONS, check_int
-from .encodings import (
+from resviz.config import MAX_POSITIONS, check_int
+from resviz.positional.encodings import (
     MAX_LONG_POSITIONS,
     MAX_VOCAB_CELLS,
     _as_float64_table,
@@ -40,7 +40,7 @@ def _cosine_from_gram(gram: torch.Tensor) -> torch.Tensor:
     norms = gram.diagonal().clamp_min(0).sqrt()
     denom = norms[:, None] * norms[None, :]
     # A zero vector (the integer index at k = 0) has no direction: NaN says so
-    # honestly, and resviz.raster draws it grey.
+    # honestly, and resviz.charts.raster draws it grey.
     return torch.where(denom > 0, gram / denom, torch.full_like(gram, math.nan))
 
 
@@ -248,7 +248,7 @@ def similarity_long(matrix: torch.Tensor, name: str) -> pd.DataFrame:
     """Long form of a square ``[P, P]`` matrix for a Vega heatmap.
 
     Columns ``p``, ``q``, ``value`` and ``scheme`` (= ``name``). One row per cell, so only for ``P <= MAX_LONG_POSITIONS`` (128, i.e. 16k
-    rows); draw larger matrices with :func:`resviz.raster.to_png`. NaN cells are
+    rows); draw larger matrices with :func:`resviz.charts.raster.to_png`. NaN cells are
     kept as NaN.
     """
     if (
@@ -261,7 +261,7 @@ def similarity_long(matrix: torch.Tensor, name: str) -> pd.DataFrame:
     if not 1 <= n <= MAX_LONG_POSITIONS:
         raise ValueError(
             f"matrix is {n}x{n}; long form is capped at {MAX_LONG_POSITIONS}x{MAX_LONG_POSITIONS} "
-            "cells: slice it, or draw it as an image with resviz.raster.to_png."
+            "cells: slice it, or draw it as an image with resviz.charts.raster.to_png."
         )
     if matrix.is_complex():
         raise ValueError(f"matrix must be real, got dtype {matrix.dtype}.")

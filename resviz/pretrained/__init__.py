@@ -11,9 +11,9 @@ same measurements the toy pages teach (``docs/pretrained.md``).
     rv.pretrained.block_influence(tr)
 """
 
-from . import cards, published
-from .families import FAMILIES, Family
-from .loading import (
+from resviz.pretrained import cards, published
+from resviz.pretrained.families import FAMILIES, Family
+from resviz.pretrained.loading import (
     DEFAULT_MAX_BYTES,
     SONNETS_HELD_OUT_LOSS,
     Pretrained,
@@ -25,8 +25,8 @@ from .loading import (
     sonnets_split,
     tiny_gpt2_path,
 )
-from .observe import MAX_TOKENS, Trace, forward, skipping, tokenize, trace
-from .recipes import (
+from resviz.pretrained.observe import MAX_TOKENS, Trace, forward, skipping, tokenize, trace
+from resviz.pretrained.recipes import (
     attention_sinks,
     block_influence,
     collapse_measures,

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..findings_words import format_number
-from .loading import Pretrained
-from .published import PUBLISHED, Published
-from .recipes import norm_growth
+from resviz.pretrained.loading import Pretrained
+from resviz.pretrained.published import PUBLISHED, Published
+from resviz.pretrained.recipes import norm_growth
+from resviz.words.numbers import format_number
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .families import ARCHITECTURES, FAMILIES, Family, supported
+from resviz.pretrained.families import ARCHITECTURES, FAMILIES, Family, supported
 
 INSTALL_HINT = "pip install 'resviz[pretrained]'"
 # The memory budget for one loaded model and its measurements (see memory_estimate);

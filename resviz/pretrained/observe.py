@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .families import block_input, first, replace_first
-from .loading import Pretrained, PretrainedError
+from resviz.pretrained.families import block_input, first, replace_first
+from resviz.pretrained.loading import Pretrained, PretrainedError
 
 MAX_TOKENS = 256
 

@@ -25,8 +25,8 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from .loading import Pretrained, PretrainedError
-from .observe import Trace, forward, skipping, token_texts
+from resviz.pretrained.loading import Pretrained, PretrainedError
+from resviz.pretrained.observe import Trace, forward, skipping, token_texts
 
 Progress = Callable[[int, int], None]
 ShouldStop = Callable[[], bool]

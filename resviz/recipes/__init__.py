@@ -4,8 +4,8 @@
 gradient-flow page's Per layer section shows at those settings.
 """
 
-from . import encoder, gradients, norms, positional, shortcuts
-from .core import MEASURES, RECIPES, Answer, Measure, Result, measure, recipe
+from resviz.recipes import encoder, gradients, norms, positional, shortcuts
+from resviz.recipes.core import MEASURES, RECIPES, Answer, Measure, Result, measure, recipe
 
 __all__ = [
     "MEASURES",

@@ -9,8 +9,8 @@ tokens and the :class:`resviz.EncoderConfig`; each recipe starts from it.
     r = rv.recipes.encoder.stream(text="the cat sat on the mat", layers=4, seed=1)
     r.stream, r.share  # the Residual stream section's frames
 
-The views are those of :mod:`resviz.encoder_inspect` (one forward pass through the
-hook points, at init); training is :func:`resviz.masked_training.train_masked`.
+The views are those of :mod:`resviz.encoder.views` (one forward pass through the
+hook points, at init); training is :func:`resviz.encoder.masked.train_masked`.
 """
 
 from __future__ import annotations
@@ -21,17 +21,17 @@ from dataclasses import dataclass
 import pandas as pd
 import torch
 
-from .. import encoder_inspect as EI
-from .. import masked_training as MT
-from ..budget import estimate
-from ..codegen_encoder import generate_code
-from ..config import EncoderConfig
-from ..data import DEFAULT_TEXT, Tokens, Vocab, encode, token_table, tokenize
-from ..findings import share_of
-from ..findings_words import format_number
-from ..model_card import forward_latency, model_card
-from ..models import build
-from .core import Answer, Result, measure, recipe
+from resviz.budget import estimate
+from resviz.codegen import generate_code
+from resviz.config import EncoderConfig
+from resviz.data import DEFAULT_TEXT, Tokens, Vocab, encode, token_table, tokenize
+from resviz.encoder import masked as MT
+from resviz.encoder import views as EI
+from resviz.encoder.card import forward_latency, model_card
+from resviz.models import build
+from resviz.recipes.core import Answer, Result, measure, recipe
+from resviz.words.numbers import format_number
+from resviz.words.sentences import share_of
 
 # Training windows per step.
 BATCH = 8
@@ -139,9 +139,9 @@ def model(
     """Model: the tokens, the model card and the PyTorch code of this encoder.
 
     Frames: ``tokens`` (:func:`resviz.data.token_table`) and ``card``
-    (:func:`resviz.model_card.model_card`: parameters, forward FLOPs and activation
+    (:func:`resviz.encoder.card.model_card`: parameters, forward FLOPs and activation
     memory for one sequence, then the forward latency, a timing measured on
-    ``device``). Values: ``code`` (:func:`resviz.codegen_encoder.generate_code`),
+    ``device``). Values: ``code`` (:func:`resviz.codegen.generate_code`),
     ``latency_ms``, ``device`` (where it was timed), ``n_tokens``, ``n_total``,
     ``n_unknown``, ``truncated``, ``train_tokens``, ``vocab_size``, ``params``,
     ``flops``, ``activation_bytes``."""
@@ -277,10 +277,10 @@ def stream(
     """Residual stream: norms, update ratios and each component's projection on the
     final stream, at init, from one forward pass.
 
-    Frames: ``stream`` (:func:`resviz.encoder_inspect.residual_stream`: ``block,
+    Frames: ``stream`` (:func:`resviz.encoder.views.residual_stream`: ``block,
     sublayer, index, stream_norm, input_norm, update_norm, update_ratio``), ``ratio``
     (its ``block, sublayer, input_norm, update_norm, update_ratio``) and ``share``
-    (:func:`resviz.encoder_inspect.final_share`). Values: ``additive`` (x_L is the sum
+    (:func:`resviz.encoder.views.final_share`). Values: ``additive`` (x_L is the sum
     of every component), ``last_only`` (x_L is the last sublayer's output itself)."""
     s = ready(
         setup(
@@ -331,7 +331,7 @@ def every_update_below_one(r: Result) -> Answer:
 
 
 def share_words(share: pd.DataFrame) -> str:
-    """What :func:`resviz.encoder_inspect.final_share`'s bars are, read from its
+    """What :func:`resviz.encoder.views.final_share`'s bars are, read from its
     ``part`` column (how this model makes x_L), with the measured numbers."""
     head = (
         "Each component's projection on the final stream x_L (the last block's output, "
@@ -390,7 +390,7 @@ def collapse(
     """Rank collapse (Dong et al. 2021) at init: your model, its residual flipped, and
     attention only (no FFN, no norm) with and without shortcuts, on the same tokens.
 
-    Frames: ``collapse`` (:func:`resviz.encoder_inspect.rank_collapse_compare`:
+    Frames: ``collapse`` (:func:`resviz.encoder.views.rank_collapse_compare`:
     ``variant, shortcuts, block, residual, cosine``; ``residual`` is
     ``||X - 1 x^T|| / ||X||``, block 0 the input) and ``cosine`` (its ``variant, block,
     cosine``). Values: ``mine`` (your model's variant name), ``n_tokens``."""
@@ -470,7 +470,7 @@ def training(
 ) -> Result:
     """Training: your model and one to compare (``against``: its residual flipped or a
     preset) trained side by side on the masked-token task over your text
-    (:func:`resviz.masked_training.train_masked`, batches of ``BATCH`` windows, the
+    (:func:`resviz.encoder.masked.train_masked`, batches of ``BATCH`` windows, the
     same batches for both), then looked at again.
 
     Frames: ``batch`` (the first batch as text), ``curves`` (``variant, step, loss,
@@ -481,7 +481,7 @@ def training(
     stream, in the order of ``models``). Values: ``models``, ``other`` (the compared
     model's name), ``labels``, ``attention`` (your trained model's maps,
     ``[layer, head, query, key]``: one head's frame is
-    ``rv.playground.attention_frame(r.attention, r.labels, block, head)``),
+    ``rv.encoder.attention_frame(r.attention, r.labels, block, head)``),
     ``n_positions``, ``stopped``, ``vocab_size``, ``n_layers``. ``progress(curves_so_far, step, steps)`` and ``should_stop()``
     run every 10 steps."""
     s = ready(

@@ -15,12 +15,13 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .. import gradient_training as T
-from .. import gradients as G
-from .. import shattered as SH
-from ..config import StackConfig
-from ..findings_words import agreement_words, format_log10, format_number
-from .core import Answer, Result, measure, recipe
+from resviz import gradients as G
+from resviz.config import StackConfig
+from resviz.gradients import shattered as SH
+from resviz.gradients import training as T
+from resviz.recipes.core import Answer, Result, measure, recipe
+from resviz.words.gradients import AGREE_RTOL, _agrees, scaled_shortcut_words, zero_sv_words
+from resviz.words.numbers import agreement_words, format_log10, format_number
 
 Progress = Callable[[Result, int, int], None]
 ShouldStop = Callable[[], bool]
@@ -96,10 +97,6 @@ def larger_input_gradient(r: Result) -> Answer:
 
 
 # ----------------------------------------------------------------------- derivation
-# How close the measured gain must come to l^L to be said to "agree" with it.
-AGREE_RTOL = 0.05
-
-
 @recipe
 def derivation(
     *,
@@ -160,70 +157,6 @@ def derivation(
     )
 
 
-def zero_sv_words(spec: pd.DataFrame) -> str:
-    """How many of the residual stack's singular values of J are 0 to float64's
-    rounding (below ``n · eps · largest``, numpy's rank tolerance), and whether I + J
-    has any; empty if J has none."""
-    part = spec[spec["variant"] == G.RESIDUAL]
-    j = part[part["matrix"] == "branch J"]["sigma"]
-    block = part[part["matrix"] == "block"]["sigma"]
-    tol = float(j.max()) * len(j) * np.finfo(np.float64).eps
-    k = int((j <= tol).sum())
-    if not k:
-        return ""
-    still = (
-        "while every singular value of I + J is at least "
-        f"{format_number(block.min())}, so I + J passes all of them"
-        if float(block.min()) > tol
-        else "and so are some of I + J's"
-    )
-    return (
-        f" {k} of J's {len(j)} singular values are 0 to float64's rounding (at most "
-        f"{format_number(tol)}): J passes no gradient "
-        f"along those directions, {still}."
-    )
-
-
-def _agrees(log_m: float, log_t: float) -> bool:
-    """Whether ``|measured / identity_term - 1| <= AGREE_RTOL``, from their log10s."""
-    diff = log_m - log_t
-    return bool(math.isfinite(diff) and abs(10.0**diff - 1) <= AGREE_RTOL)
-
-
-def scaled_shortcut_words(ratio: pd.DataFrame, l: float, norm: str, small: bool) -> str:  # noqa: E741
-    """Why the measured gain of ``l·x + f(x)`` at the input does or does not follow
-    the identity term ``l^L``, from :func:`resviz.identity_ratio`'s frame: a sentence
-    that holds for the run it describes."""
-    log_m = float(ratio["log10_measured"].iloc[0])
-    log_t = float(ratio["log10_identity_term"].iloc[0])
-    branches = "these near-zero branches" if small else "these branches"
-    if log_t == -math.inf:
-        return (
-            "l = 0 is a plain stack: the identity term is exactly 0, and what reaches the "
-            "input comes from the terms made of the branches' Jacobians alone."
-        )
-    if _agrees(log_m, log_t):
-        return (
-            f"With {branches} the terms made of the branches' Jacobians are small next "
-            "to the identity term: it is nearly all that is left."
-        )
-    s0, s_last = float(ratio["stream_norm"].iloc[0]), float(ratio["stream_norm"].iloc[-1])
-    if norm != "none" and s_last < s0:
-        return (
-            f"A {norm} norm sits before every branch here. Its Jacobian scales as one over "
-            f"the size of its input, and with l = {l:g} the stream shrinks block by block "
-            f"(its mean norm falls from {format_number(s0)} at x_0 to "
-            f"{format_number(s_last)} at x_L), so the branches' Jacobians are not small "
-            "next to l: the argument that leaves the identity "
-            "term alone does not apply."
-        )
-    return (
-        f"With {branches} the terms made of the branches' Jacobians are not small next to "
-        f"the identity term l^L: they change the gain by more than "
-        f"{format_number(AGREE_RTOL * 100)}%."
-    )
-
-
 @measure("gradflow_scaled_shortcut", of=derivation, choices=("shrinks", "grows"))
 def scaled_shortcut(r: Result) -> Answer:
     """Through ``L`` blocks of ``l·x + f(x)``, does the gradient reaching the input
@@ -255,7 +188,7 @@ def depth_sweep(
     should_stop: ShouldStop | None = None,
 ) -> Result:
     """Depth sweep: fresh plain and residual stacks of every depth in
-    :data:`resviz.gradients.DEFAULT_DEPTHS` for each activation, one float64 backward
+    :data:`resviz.gradients.layers.DEFAULT_DEPTHS` for each activation, one float64 backward
     pass each (:func:`resviz.depth_sweep`). ``progress(partial_result, done, total)``
     after each stack; ``should_stop()`` ends it early (``stopped`` is then True).
 
@@ -289,7 +222,7 @@ def _training_result(trace: T.GradTrace, device: str | torch.device) -> Result:
         {"loss": trace.loss, "layers": trace.layers},
         {
             "steps": trace.steps,
-            # Block norms are summed in float64 except on Apple MPS (resviz.train).
+            # Block norms are summed in float64 except on Apple MPS (resviz.train.loop).
             "norms_in_float64": torch.device(device).type != "mps",
             "stopped": bool(trace.attrs.get("stopped")),
             "divergence": {name: d.describe() for name, d in found.items()},

@@ -24,11 +24,15 @@ from typing import Any
 import pandas as pd
 import torch
 
-from .. import norm_cost, norm_invariance, norm_training, normalization, prepost
-from ..config import EncoderConfig, StackConfig
-from ..experiments import train_compare
-from ..findings_words import format_number
-from .core import Answer, Result, measure, recipe
+from resviz.config import EncoderConfig, StackConfig
+from resviz.norms import cost as norm_cost
+from resviz.norms import invariance as norm_invariance
+from resviz.norms import prepost as prepost
+from resviz.norms import training as norm_training
+from resviz.norms import views as normalization
+from resviz.recipes.core import Answer, Result, measure, recipe
+from resviz.train.compare import train_compare
+from resviz.words.numbers import format_number
 
 Progress = Callable[[Result, int, int], None]
 

@@ -16,9 +16,9 @@ import math
 import pandas as pd
 import torch
 
-from .. import positional as P
-from ..findings_words import format_number
-from .core import Answer, Result, measure, recipe
+from resviz import positional as P
+from resviz.recipes.core import Answer, Result, measure, recipe
+from resviz.words.numbers import format_number
 
 # The table tabulates at most this many words of the sentence.
 MAX_WORDS = 64

@@ -19,14 +19,14 @@ from typing import Any
 import pandas as pd
 import torch
 
-from .. import decomposition as D
-from .. import degradation as G
-from .. import lesion_study as LS
-from .. import shortcuts as SC
-from ..codegen import generate_code
-from ..config import StackConfig
-from ..findings_words import format_number
-from .core import Answer, Result, measure, recipe
+from resviz.codegen import generate_code
+from resviz.config import StackConfig
+from resviz.recipes.core import Answer, Result, measure, recipe
+from resviz.shortcuts import decomposition as D
+from resviz.shortcuts import degradation as G
+from resviz.shortcuts import lesions as LS
+from resviz.shortcuts import structure as SC
+from resviz.words.numbers import format_number
 
 # The stack presets, as the page's URL names them (ui/specs/skip_connections.py).
 SEED_WIDTHS = (25, 25, 43, 43, 54, 54)

@@ -31,10 +31,9 @@ def test_different_texts_with_the_same_token_ids_do_not_share_a_run(app):
     3 4 3 4 5 with a 6-word vocabulary. A second session with the other text must not
     see (or join) the first one's run without pressing Train; the same text and
     settings still share it."""
-    from resviz import playground as PG
 
     texts = ["cat dog cat dog bird", "sun moon sun moon star"]
-    ids = {PG.tokenize(t, "word", 12, 256)[0].ids for t in texts}
+    ids = {rv.data.tokenize(t, "word", 12, 256)[0].ids for t in texts}
     assert len(ids) == 1  # the premise: identical ids from different text
 
     ui.jobs.REGISTRY.clear()

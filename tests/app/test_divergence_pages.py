@@ -10,8 +10,10 @@ known step, finite, on any machine.
 import pytest
 
 import ui.jobs
-from resviz import degradation, gradient_training, masked_training
 from resviz.charts import DIVERGED_LEGEND
+from resviz.encoder import masked as masked_training
+from resviz.gradients import training as gradient_training
+from resviz.shortcuts import degradation as degradation
 from tests.app.conftest import clean
 from tests.unit.test_divergence import ScriptedF
 

@@ -5,8 +5,8 @@ import math
 
 import resviz as rv
 import ui.jobs
-from resviz import playground as PG
-from resviz.findings import format_number as num
+from resviz import encoder as PG
+from resviz.words.sentences import format_number as num
 from tests.app.conftest import chart_frames, clean, find_caption_with, open_section
 from ui.specs import encoder_playground as S
 
@@ -25,7 +25,7 @@ def _frame(at, first_col, cols):
 def test_the_spec_matches_the_library():
     """ui/specs repeats what it cannot import without torch: the default text, the
     presets' names, and the Pre-LN preset's values as the model widgets' defaults."""
-    assert S.DEFAULT_TEXT == PG.DEFAULT_TEXT
+    assert S.DEFAULT_TEXT == rv.data.DEFAULT_TEXT
     assert S.PRESETS == tuple(rv.ENCODER_PRESETS)
     assert S.FLIPPED == PG.FLIPPED
     base = rv.ENCODER_PRESETS[S.DEFAULT_PRESET]
@@ -41,10 +41,10 @@ def test_first_view_is_the_model_alone(app):
     assert len(at.get("vega_lite_chart")) == 0  # no view is computed or drawn
     names = {b.proto.label for b in at.get("download_button")}
     assert {"Download encoder.py", "Reproduce in a notebook"} <= names
-    toks, vocab = PG.tokenize(PG.DEFAULT_TEXT, "word", 32, 256)
+    toks, vocab = rv.data.tokenize(rv.data.DEFAULT_TEXT, "word", 32, 256)
     card = _frame(at, "quantity", ["value", "unit"]).set_index("quantity")["value"]
     cfg = rv.EncoderConfig(**{
-        **rv.config_fields(rv.ENCODER_PRESETS["Pre-LN"]), "vocab_size": len(vocab), "max_len": 32
+        **rv.config.config_fields(rv.ENCODER_PRESETS["Pre-LN"]), "vocab_size": len(vocab), "max_len": 32
     })  # fmt: skip
     assert card["parameters"] == rv.estimate(cfg, 1, 32).params
     assert card["forward latency"] > 0
@@ -192,7 +192,7 @@ def test_attention_stream_and_collapse_captions_state_measured_values(app):
     at = app(PAGE, preset="Classic Post-LN", layers="1", section=S.ATTENTION).run()
     clean(at)
     att = next(f for f in chart_frames(at) if "weight" in f.columns)["weight"]
-    T = len(PG.tokenize(PG.DEFAULT_TEXT, "word", 32, 256)[0])
+    T = len(rv.data.tokenize(rv.data.DEFAULT_TEXT, "word", 32, 256)[0])
     cap = find_caption_with(at, "Rows are queries")
     assert "nearly uniform" not in cap and att.max() > 2 / T
     assert f"lie between {num(att.min())} and {num(att.max())}; uniform attention (1/{T})" in cap
@@ -242,7 +242,7 @@ def test_share_bars_are_measured_without_residuals_under_post_ln(app):
     at = app(PAGE, section=S.STREAM, **settings).run()
     clean(at)
     share = next(f for f in chart_frames(at) if "share" in f.columns)
-    toks, vocab = PG.tokenize(PG.DEFAULT_TEXT, "word", 12, 256)
+    toks, vocab = rv.data.tokenize(rv.data.DEFAULT_TEXT, "word", 12, 256)
     cfg = rv.EncoderConfig(
         n_layers=2, d_model=32, n_heads=4, d_ff=64, vocab_size=len(vocab), max_len=12,
         residual=False, norm_position="post",
@@ -297,7 +297,7 @@ def test_training_captions_state_the_measured_race(app):
     curves = next(f for f in chart_frames(at) if {"loss", "step", "variant"} <= set(f.columns))
     cap = find_caption_with(at, "Guessing uniformly")
     assert "usually falls faster" not in cap
-    vocab = len(PG.tokenize(text, "word", 12, 256)[1])
+    vocab = len(rv.data.tokenize(text, "word", 12, 256)[1])
     assert f"ln {vocab} = {num(math.log(vocab))}" in cap
     tail = curves[curves["step"] > 10].groupby("variant")["loss"].mean()
     assert f'loss of "your model" ({num(tail["your model"])})' in cap

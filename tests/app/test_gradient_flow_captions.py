@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-import resviz.gradients as G
 import ui.jobs
+from resviz import gradients as G
 from resviz.recipes import gradients as R
 from tests.app.conftest import NUM, clean, find_caption, find_job, find_metric, open_section
 

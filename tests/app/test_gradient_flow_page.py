@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import resviz as rv
-import resviz.gradients as G
 import ui.jobs
+from resviz import gradients as G
 from resviz.recipes import MEASURES
 from tests.app.conftest import (
     chart_frames,

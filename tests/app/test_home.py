@@ -39,16 +39,17 @@ def direct() -> pd.DataFrame:
         seed=0,
     )
     per = {
-        n: rv.layer_gradients(c, seed=0) for n, c in rv.gradflow.plain_and_residual(base).items()
+        n: rv.gradients.layer_gradients(c, seed=0)
+        for n, c in rv.gradients.plain_and_residual(base).items()
     }
-    return rv.gradflow.stream_gradient_frame(per)
+    return rv.gradients.stream_gradient_frame(per)
 
 
 def test_home_draws_one_chart_of_the_measured_gradients(home):
     assert len(home.get("vega_lite_chart")) == 1
     (drawn,) = chart_frames(home)
     want = direct()
-    assert set(drawn["variant"]) == {rv.gradflow.PLAIN, rv.gradflow.RESIDUAL}
+    assert set(drawn["variant"]) == {rv.gradients.PLAIN, rv.gradients.RESIDUAL}
     for variant, part in want.groupby("variant"):
         got = drawn[drawn["variant"] == variant].sort_values("block")
         np.testing.assert_allclose(got["act_grad"], part["act_grad"], rtol=1e-9)
@@ -58,8 +59,8 @@ def test_home_draws_one_chart_of_the_measured_gradients(home):
 def test_the_caption_states_the_drawn_numbers(home):
     text = next(c.value for c in home.caption if c.value.startswith("Measured on this server"))
     want = direct().set_index(["variant", "block"])
-    plain = want.loc[(rv.gradflow.PLAIN, 0), "act_grad"]
-    res = want.loc[(rv.gradflow.RESIDUAL, 0), "act_grad"]
+    plain = want.loc[(rv.gradients.PLAIN, 0), "act_grad"]
+    res = want.loc[(rv.gradients.RESIDUAL, 0), "act_grad"]
     m = re.search(rf"is {NUM} without shortcuts and {NUM} with them \((\S+) times", text)
     assert m, text
     assert float(m.group(1)) == pytest.approx(plain, rel=5e-3)
@@ -73,10 +74,10 @@ def test_the_caption_states_the_drawn_numbers(home):
 
 def frame(plain: float, res: float, gain_p: float, gain_r: float) -> pd.DataFrame:
     rows = [
-        (rv.gradflow.PLAIN, 0, plain, gain_p),
-        (rv.gradflow.RESIDUAL, 0, res, gain_r),
-        (rv.gradflow.PLAIN, 1, plain / gain_p, 1.0),
-        (rv.gradflow.RESIDUAL, 1, res / gain_r, 1.0),
+        (rv.gradients.PLAIN, 0, plain, gain_p),
+        (rv.gradients.RESIDUAL, 0, res, gain_r),
+        (rv.gradients.PLAIN, 1, plain / gain_p, 1.0),
+        (rv.gradients.RESIDUAL, 1, res / gain_r, 1.0),
     ]
     return pd.DataFrame(rows, columns=["variant", "block", "act_grad", "gain"])
 

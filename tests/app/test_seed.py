@@ -10,7 +10,7 @@ import streamlit as st
 
 import resviz as rv
 import ui.views
-from resviz import gradflow as G
+from resviz import gradients as G
 from ui.registry import NOTEBOOK_EXAMPLE
 
 # The first chart on each page whose numbers depend on random draws (weights or data).
@@ -85,7 +85,7 @@ def test_skip_connections_weights_follow_the_sidebar_seed(frames):
     cfg = rv.StackConfig(  # the page's defaults
         depth=16, width=64, activation="relu", alpha=0.0, alpha_learnable=True, seed=seed
     )
-    want = rv.forward_decomposition(cfg, seed=seed)
+    want = rv.shortcuts.forward_decomposition(cfg, seed=seed)
     pd.testing.assert_frame_equal(shown.reset_index(drop=True), want, check_exact=True)
 
 

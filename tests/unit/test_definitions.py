@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import resviz as rv
-from resviz import gradflow as G
+from resviz import gradients as G
 
 # Every way a block can join its shortcut and its update.
 JOINS = {
@@ -36,12 +36,12 @@ JOINS = {
 @pytest.mark.parametrize("name", list(JOINS))
 def test_forward_signal_and_forward_decomposition_are_one_definition(name):
     cfg = JOINS[name]
-    a = rv.forward_signal(cfg, seed=3, batch_size=64)
-    b = rv.forward_decomposition(cfg, seed=3, batch_size=64)
+    a = rv.train.forward_signal(cfg, seed=3, batch_size=64)
+    b = rv.shortcuts.forward_decomposition(cfg, seed=3, batch_size=64)
     pd.testing.assert_frame_equal(a, b, check_exact=True)
     # ... and both are layer_decomposition of the built model on the seeded batch.
     x = torch.randn(64, cfg.in_dim, generator=torch.Generator().manual_seed(3))
-    pd.testing.assert_frame_equal(a, rv.layer_decomposition(rv.build(cfg).eval(), x))
+    pd.testing.assert_frame_equal(a, rv.shortcuts.layer_decomposition(rv.build(cfg).eval(), x))
 
 
 def test_identity_share_counts_the_update_after_alpha():
@@ -51,7 +51,7 @@ def test_identity_share_counts_the_update_after_alpha():
     model = rv.build(cfg).eval()
     x = torch.randn(256, 64, generator=torch.Generator().manual_seed(0))
     acts = rv.capture(model, x)
-    df = rv.forward_signal(cfg)
+    df = rv.train.forward_signal(cfg)
     for i in range(cfg.depth):
         s = acts[f"blocks.{i}.resid_pre"].double()
         f = acts[f"blocks.{i}.branch_out"].double()
@@ -71,7 +71,9 @@ def test_hooks_sit_on_the_terms_the_block_sums():
             y = acts[f"blocks.{i}.resid_post"]
             joined = torch.cat([s, u], dim=-1) if cfg.residual == "concat" else s + u
             assert torch.equal(y, joined)
-        assert {"shortcut_term", "update_term"} <= {n.split(".")[-1] for n in rv.hook_names(model)}
+        assert {"shortcut_term", "update_term"} <= {
+            n.split(".")[-1] for n in rv.hooks.hook_names(model)
+        }
 
 
 def _one_linear_block(c: float, **kw) -> rv.StackConfig:
@@ -85,7 +87,7 @@ def _decompose(cfg: rv.StackConfig, c: float) -> pd.Series:
         model.blocks[0].fc.weight.copy_(c * torch.eye(8))
         model.blocks[0].fc.bias.zero_()
     x = torch.randn(32, 8, generator=torch.Generator().manual_seed(1))
-    return rv.layer_decomposition(model, x).iloc[0]
+    return rv.shortcuts.layer_decomposition(model, x).iloc[0]
 
 
 @pytest.mark.parametrize(
@@ -118,7 +120,7 @@ def test_identity_share_closed_form(kw, share):
 def test_zero_update_means_share_one():
     # A zero branch and a ReZero block (alpha = 0) both pass the input on unchanged.
     zero = _decompose(_one_linear_block(0.0, residual="add"), 0.0)
-    rezero = rv.forward_decomposition(JOINS["ReZero"])
+    rezero = rv.shortcuts.forward_decomposition(JOINS["ReZero"])
     for share in [zero["identity_share"], *rezero["identity_share"]]:
         assert share == 1.0
     assert (rezero["update_norm"] == 0.0).all() and (rezero["branch_norm"] > 0).all()
@@ -136,5 +138,5 @@ def test_weights_follow_the_config_seed():
     assert not runs[0]["act_grad"].equals(runs[1]["act_grad"])
     again = G.layer_gradients(dataclasses.replace(base, seed=1), seed=0)
     pd.testing.assert_frame_equal(runs[1], again, check_exact=True)
-    sig = {s: rv.forward_decomposition(dataclasses.replace(base, seed=s)) for s in (0, 1)}
+    sig = {s: rv.shortcuts.forward_decomposition(dataclasses.replace(base, seed=s)) for s in (0, 1)}
     assert not sig[0]["norm"].equals(sig[1]["norm"])

@@ -1,4 +1,4 @@
-"""One definition of "diverged" (resviz.divergence), applied by every training loop.
+"""One definition of "diverged" (resviz.train.divergence), applied by every training loop.
 
 The loops are tested with a scripted loss: the real loss of training step k is
 multiplied by ``factors[k]``, so NaN, Inf, a blow-up past the factor and a rise
@@ -18,13 +18,15 @@ import torch
 from torch.nn import functional as F
 
 import resviz as rv
-from resviz import charts, degradation, gradient_training
-from resviz import experiments as E
-from resviz import gradflow as G
-from resviz import playground as pg
-from resviz.divergence import definition, divergence_note
+from resviz import charts
+from resviz import encoder as pg
+from resviz import gradients as G
+from resviz.gradients import training as gradient_training
+from resviz.shortcuts import degradation as degradation
+from resviz.train import compare as E
+from resviz.train.divergence import definition, divergence_note
 
-FACTOR = rv.DIVERGENCE_FACTOR
+FACTOR = rv.train.DIVERGENCE_FACTOR
 NAN, INF = math.nan, math.inf
 
 
@@ -32,7 +34,7 @@ NAN, INF = math.nan, math.inf
 
 
 def test_factor_is_documented_and_public():
-    assert FACTOR == rv.divergence.DIVERGENCE_FACTOR and FACTOR > 10
+    assert FACTOR == rv.train.DIVERGENCE_FACTOR and FACTOR > 10
     assert f"{FACTOR:,.0f}" in definition()
 
 
@@ -193,19 +195,17 @@ def _run_layer_grads(factors, monkeypatch):
 
 
 def _run_masked(factors, monkeypatch):
-    vocab = pg.build_vocab(TEXT, "word", 64)
-    ids = pg.encode(TEXT, vocab, 10_000).ids
+    vocab = rv.data.build_vocab(TEXT, "word", 64)
+    ids = rv.data.encode(TEXT, vocab, 10_000).ids
     cfg = rv.EncoderConfig(
         n_layers=1, d_model=16, n_heads=2, d_ff=32, vocab_size=len(vocab), max_len=16
     )
-    monkeypatch.setattr(
-        rv.masked_training, "F", ScriptedF("cross_entropy", "train_masked", factors)
-    )
+    monkeypatch.setattr(rv.encoder.masked, "F", ScriptedF("cross_entropy", "train_masked", factors))
     run = pg.train_masked({"v": cfg}, ids, steps=8, seq_len=8, lr=1e-3, sync_every=3)
     return run.curves, run.curves.attrs, 1
 
 
-DEGRADATION = rv.DegradationConfig(
+DEGRADATION = rv.shortcuts.DegradationConfig(
     shallow=1, deep=2, width=8, steps=8, eval_every=2, n_points=150, batch_size=16
 )
 
@@ -214,7 +214,7 @@ def _run_degradation(factors, monkeypatch):
     monkeypatch.setattr(
         degradation, "F", ScriptedF("cross_entropy", "train_degradation", factors, per_step=4)
     )
-    res = rv.train_degradation(DEGRADATION)
+    res = rv.shortcuts.train_degradation(DEGRADATION)
     return res.curves, res.attrs, 1
 
 
@@ -263,7 +263,7 @@ def test_every_loop_keeps_a_run_below_the_factor(loop, factors, monkeypatch):
 # ---------------------------------------------------- every loop, a huge lr for real
 
 
-def _assert_blow_up(found: rv.Divergence) -> None:
+def _assert_blow_up(found: rv.train.Divergence) -> None:
     # Decades above the factor and decades below float32's overflow (3.4e38): the
     # verdict is the same on any CPU.
     assert found.reason == "blow-up"
@@ -284,8 +284,8 @@ def test_huge_lr_blows_up_train_compare_and_train_layer_grads():
 
 
 def test_huge_lr_blows_up_train_masked():
-    vocab = pg.build_vocab(TEXT, "word", 64)
-    ids = pg.encode(TEXT, vocab, 10_000).ids
+    vocab = rv.data.build_vocab(TEXT, "word", 64)
+    ids = rv.data.encode(TEXT, vocab, 10_000).ids
     cfg = rv.EncoderConfig(
         n_layers=1, d_model=16, n_heads=2, d_ff=32, vocab_size=len(vocab), max_len=16
     )
@@ -297,9 +297,9 @@ def test_huge_lr_blows_up_train_masked():
 
 
 def test_huge_lr_blows_up_train_degradation():
-    dcfg = rv.DegradationConfig(
+    dcfg = rv.shortcuts.DegradationConfig(
         shallow=1, deep=10, width=64, steps=6, eval_every=2, lr=1.0, n_points=150, batch_size=32
     )
-    res = rv.train_degradation(dcfg)
+    res = rv.shortcuts.train_degradation(dcfg)
     for kind in ("plain", "residual"):
         _assert_blow_up(res.attrs["divergence"][f"{kind}, 10 blocks"])

@@ -7,13 +7,13 @@ import resviz as rv
 
 
 def _weight_norms(cfg, seed=0):
-    df = rv.gradient_norms(cfg, seed=seed)
+    df = rv.train.gradient_norms(cfg, seed=seed)
     w = df[df["param"].str.endswith("fc.weight")].sort_values("block")
     return w["grad_norm"].to_numpy()
 
 
 def test_gradient_norms_columns_and_locations():
-    df = rv.gradient_norms(rv.EncoderConfig(n_layers=2, d_model=16, n_heads=2, d_ff=32))
+    df = rv.train.gradient_norms(rv.EncoderConfig(n_layers=2, d_model=16, n_heads=2, d_ff=32))
     assert {"block", "sublayer", "param", "grad_norm"} <= set(df.columns)
     assert "layer" not in df
     # Blocks count from 1; the embeddings are 0 and the head n + 1.
@@ -42,26 +42,28 @@ def test_residual_tanh_stack_keeps_its_gradient(seed):
 
 def test_same_seed_same_numbers():
     cfg = rv.StackConfig(depth=4, width=16)
-    pd.testing.assert_frame_equal(rv.gradient_norms(cfg, seed=5), rv.gradient_norms(cfg, seed=5))
-    a = rv.gradient_norms(cfg, seed=5)["grad_norm"]
-    b = rv.gradient_norms(cfg, seed=6)["grad_norm"]
+    pd.testing.assert_frame_equal(
+        rv.train.gradient_norms(cfg, seed=5), rv.train.gradient_norms(cfg, seed=5)
+    )
+    a = rv.train.gradient_norms(cfg, seed=5)["grad_norm"]
+    b = rv.train.gradient_norms(cfg, seed=6)["grad_norm"]
     assert not a.equals(b)
 
 
 def test_forward_signal_identity_share_and_orthogonality():
-    df = rv.forward_signal(rv.StackConfig(depth=6, width=128, activation="tanh"))
+    df = rv.train.forward_signal(rv.StackConfig(depth=6, width=128, activation="tanh"))
     assert len(df) == 6
     assert ((df["identity_share"] > 0) & (df["identity_share"] < 1)).all()
     # Random-init updates are nearly orthogonal to the stream in 128 dimensions.
     assert df["cosine"].abs().max() < 0.2
-    plain = rv.forward_signal(rv.StackConfig(depth=6, width=128, residual="none"))
+    plain = rv.train.forward_signal(rv.StackConfig(depth=6, width=128, residual="none"))
     assert (plain["identity_share"] == 0).all() and plain["cosine"].isna().all()
 
 
 def test_stream_norms_pre_ln_grows_post_ln_flat():
     base = dict(n_layers=8, d_model=64, n_heads=4, d_ff=256)
-    pre = rv.stream_norms(rv.EncoderConfig(**base, norm_position="pre"))
-    post = rv.stream_norms(rv.EncoderConfig(**base, norm_position="post"))
+    pre = rv.train.stream_norms(rv.EncoderConfig(**base, norm_position="pre"))
+    post = rv.train.stream_norms(rv.EncoderConfig(**base, norm_position="post"))
     # Pre-LN: every sublayer adds to the stream, so its norm rises layer after layer.
     at_layers = pre[pre["point"] == "resid_pre"]["norm"].to_numpy()
     assert (at_layers[1:] > at_layers[:-1]).all()

@@ -1,12 +1,12 @@
-"""resviz.findings words each outcome as it came out, with the measured figures in it."""
+"""resviz.words.sentences words each outcome as it came out, with the measured figures in it."""
 
 import math
 
 import pytest
 
 import resviz as rv
-from resviz import findings as fd
-from resviz.findings import (
+from resviz.words import sentences as fd
+from resviz.words.sentences import (
     crossing_words,
     format_number,
     lower_words,
@@ -104,14 +104,14 @@ def test_lower_words_both_outcomes():
 
 
 def test_exported_from_the_package():
-    assert rv.trend_words is trend_words and rv.findings.lower_words is lower_words
+    assert rv.words.trend_words is trend_words and rv.words.lower_words is lower_words
 
 
 BLOCKS = ["block 1", "block 2", "block 3", "block 4"]
 
 
 def test_findings_stack_is_an_alias_with_one_number_format():
-    assert rv.findings_stack.num is format_number and rv.findings_stack.trend is fd.trend
+    assert rv.words.format_number is format_number and rv.words.trend is fd.trend
     assert format_number(12345.0) == "1.23e4" and format_number(0.012345) == "0.0123"
 
 

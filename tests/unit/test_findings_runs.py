@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import resviz as rv
-from resviz import findings_runs as fr
+from resviz.words import runs as fr
 
 
 def test_depth_effect_states_degradation_or_not():
@@ -39,9 +39,9 @@ def test_encoder_stream_rule_follows_the_config(residual, norm, position, words)
 
 
 def test_exported_from_the_package():
-    assert rv.findings_runs is fr
-    assert rv.loss_race is fr.loss_race and rv.depth_effect is fr.depth_effect
-    assert rv.findings_stack.loss_race is fr.loss_race
+    assert rv.words.runs is fr
+    assert rv.words.loss_race is fr.loss_race and rv.words.depth_effect is fr.depth_effect
+    assert rv.words.loss_race is fr.loss_race
 
 
 def test_stack_norm_rule_follows_the_shortcut():
@@ -128,7 +128,7 @@ def test_first_vs_last_block_both_outcomes():
         [("plain", 0, 1, 0.01), ("plain", 0, 3, 1.0), ("plain", 9, 1, 0.5), ("plain", 9, 3, 0.5)]
         + [("res", s, b, v) for s in (0, 9) for b, v in ((1, 2.0), (2, 1.5), (3, 1.0))]
     )
-    assert rv.first_vs_last_block(blocks) == (
+    assert rv.words.first_vs_last_block(blocks) == (
         "The first block's gradient norm is 0.01 times the last block's at step 0 and "
         "exactly at step 9 in plain; 2 times the last block's at step 0 and 2 times at "
         "step 9 in res."
@@ -138,10 +138,12 @@ def test_first_vs_last_block_both_outcomes():
 def test_first_vs_last_block_leaves_out_what_it_cannot_compare():
     nan = float("nan")
     one_step = _blocks([("a", 0, 1, 4.0), ("a", 0, 2, 1.0), ("b", 0, 1, nan), ("b", 0, 2, nan)])
-    assert rv.first_vs_last_block(one_step) == (
+    assert rv.words.first_vs_last_block(one_step) == (
         "The first block's gradient norm is 4 times the last block's at step 0 in a."
     )
     # A step where the last block's norm is not finite is skipped, not called 0.
     partial = _blocks([("a", 0, 1, 1.0), ("a", 0, 2, 2.0), ("a", 5, 1, 1.0), ("a", 5, 2, nan)])
-    assert rv.first_vs_last_block(partial).endswith("0.5 times the last block's at step 0 in a.")
-    assert rv.first_vs_last_block(_blocks([])) == ""
+    assert rv.words.first_vs_last_block(partial).endswith(
+        "0.5 times the last block's at step 0 in a."
+    )
+    assert rv.words.first_vs_last_block(_blocks([])) == ""

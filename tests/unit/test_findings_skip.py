@@ -1,11 +1,11 @@
-"""The skip-connections page's sentences (resviz.findings_skip), each tested on a
+"""The skip-connections page's sentences (resviz.words.skip), each tested on a
 setting that would make its claim false if it were stated for every setting."""
 
 import pytest
 
 import resviz as rv
-from resviz import findings_skip as W
 from resviz.recipes import shortcuts as R
+from resviz.words import skip as W
 
 SEED_NET = {"preset": R.PRESETS[1]}
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import resviz as rv
-from resviz import gradflow as G
+from resviz import gradients as G
 
 
 def _act_ratio(cfg, seed=0):
@@ -25,14 +25,14 @@ def test_layer_gradients_matches_gradient_norms_and_autograd():
     df = G.layer_gradients(cfg, seed=3)
     # Row l is x_l, written by block l (x_0 is the input: no block, no weight).
     assert list(df["block"]) == [0, 1, 2, 3, 4] and math.isnan(df["weight_grad"].iloc[0])
-    # Same batch and loss as rv.gradient_norms: the weight gradients agree exactly.
-    ref = rv.gradient_norms(cfg, seed=3)
+    # Same batch and loss as rv.train.gradient_norms: the weight gradients agree exactly.
+    ref = rv.train.gradient_norms(cfg, seed=3)
     ref = ref[ref["param"].str.endswith("fc.weight")].sort_values("block")
     assert ref["block"].tolist() == [1, 2, 3, 4]
     np.testing.assert_allclose(df["weight_grad"].iloc[1:], ref["grad_norm"].to_numpy(), rtol=1e-6)
     # dL/dx_L of an MSE loss is 2 (y_hat - y) / numel.
     model = rv.build(cfg)
-    x, y = rv.make_batch(cfg, 32, 1, torch.Generator().manual_seed(3))
+    x, y = rv.train.make_batch(cfg, 32, 1, torch.Generator().manual_seed(3))
     with torch.no_grad():
         expected = (2 * (model(x) - y) / y.numel()).norm()
     assert df["act_grad"].iloc[-1] == pytest.approx(float(expected), rel=1e-5)
@@ -92,7 +92,7 @@ def test_block_jacobian_is_identity_plus_branch():
     assert abs(sv.attrs["block_norm"] - sv.attrs["branch_norm"]) <= 1 + 1e-9
     # ... and J is exactly diag(1 - tanh(z)^2) W at that sample.
     model = rv.build(cfg)
-    x, _ = rv.make_batch(cfg, 32, 1, torch.Generator().manual_seed(0))
+    x, _ = rv.train.make_batch(cfg, 32, 1, torch.Generator().manual_seed(0))
     with torch.no_grad():
         h = model.blocks[0](x)[0]
         blk = model.blocks[1]
@@ -331,7 +331,7 @@ def _direct_log10_gain(cfg, seed=0):
     product renormalised as it goes (its scale kept in log10)."""
     model = rv.build(cfg).double()
     gen = torch.Generator().manual_seed(seed)
-    x, y = rv.make_batch(cfg, 32, 1, gen)
+    x, y = rv.train.make_batch(cfg, 32, 1, gen)
     x, y = x.double(), y.double()
     xs = [x]
     with torch.no_grad():
@@ -373,10 +373,10 @@ def test_log_space_agrees_with_plain_float64_where_it_fits():
 
 
 def test_format_log10_writes_numbers_no_float_holds():
-    assert rv.findings_words.format_log10(-419.432516) == "3.69e-420"
-    assert rv.findings_words.format_log10(math.log10(1.5e-26)) == "1.5e-26"
-    assert rv.findings_words.format_log10(-math.inf) == "0"
-    assert rv.findings_words.format_log10(-400.0000001) == "1e-400"
-    words = rv.findings_words.log_trend_words([0.0, -10.0, -419.43])
+    assert rv.words.format_log10(-419.432516) == "3.69e-420"
+    assert rv.words.format_log10(math.log10(1.5e-26)) == "1.5e-26"
+    assert rv.words.format_log10(-math.inf) == "0"
+    assert rv.words.format_log10(-400.0000001) == "1e-400"
+    words = rv.words.log_trend_words([0.0, -10.0, -419.43])
     assert words == "falls by a factor of 2.7e419, from 1 to 3.72e-420"
-    assert rv.findings_words.log_trend_words([0.0, -math.inf]) == "falls from 1 to exactly 0"
+    assert rv.words.log_trend_words([0.0, -math.inf]) == "falls from 1 to exactly 0"

@@ -24,7 +24,7 @@ def test_capture_names_follow_module_paths_and_are_detached_cpu():
         ):
             t = acts[f"blocks.{i}.{point}"]
             assert t.device.type == "cpu" and not t.requires_grad
-    assert set(rv.hook_names(model)) <= set(acts)
+    assert set(rv.hooks.hook_names(model)) <= set(acts)
     assert _hook_count(model) == 0
 
 

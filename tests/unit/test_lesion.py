@@ -9,7 +9,7 @@ from torch.nn import functional as F
 
 import resviz as rv
 from resviz.hooks import delete_block, stream_points, tap
-from resviz.lesion_study import LESION_COLUMNS, deletable_blocks, lesion
+from resviz.shortcuts.lesions import LESION_COLUMNS, deletable_blocks, lesion
 
 
 def _hooks(model):
@@ -61,7 +61,7 @@ CONFIGS = {
 @pytest.mark.parametrize("name", CONFIGS)
 def test_lesion_through_hooks_equals_the_by_hand_loop_bit_for_bit(name, seed):
     cfg = rv.StackConfig(**CONFIGS[name], seed=seed)
-    x, y = rv.spirals(120, 3, seed=seed)
+    x, y = rv.data.spirals(120, 3, seed=seed)
     model = rv.build(cfg)
     got = lesion(model, x, y)
     want = _lesion_by_hand(model, x, y)

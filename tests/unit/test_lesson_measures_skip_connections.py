@@ -61,9 +61,9 @@ def test_residual_lesion(settings, answer):
     got = MEASURES["skip_residual_lesion"].read(r)
     assert got.answer == answer, got.sentence
     res = r.summary[r.summary["kind"] == "residual"].iloc[0]
-    assert got.sentence == rv.skip.lesion_sentence(res, 3)
+    assert got.sentence == rv.shortcuts.lesion_sentence(res, 3)
     drops = res["intact"] - r.lesion[r.lesion["kind"] == "residual"]["accuracy"]
-    small = int((drops <= rv.skip.LESION_SMALL_DROP).sum())
+    small = int((drops <= rv.shortcuts.LESION_SMALL_DROP).sum())
     if answer == "barely changes":
         assert small == len(drops)
     elif answer == "suffers":

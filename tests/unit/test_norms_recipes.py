@@ -1,6 +1,6 @@
 """The normalization page's recipes (resviz.recipes.norms): each returns what the
 library computes at the section's settings; each wording function
-(resviz.findings_norms) says what its frame holds, on both outcomes."""
+(resviz.words.norms) says what its frame holds, on both outcomes."""
 
 import math
 import re
@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 import torch
 
-from resviz import findings_norms as W
 from resviz import norms as N
 from resviz.hooks import capture
 from resviz.recipes import RECIPES
 from resviz.recipes import norms as R
 from resviz.recipes.core import settings_of
+from resviz.words import norms as W
 from ui.specs.normalization import SPEC
 
 NUM = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"

@@ -1,5 +1,5 @@
 """The two mechanisms every experiment shares: rv.capture_grads (observe once) and
-resviz.train.Trainer (train once)."""
+resviz.train.loop.Trainer (train once)."""
 
 import math
 
@@ -10,7 +10,7 @@ from torch.nn import functional as F
 
 import resviz as rv
 from resviz.hooks import stream_points
-from resviz.train import Trainer
+from resviz.train.loop import Trainer
 
 
 def _hooks(model):
@@ -24,7 +24,7 @@ def _hooks(model):
 
 def test_capture_grads_equals_autograd_on_the_stream():
     cfg = rv.StackConfig(depth=3, width=8, block="ffn", norm="layer")
-    x, y = rv.make_batch(cfg, 5, 1, torch.Generator().manual_seed(0))
+    x, y = rv.train.make_batch(cfg, 5, 1, torch.Generator().manual_seed(0))
     model = rv.build(cfg)
     names = stream_points(3)
     cap = rv.capture_grads(model, x, lambda out: F.mse_loss(out, y), names, ["blocks.1.fc1.weight"])
@@ -83,7 +83,7 @@ def test_trainer_warm_up_blocks_and_frames():
     run = Trainer({"a": SMALL, "b": SMALL}, steps=6, seed=3, lr=0.1, warmup=4, blocks=True)
     gen = torch.Generator().manual_seed(0)
     for _ in run:
-        x, y = rv.make_batch(SMALL, 4, 1, gen)
+        x, y = rv.train.make_batch(SMALL, 4, 1, gen)
         for name, model in run.active():
             run.update(name, F.mse_loss(model(x), y))
     df = run.frame()

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import resviz as rv
-from resviz import playground as pg
+from resviz import encoder as pg
 
 PAGE_DEFAULT = rv.ENCODER_PRESETS["Pre-LN"]
 
@@ -25,23 +25,23 @@ def _ids(n: int = 12, vocab: int = 50, seed: int = 0) -> list[int]:
 
 # ------------------------------------------------------------------ tokenizers
 def test_word_and_char_tokens():
-    toks, vocab = pg.tokenize("The cat, the hat.", "word", max_len=10, max_vocab=20)
+    toks, vocab = rv.data.tokenize("The cat, the hat.", "word", max_len=10, max_vocab=20)
     assert toks.tokens == ("the", "cat", ",", "the", "hat", ".")
-    assert vocab.tokens[:3] == pg.SPECIALS
+    assert vocab.tokens[:3] == rv.data.SPECIALS
     assert vocab.tokens[3] == "the"  # most frequent first
     assert toks.ids[0] == toks.ids[3] == vocab.id("the")
     assert not toks.truncated and toks.n_unknown == 0
-    chars, _ = pg.tokenize("ab  c", "char", max_len=10)
+    chars, _ = rv.data.tokenize("ab  c", "char", max_len=10)
     assert chars.tokens == ("a", "b", " ", "c")  # whitespace runs collapse
 
 
 def test_unknown_tokens_and_truncation():
     text = "a a a b b c d e"
-    toks, vocab = pg.tokenize(text, "word", max_len=6, max_vocab=5)  # specials + a, b
-    assert vocab.tokens == (*pg.SPECIALS, "a", "b")
-    assert toks.ids == (3, 3, 3, 4, 4, pg.UNK)
+    toks, vocab = rv.data.tokenize(text, "word", max_len=6, max_vocab=5)  # specials + a, b
+    assert vocab.tokens == (*rv.data.SPECIALS, "a", "b")
+    assert toks.ids == (3, 3, 3, 4, 4, rv.data.UNK)
     assert toks.n_unknown == 1 and toks.truncated and toks.n_total == 8
-    assert pg.encode("zzz", vocab, 5).ids == (pg.UNK,)
+    assert rv.data.encode("zzz", vocab, 5).ids == (rv.data.UNK,)
 
 
 @pytest.mark.parametrize(
@@ -49,29 +49,29 @@ def test_unknown_tokens_and_truncation():
     [("", 0), ("   \n\t ", 0), ("\x00\x00", 0), ("a\x00b", 1), ("🙂🚀", 2), ("שלום עולם", 2)],
 )
 def test_odd_text(text, n):
-    toks, vocab = pg.tokenize(text, "word", max_len=50)
+    toks, vocab = rv.data.tokenize(text, "word", max_len=50)
     assert len(toks) == n
     assert all("\x00" not in t for t in toks.tokens + vocab.tokens)
 
 
 def test_markup_is_just_tokens():
-    toks, _ = pg.tokenize("<script>alert(1)</script>", "word", max_len=50)
+    toks, _ = rv.data.tokenize("<script>alert(1)</script>", "word", max_len=50)
     assert toks.tokens[:3] == ("<", "script", ">")
     assert all("<script>" != t for t in toks.tokens)
 
 
 def test_emoji_and_rtl_chars_and_huge_text():
-    toks, _ = pg.tokenize("🙂 שלום", "char", max_len=50)
+    toks, _ = rv.data.tokenize("🙂 שלום", "char", max_len=50)
     assert toks.tokens == ("🙂", " ", "ש", "ל", "ו", "ם")
     t0 = time.perf_counter()
     big = ("word " * 20_000)[:100_000]
-    toks, vocab = pg.tokenize(big, "word", max_len=64)
+    toks, vocab = rv.data.tokenize(big, "word", max_len=64)
     assert len(toks) == 64 and toks.truncated and toks.n_total == 20_000
     assert time.perf_counter() - t0 < 2.0
 
 
 def test_axis_labels_unique_and_readable():
-    labels = pg.axis_labels(["the", "the", " ", "\n", "x" * 40])
+    labels = rv.data.axis_labels(["the", "the", " ", "\n", "x" * 40])
     assert labels == ["0:the", "1:the", "2:␣", "3:⏎", "4:xxxxxxxxx…"]
     assert len(set(labels)) == len(labels)
 
@@ -89,7 +89,7 @@ CODE_CONFIGS = [
 
 @pytest.mark.parametrize("cfg", CODE_CONFIGS, ids=range(len(CODE_CONFIGS)))
 def test_generated_code_matches_build(cfg):
-    code = pg.generate_code(cfg)
+    code = rv.codegen.generate_code(cfg)
     imports = [ln for ln in code.splitlines() if ln.startswith(("import ", "from "))]
     assert imports == ["import math", "import torch", "from torch import nn"]
     ns: dict = {"__name__": "generated"}
@@ -112,7 +112,7 @@ def test_model_card_matches_estimate_and_latency_is_measured():
     cfg = _cfg()
     card = pg.model_card(cfg, seq_len=12).set_index("quantity")["value"]
     est = rv.estimate(cfg, 1, 12)
-    assert card["parameters"] == rv.parameter_count(rv.build(cfg)) == est.params
+    assert card["parameters"] == rv.train.parameter_count(rv.build(cfg)) == est.params
     assert card["forward FLOPs"] == est.flops_forward
     # 2 FLOPs per weight of every linear layer per token, plus QK^T and AV.
     linear = sum(
@@ -136,13 +136,15 @@ def test_shapes_row_sums_hooks_removed_and_seeded():
     again = pg.inspect(rv.build(cfg), cfg, ids)
     assert (again["attention"] == att).all()
     assert again["stream"].equals(views["stream"])
-    frame = pg.attention_frame(att, pg.axis_labels(["a"] * 12), 2, 3)  # counted from 1
+    frame = pg.attention_frame(att, rv.data.axis_labels(["a"] * 12), 2, 3)  # counted from 1
     assert len(frame) == 144 and frame.groupby("query")["weight"].sum().sub(1).abs().max() < 1e-5
     assert (frame["block"] == 2).all() and (frame["head"] == 3).all()
     assert frame["weight"].tolist() == att[1, 2].ravel().astype(float).tolist()
     for bad in ({"block": 0}, {"block": 4}, {"head": 5}, {"head": True}):
         with pytest.raises(ValueError, match="out of range"):
-            pg.attention_frame(att, pg.axis_labels(["a"] * 12), **({"block": 1, "head": 1} | bad))
+            pg.attention_frame(
+                att, rv.data.axis_labels(["a"] * 12), **({"block": 1, "head": 1} | bad)
+            )
     with pytest.raises(ValueError, match="no tokens"):
         pg.run_encoder(model, [])
 
@@ -224,7 +226,7 @@ def test_rank_collapse_closed_form():
 def test_rank_collapse_attention_only(seed):
     """Dong et al. 2021 at init: pure attention (no FFN, no norm) without shortcuts
     collapses to rank one within a few layers; shortcuts keep the rank at 12 layers."""
-    toks, vocab = pg.tokenize(pg.DEFAULT_TEXT, "word", max_len=32)
+    toks, vocab = rv.data.tokenize(rv.data.DEFAULT_TEXT, "word", max_len=32)
     cfg = dataclasses.replace(PAGE_DEFAULT, vocab_size=len(vocab), max_len=32, seed=seed)
     df = pg.rank_collapse_compare(cfg, toks.ids).set_index(["variant", "block"])
     assert df.loc[("attention only, no shortcuts", 3), "residual"] < 1e-4
@@ -241,8 +243,8 @@ REPEATED = "the cat sat on the mat . " * 20
 
 
 def _setup(text=REPEATED):
-    vocab = pg.build_vocab(text, "word", 64)
-    ids = pg.encode(text, vocab, 10_000).ids
+    vocab = rv.data.build_vocab(text, "word", 64)
+    ids = rv.data.encode(text, vocab, 10_000).ids
     cfg = rv.EncoderConfig(
         n_layers=2, d_model=64, n_heads=4, d_ff=128, vocab_size=len(vocab), max_len=32
     )
@@ -252,13 +254,13 @@ def _setup(text=REPEATED):
 def test_masked_batch_is_seeded_and_masks_something():
     _, ids, _ = _setup()
     stream = torch.tensor(ids)
-    a = pg.masked_batch(stream, 8, 16, torch.Generator().manual_seed(3))
-    b = pg.masked_batch(stream, 8, 16, torch.Generator().manual_seed(3))
+    a = rv.data.masked_batch(stream, 8, 16, torch.Generator().manual_seed(3))
+    b = rv.data.masked_batch(stream, 8, 16, torch.Generator().manual_seed(3))
     assert all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
     x, y = a
     masked = y != -100
     assert masked.any(dim=1).all()
-    assert (x[masked] == pg.MASK).all() and (x[~masked] != pg.MASK).all()
+    assert (x[masked] == rv.data.MASK).all() and (x[~masked] != rv.data.MASK).all()
 
 
 def test_training_drives_masked_loss_down_with_residuals():
@@ -279,7 +281,7 @@ def test_training_drives_masked_loss_down_with_residuals():
     assert math.isclose(start, math.log(len(vocab)), rel_tol=0.25)  # chance level at init
     assert res.iloc[-10:].mean() < 0.3 * start
     model = run.model("residual")
-    toks = pg.encode(REPEATED, vocab, 32)
+    toks = rv.data.encode(REPEATED, vocab, 32)
     pred = pg.predict_masked(model, toks.ids, vocab, pg.mask_positions(len(toks), seed=1))
     assert len(pred) == round(0.15 * 32) and pred["p_token"].between(0, 1).all()
     assert pred["correct"].mean() >= 0.5
@@ -350,7 +352,7 @@ def test_training_variants_flip_the_residual_or_take_a_preset():
 def test_before_after_frames_and_predictions_of_a_trained_run():
     vocab, ids, cfg = _setup()
     run = pg.train_masked(pg.training_variants(cfg), ids, steps=3, seq_len=8)
-    toks = pg.encode(REPEATED, vocab, 10)
+    toks = rv.data.encode(REPEATED, vocab, 10)
     trained = pg.inspect_trained(run, toks.ids)
     assert list(trained) == ["your model", "same, no residuals"]
     init = pg.inspect(rv.build(cfg), cfg, toks.ids)
@@ -392,7 +394,7 @@ def test_before_after_frames_and_predictions_of_a_trained_run():
 def test_batch_frame_is_the_first_batch_training_sees():
     vocab, ids, _ = _setup()
     df = pg.batch_frame(ids, vocab, batch_size=4, seq_len=8, seed=3)
-    x, y = pg.masked_batch(torch.tensor(ids), 4, 8, torch.Generator().manual_seed(3))
+    x, y = rv.data.masked_batch(torch.tensor(ids), 4, 8, torch.Generator().manual_seed(3))
     assert list(df.columns) == ["window", "input", "hidden", "n_masked"]
     assert df["window"].tolist() == [1, 2, 3, 4]
     assert df["n_masked"].tolist() == (y != -100).sum(dim=1).tolist()

@@ -232,7 +232,7 @@ def test_rank_collapse_with_shortcuts_uses_the_toy_encoders_definition(case):
     with_s = frame[frame["shortcuts"]]
     acts = {"blocks.0.resid_pre": states[0][None]}
     acts |= {f"blocks.{i}.resid_post": states[i + 1][None] for i in range(p.n_layers)}
-    toy = rv.rank_collapse(acts, type("Cfg", (), {"n_layers": p.n_layers})())
+    toy = rv.encoder.rank_collapse(acts, type("Cfg", (), {"n_layers": p.n_layers})())
     np.testing.assert_allclose(with_s["residual"], toy["residual"], rtol=1e-6)
     np.testing.assert_allclose(with_s["cosine"], toy["cosine"], rtol=1e-6, atol=1e-9)
     assert frame[~frame["shortcuts"]]["block"].tolist() == list(range(p.n_layers + 1))

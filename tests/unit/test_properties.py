@@ -104,10 +104,10 @@ def test_any_stack_config_builds_and_runs_or_is_rejected_with_a_message(kw):
     if est.params > 2_000_000:  # valid but too big to build in a unit test
         return
     model = rv.build(cfg)
-    assert rv.parameter_count(model) == est.params
+    assert rv.train.parameter_count(model) == est.params
     y = model(torch.randn(3, cfg.in_dim))
     assert y.shape == (3, cfg.out_dim or cfg.out_width)
-    df = rv.gradient_norms(cfg, batch_size=3)
+    df = rv.train.gradient_norms(cfg, batch_size=3)
     assert len(df) and (df["grad_norm"] >= 0).all() | df["grad_norm"].isna().any()
 
 
@@ -120,7 +120,7 @@ def test_any_encoder_config_builds_and_runs_or_is_rejected_with_a_message(kw, se
     seq = min(seq, cfg.max_len)
     est = rv.estimate(cfg, batch=2, seq_len=seq)
     model = rv.build(cfg).eval()
-    assert rv.parameter_count(model) == est.params
+    assert rv.train.parameter_count(model) == est.params
     tokens = torch.randint(0, cfg.vocab_size, (2, seq))
     acts = rv.capture(model, tokens)
     pattern = acts["blocks.0.attn_pattern"]

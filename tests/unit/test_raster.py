@@ -1,4 +1,4 @@
-"""Tests for resviz.raster: decode the PNG by hand and look at its pixels."""
+"""Tests for resviz.charts.raster: decode the PNG by hand and look at its pixels."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from resviz import raster
+from resviz.charts import raster as raster
 
 BLUE_END = (0x05, 0x30, 0x61)
 RED_END = (0x67, 0x00, 0x1F)

@@ -1,5 +1,5 @@
 """The sinusoidal page's recipes (resviz.recipes.positional) and the sentences worded
-from them (resviz.findings_positional): each number against a direct computation,
+from them (resviz.words.positional): each number against a direct computation,
 each sentence on both of its outcomes."""
 
 import math
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from resviz import findings_positional as W
 from resviz import positional as P
 from resviz.recipes import positional as R
+from resviz.words import positional as W
 
 NUM = r"(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
 

@@ -80,7 +80,7 @@ def test_rezero_block_is_exactly_the_identity_at_init():
     x = torch.randn(32, 16)
     with torch.no_grad():
         assert torch.equal(model(x), x)
-    df = rv.forward_decomposition(cfg)
+    df = rv.shortcuts.forward_decomposition(cfg)
     assert (df["identity_share"] == 1.0).all() and (df["update_norm"] == 0.0).all()
     # ... yet alpha gets a gradient, so training can move it off zero.
     model(x).pow(2).sum().backward()
@@ -88,27 +88,27 @@ def test_rezero_block_is_exactly_the_identity_at_init():
 
 
 def test_seed_network_shortcuts_only_where_widths_differ():
-    proj = rv.shortcut_table(rv.StackConfig(widths=SEED_WIDTHS, mismatch="project"))
+    proj = rv.shortcuts.shortcut_table(rv.StackConfig(widths=SEED_WIDTHS, mismatch="project"))
     assert proj["shortcut"].tolist() == [
         "identity", "projection", "identity", "projection", "identity",
     ]  # fmt: skip
     # A projection is a bias-free w_in x w_out matrix: 25*43 and 43*54 weights.
     assert proj["shortcut_params"].tolist() == [0, 25 * 43, 0, 43 * 54, 0]
-    skipped = rv.shortcut_table(rv.StackConfig(widths=SEED_WIDTHS, mismatch="skip"))
+    skipped = rv.shortcuts.shortcut_table(rv.StackConfig(widths=SEED_WIDTHS, mismatch="skip"))
     assert skipped["shortcut"].tolist() == ["identity", "none", "identity", "none", "identity"]
     # With equal widths there is nothing to project.
-    same = rv.shortcut_table(rv.StackConfig(depth=6, width=32, mismatch="project"))
+    same = rv.shortcuts.shortcut_table(rv.StackConfig(depth=6, width=32, mismatch="project"))
     assert set(same["shortcut"]) == {"identity"}
 
 
 def test_concat_doubles_the_width_of_each_block_input():
     cfg = rv.StackConfig(depth=4, width=8, residual="concat")
-    table = rv.shortcut_table(cfg)
+    table = rv.shortcuts.shortcut_table(cfg)
     # y = [x, f(x)]: the first block doubles 8 -> 16; each later one adds 8 more.
     assert table["w_in"].tolist() == [8, 16, 24, 32]
     assert table["out_width"].tolist() == [16, 24, 32, 40]
     assert rv.build(cfg)(torch.randn(2, 8)).shape == (2, 40) == (2, cfg.out_width)
-    projected = rv.shortcut_table(rv.StackConfig(depth=4, width=8, residual="concat",
+    projected = rv.shortcuts.shortcut_table(rv.StackConfig(depth=4, width=8, residual="concat",
                                                  concat_project=True))  # fmt: skip
     assert projected["out_width"].tolist() == [8] * 4
     assert projected["shortcut_params"].tolist() == [16 * 8] * 4
@@ -116,7 +116,7 @@ def test_concat_doubles_the_width_of_each_block_input():
 
 @pytest.mark.parametrize("n", [1, 5, 16, 64])
 def test_path_lengths_are_binomial(n):
-    df = rv.path_lengths(rv.StackConfig(depth=n, width=4))
+    df = rv.shortcuts.path_lengths(rv.StackConfig(depth=n, width=4))
     assert df["count"].tolist() == [math.comb(n, k) for k in range(n + 1)]
     assert sum(df["count"]) == 2**n
     assert df["fraction"].sum() == pytest.approx(1.0)
@@ -124,11 +124,11 @@ def test_path_lengths_are_binomial(n):
 
 
 def test_path_lengths_without_shortcuts_and_with_forced_blocks():
-    plain = rv.path_lengths(rv.StackConfig(depth=6, width=4, residual="none"))
+    plain = rv.shortcuts.path_lengths(rv.StackConfig(depth=6, width=4, residual="none"))
     assert plain["count"].tolist() == [0] * 6 + [1]
     # Seed network, skip: blocks 1 and 3 have no shortcut, so every path goes through
     # them: lengths 2..5 with counts C(3, L - 2).
-    seed = rv.path_lengths(rv.StackConfig(widths=SEED_WIDTHS))
+    seed = rv.shortcuts.path_lengths(rv.StackConfig(widths=SEED_WIDTHS))
     assert seed["count"].tolist() == [0, 0, 1, 3, 3, 1]
 
 
@@ -136,7 +136,7 @@ def test_decomposition_matches_the_block_formula():
     cfg = rv.StackConfig(depth=3, width=16, residual="add", activation="tanh")
     model = rv.build(cfg)
     x = torch.randn(64, 16, generator=torch.Generator().manual_seed(0))
-    df = rv.layer_decomposition(model, x)
+    df = rv.shortcuts.layer_decomposition(model, x)
     with torch.no_grad():
         f = torch.tanh(model.blocks[0].fc(x))
         cos = torch.nn.functional.cosine_similarity(x, f, dim=-1).mean()
@@ -144,33 +144,38 @@ def test_decomposition_matches_the_block_formula():
     assert df.loc[0, "cosine"] == pytest.approx(float(cos), abs=1e-6)
     assert df.loc[0, "identity_share"] == pytest.approx(float(share), abs=1e-6)
     assert df.loc[0, "norm"] == pytest.approx(float((x + f).norm(dim=1).mean()), rel=1e-6)
-    plain = rv.layer_decomposition(rv.build(cfg.__class__(depth=3, width=16, residual="none")), x)
+    plain = rv.shortcuts.layer_decomposition(
+        rv.build(cfg.__class__(depth=3, width=16, residual="none")), x
+    )
     assert (plain["identity_share"] == 0).all() and plain["cosine"].isna().all()
 
 
 def test_spirals_are_seeded_and_balanced():
-    x1, y1 = rv.spirals(300, 3, seed=4)
-    x2, y2 = rv.spirals(300, 3, seed=4)
+    x1, y1 = rv.data.spirals(300, 3, seed=4)
+    x2, y2 = rv.data.spirals(300, 3, seed=4)
     assert torch.equal(x1, x2) and torch.equal(y1, y2)
     assert torch.bincount(y1).tolist() == [100, 100, 100]
     with pytest.raises(ValueError, match="classes"):
-        rv.spirals(300, 1)
+        rv.data.spirals(300, 1)
 
 
 def test_degradation_config_refuses_bad_settings():
     with pytest.raises(ValueError, match="larger than shallow"):
-        rv.DegradationConfig(shallow=8, deep=8)
+        rv.shortcuts.DegradationConfig(shallow=8, deep=8)
     with pytest.raises(ValueError, match="nothing to compare"):
-        rv.DegradationConfig(residual="none")
+        rv.shortcuts.DegradationConfig(residual="none")
     with pytest.raises(ValueError, match="before_act"):
-        rv.DegradationConfig(residual="concat", join="before_act")
+        rv.shortcuts.DegradationConfig(residual="concat", join="before_act")
 
 
 @pytest.fixture(scope="module")
 def trained():
     before = torch.get_num_threads()
     torch.set_num_threads(1)
-    runs = {seed: rv.train_degradation(rv.DegradationConfig(), seed=seed) for seed in (0, 1, 2)}
+    runs = {
+        seed: rv.shortcuts.train_degradation(rv.shortcuts.DegradationConfig(), seed=seed)
+        for seed in (0, 1, 2)
+    }
     torch.set_num_threads(before)
     return runs
 
@@ -210,43 +215,54 @@ def test_lesion_of_the_degradation_stacks(trained, seed):
 
 
 def test_lesion_config_validates_and_names_its_two_stacks():
-    lcfg = rv.LesionConfig(depth=6)
+    lcfg = rv.shortcuts.LesionConfig(depth=6)
     assert list(lcfg.variants(3)) == ["plain, 6 blocks", "residual, 6 blocks"]
     assert all(c.n_blocks == 6 and c.seed == 3 for c in lcfg.variants(3).values())
     with pytest.raises(ValueError, match="depth=1 is out of range"):
-        rv.LesionConfig(depth=1)
+        rv.shortcuts.LesionConfig(depth=1)
     with pytest.raises(ValueError, match="nothing to compare"):
-        rv.LesionConfig(residual="none")
+        rv.shortcuts.LesionConfig(residual="none")
     with pytest.raises(ValueError, match="steps"):
-        rv.LesionConfig(steps=0)
+        rv.shortcuts.LesionConfig(steps=0)
 
 
 def test_degradation_and_lesion_configs_share_one_task_config():
     from dataclasses import fields
 
-    shared = [f.name for f in fields(rv.SpiralStacksConfig)]
-    for cls, own in ((rv.DegradationConfig, ["shallow", "deep"]), (rv.LesionConfig, ["depth"])):
-        assert issubclass(cls, rv.SpiralStacksConfig)
+    shared = [f.name for f in fields(rv.shortcuts.SpiralStacksConfig)]
+    for cls, own in (
+        (rv.shortcuts.DegradationConfig, ["shallow", "deep"]),
+        (rv.shortcuts.LesionConfig, ["depth"]),
+    ):
+        assert issubclass(cls, rv.shortcuts.SpiralStacksConfig)
         assert [f.name for f in fields(cls)] == shared + own
     # The lesion's task is easier by default: one turn per arm instead of two.
-    assert rv.DegradationConfig().turns == 2.0 and rv.LesionConfig().turns == 1.0
-    lcfg, dcfg = rv.LesionConfig(depth=5, width=8), rv.DegradationConfig(shallow=2, deep=5, width=8)
+    assert (
+        rv.shortcuts.DegradationConfig().turns == 2.0 and rv.shortcuts.LesionConfig().turns == 1.0
+    )
+    lcfg, dcfg = (
+        rv.shortcuts.LesionConfig(depth=5, width=8),
+        rv.shortcuts.DegradationConfig(shallow=2, deep=5, width=8),
+    )
     assert lcfg.variants(1) == {n: c for n, c in dcfg.variants(1).items() if c.n_blocks == 5}
     # The same checks, with the same messages, for both.
-    for cls in (rv.DegradationConfig, rv.LesionConfig):
+    for cls in (rv.shortcuts.DegradationConfig, rv.shortcuts.LesionConfig):
         with pytest.raises(ValueError, match="width=1 is out of range: choose 2 to 512"):
             cls(width=1)
         with pytest.raises(ValueError, match="nothing to compare"):
             cls(residual="none")
     with pytest.raises(TypeError, match="DegradationConfig or a LesionConfig"):
-        rv.SpiralStacksConfig()
+        rv.shortcuts.SpiralStacksConfig()
 
 
 @pytest.fixture(scope="module")
 def lesioned():
     before = torch.get_num_threads()
     torch.set_num_threads(1)
-    runs = {seed: rv.train_lesion(rv.LesionConfig(), seed=seed) for seed in (0, 1, 2)}
+    runs = {
+        seed: rv.shortcuts.train_lesion(rv.shortcuts.LesionConfig(), seed=seed)
+        for seed in (0, 1, 2)
+    }
     torch.set_num_threads(before)
     return runs
 
@@ -260,7 +276,7 @@ def test_lesion_study_on_the_defaults(lesioned, seed):
         "plain, 16 blocks": list(range(2, 17)),
         "residual, 16 blocks": list(range(2, 17)),
     }
-    s = rv.lesion_summary(res.lesion).set_index("kind")
+    s = rv.shortcuts.lesion_summary(res.lesion).set_index("kind")
     assert s["learned"].all()  # measured intact accuracy 0.89-0.96, seeds 0-4
     # Residual: mean drop measured 2.4-4.1 accuracy points over seeds 0-4 (0.024-0.032
     # on seeds 0-2); the plain stack of the same depth loses 42-57 points.
@@ -277,10 +293,10 @@ def test_lesion_study_on_the_defaults(lesioned, seed):
     # mean drop, while its worst single deletion cost 9-23 points (seeds 0-4). It is
     # judged on every deletion: a few early blocks matter, and the caption says which.
     worst = s.loc["residual", "worst_drop"]
-    assert worst > rv.skip.LESION_SMALL_DROP
-    large = les[s.loc["residual", "intact"] - les["accuracy"] > rv.skip.LESION_SMALL_DROP]
+    assert worst > rv.shortcuts.LESION_SMALL_DROP
+    large = les[s.loc["residual", "intact"] - les["accuracy"] > rv.shortcuts.LESION_SMALL_DROP]
     assert s.loc["residual", "large_blocks"] == ", ".join(str(b) for b in large["block"])
-    caption = rv.lesion_caption(rv.lesion_summary(res.lesion))
+    caption = rv.shortcuts.lesion_caption(rv.shortcuts.lesion_summary(res.lesion))
     assert "barely changes" not in caption
     assert "For the residual stack (16 blocks" in caption and "it depends on the block" in caption
     assert f"{15 - len(large)} of its 15 deletions cost at most 5 points" in caption
@@ -304,15 +320,17 @@ def _summary(kind, intact, drops, depth=16):
             "depth": depth,
         }
     )
-    return rv.lesion_summary(les)
+    return rv.shortcuts.lesion_summary(les)
 
 
 def test_lesion_caption_on_every_outcome():
     def caption(*rows):
-        return rv.lesion_caption(pd.concat([_summary(*r) for r in rows], ignore_index=True))
+        return rv.shortcuts.lesion_caption(
+            pd.concat([_summary(*r) for r in rows], ignore_index=True)
+        )
 
-    assert rv.skip.learned_accuracy(3) == pytest.approx(2 / 3)
-    assert rv.skip.learned_accuracy(2) == pytest.approx(3 / 4)
+    assert rv.shortcuts.learned_accuracy(3) == pytest.approx(2 / 3)
+    assert rv.shortcuts.learned_accuracy(2) == pytest.approx(3 / 4)
     # Every deletion small, plain broken by every deletion: the paper's outcome.
     c = caption(("residual", 0.95, [0.01, 0.03, 0.04]), ("plain", 0.94, [0.5, 0.9, 0.3]))
     assert "The residual stack (16 blocks, accuracy 0.95 intact) barely changes" in c
@@ -346,25 +364,25 @@ def test_lesion_caption_on_every_outcome():
 
 
 def test_accuracy_is_never_printed_as_perfect_when_it_is_not():
-    assert rv.skip.format_accuracy(1535 / 1536) == "0.999"
-    assert rv.skip.format_accuracy(0.9996) == "0.9996"  # format_number writes 1
-    assert rv.skip.format_accuracy(1.0) == "1"
-    assert rv.skip.format_accuracy(0.95) == "0.95"
-    assert rv.skip.format_accuracy(1 / 1536) == "6.51e-4"
+    assert rv.shortcuts.format_accuracy(1535 / 1536) == "0.999"
+    assert rv.shortcuts.format_accuracy(0.9996) == "0.9996"  # format_number writes 1
+    assert rv.shortcuts.format_accuracy(1.0) == "1"
+    assert rv.shortcuts.format_accuracy(0.95) == "0.95"
+    assert rv.shortcuts.format_accuracy(1 / 1536) == "6.51e-4"
 
 
 def test_training_reports_progress_stops_and_marks_divergence():
     seen = []
-    dcfg = rv.DegradationConfig(shallow=1, deep=2, width=8, steps=60, eval_every=20)
-    res = rv.train_degradation(
+    dcfg = rv.shortcuts.DegradationConfig(shallow=1, deep=2, width=8, steps=60, eval_every=20)
+    res = rv.shortcuts.train_degradation(
         dcfg, callback=lambda f, s, t: seen.append((s, t)), should_stop=lambda: len(seen) >= 2
     )
     assert seen == [(20, 60), (40, 60)] and res.attrs["stopped"]
     assert res.curves["step"].max() == 40
     # x + 100 relu(Wx + b) grows about 100x per block: float32 overflows before block 30.
-    wild = rv.DegradationConfig(shallow=1, deep=30, width=8, steps=20, residual="scaled",
+    wild = rv.shortcuts.DegradationConfig(shallow=1, deep=30, width=8, steps=20, residual="scaled",
                                 alpha=100.0, activation="relu")  # fmt: skip
-    out = rv.train_degradation(wild)
+    out = rv.shortcuts.train_degradation(wild)
     flagged = out.curves[out.curves["diverged"]].set_index("variant")
     assert list(flagged.index) == ["residual, 30 blocks"]
     assert flagged.loc["residual, 30 blocks", "step"] == 0
@@ -376,55 +394,57 @@ def test_training_reports_progress_stops_and_marks_divergence():
 # ------------------------------------------------- the page's ready-to-chart frames
 def test_compare_signal_is_forward_decomposition_per_variant():
     cfg = rv.StackConfig(depth=4, width=8, residual="scaled", alpha=0.5, seed=2)
-    signal = rv.skip.compare_signal(cfg, seed=5, batch_size=16)
+    signal = rv.shortcuts.compare_signal(cfg, seed=5, batch_size=16)
     assert list(signal["variant"].unique()) == ["plain", "shortcut: scaled"]
     assert "layer" not in signal and signal["block"].tolist() == [1, 2, 3, 4] * 2
-    for name, c in rv.skip.signal_variants(cfg).items():
-        want = rv.forward_decomposition(c, seed=5, batch_size=16)
+    for name, c in rv.shortcuts.signal_variants(cfg).items():
+        want = rv.shortcuts.forward_decomposition(c, seed=5, batch_size=16)
         got = signal[signal["variant"] == name].drop(columns=["variant"])
         assert got.reset_index(drop=True).equals(want)
-    terms = rv.skip.shortcut_terms(signal)
-    assert list(terms.columns) == list(rv.skip.SHORTCUT_TERMS) and len(terms) == 4
-    assert len(rv.skip.share_long(terms)) == 8
+    terms = rv.shortcuts.shortcut_terms(signal)
+    assert list(terms.columns) == list(rv.shortcuts.SHORTCUT_TERMS) and len(terms) == 4
+    assert len(rv.shortcuts.share_long(terms)) == 8
     # Without a shortcut there is one variant, and no plain twin.
-    plain = rv.skip.compare_signal(rv.StackConfig(depth=3, width=8, residual="none"))
+    plain = rv.shortcuts.compare_signal(rv.StackConfig(depth=3, width=8, residual="none"))
     assert plain["variant"].unique().tolist() == ["shortcut: none"]
 
 
 def test_path_table_keeps_counts_exact():
-    paths = rv.path_lengths(rv.StackConfig(depth=64, width=8))
-    table = rv.skip.path_table(paths)
+    paths = rv.shortcuts.path_lengths(rv.StackConfig(depth=64, width=8))
+    table = rv.shortcuts.path_table(paths)
     assert table.loc[table["length"] == 32, "count"].item() == str(math.comb(64, 32))
-    bars = rv.skip.path_bars(paths)
+    bars = rv.shortcuts.path_bars(paths)
     assert (bars["count"] > 0).all() and bars["paths"].sum() == pytest.approx(1.0)
-    one = rv.skip.path_bars(rv.path_lengths(rv.StackConfig(depth=3, width=8, residual="none")))
+    one = rv.shortcuts.path_bars(
+        rv.shortcuts.path_lengths(rv.StackConfig(depth=3, width=8, residual="none"))
+    )
     assert len(one) == 1 and one["paths"].item() == 1.0
 
 
 def test_task_frame_is_the_training_spirals():
-    lcfg = rv.LesionConfig(depth=4, steps=20)
-    frame = rv.skip.task_frame(lcfg, seed=3)
-    x, y = rv.spirals(lcfg.n_points, lcfg.classes, lcfg.turns, lcfg.noise, seed=3)
+    lcfg = rv.shortcuts.LesionConfig(depth=4, steps=20)
+    frame = rv.shortcuts.task_frame(lcfg, seed=3)
+    x, y = rv.data.spirals(lcfg.n_points, lcfg.classes, lcfg.turns, lcfg.noise, seed=3)
     assert frame[["x1", "x2"]].to_numpy().tolist() == x.numpy().tolist()
     assert frame["class"].tolist() == y.tolist()
 
 
 def test_trained_frames_for_the_charts():
-    dcfg = rv.DegradationConfig(shallow=1, deep=2, width=8, steps=20)
-    result = rv.train_degradation(dcfg, seed=1)
-    loss = rv.skip.curves_long(result.curves, "loss")
+    dcfg = rv.shortcuts.DegradationConfig(shallow=1, deep=2, width=8, steps=20)
+    result = rv.shortcuts.train_degradation(dcfg, seed=1)
+    loss = rv.shortcuts.curves_long(result.curves, "loss")
     assert (
         set(loss["measure"]) == {"loss"}
         and loss["value"].tolist() == result.curves["loss"].tolist()
     )
     with pytest.raises(ValueError, match="measure"):
-        rv.skip.curves_long(result.curves, "accuracy")
-    final = rv.skip.final_table(result)
-    assert list(final.columns) == list(rv.skip.FINAL_COLUMNS) and len(final) == 4
-    cos = rv.skip.cosine_stages(result)
+        rv.shortcuts.curves_long(result.curves, "accuracy")
+    final = rv.shortcuts.final_table(result)
+    assert list(final.columns) == list(rv.shortcuts.FINAL_COLUMNS) and len(final) == 4
+    cos = rv.shortcuts.cosine_stages(result)
     assert set(cos["kind"]) == {"residual"} and "layer" not in cos
     assert set(cos["series"]) == {f"{v}, {s}" for v, s in zip(cos["variant"], cos["stage"])}
     # One numbering: block, from 1; lesion_blocks is a no-op alias for old notebooks.
-    assert list(result.lesion.columns) == [*rv.skip.LESION_COLUMNS, "variant", "kind", "depth"]
+    assert list(result.lesion.columns) == [*rv.shortcuts.LESION_COLUMNS, "variant", "kind", "depth"]
     assert result.lesion["block"].min() == 2 and "deleted" not in result.lesion
-    assert rv.skip.lesion_blocks(result.lesion).equals(result.lesion)
+    assert rv.shortcuts.lesion_blocks(result.lesion).equals(result.lesion)

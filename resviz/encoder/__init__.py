@@ -1,0 +1,58 @@
+"""A transformer encoder seen from inside: attention maps, the residual stream, rank collapse (Dong et al. 2021), masked-token training and the model card."""
+
+from resviz.encoder.card import forward_latency, model_card
+from resviz.encoder.masked import (
+    FLIPPED,
+    TRAIN_MAX_TOKENS,
+    MaskedRun,
+    batch_frame,
+    inspect_trained,
+    mask_positions,
+    masked_predictions,
+    predict_masked,
+    train_masked,
+    training_variants,
+)
+from resviz.encoder.views import (
+    additive_stream,
+    attention_frame,
+    attention_maps,
+    collapse_before_after,
+    collapse_variants,
+    final_is_last_output,
+    final_share,
+    inspect,
+    rank_collapse,
+    rank_collapse_compare,
+    ratio_before_after,
+    residual_stream,
+    run_encoder,
+)
+
+__all__ = [
+    "FLIPPED",
+    "MaskedRun",
+    "TRAIN_MAX_TOKENS",
+    "additive_stream",
+    "attention_frame",
+    "attention_maps",
+    "batch_frame",
+    "collapse_before_after",
+    "collapse_variants",
+    "final_is_last_output",
+    "final_share",
+    "forward_latency",
+    "inspect",
+    "inspect_trained",
+    "mask_positions",
+    "masked_predictions",
+    "model_card",
+    "predict_masked",
+    "rank_collapse",
+    "rank_collapse_compare",
+    "ratio_before_after",
+    "residual_stream",
+    "run_encoder",
+    "train_masked",
+    "training_variants",
+]
