@@ -15,10 +15,10 @@ from resviz import pretrained as P
 from resviz.pretrained.cards import Card
 from resviz.recipes import pretrained as R
 from resviz.recipes.core import Result
-from ui import jobs
+from ui import charts, jobs, views
 from ui.markdown import md_escape
 from ui.params import PageParams
-from ui.section import Section, call_code
+from ui.section import Section, call_code, chart_code
 from ui.shell import page_setup
 from ui.specs import pretrained as S
 
@@ -199,21 +199,31 @@ def deletion_section() -> None:
         r = job.result
         if r is None or r.deletion.empty:
             return
-        y = r.measure
-        sec.chart(
-            "bars", r, "deletion", "layer_deletion", caption=deletion_words(r.deletion, y),
-            x="block", y=y, y_title=y.replace("_", " "),
-        )  # fmt: skip
+        views.chart(
+            charts.bars(r.deletion, **deletion_bars(r)),
+            r.deletion,
+            "layer_deletion",
+            caption=deletion_words(r.deletion, r.measure),
+        )
         card(r.card)
 
     job = jobs.panel(
         "pretrained_deletion", key, work, n, render, start_label="Delete", unit="block"
     )
-    if job is not None and job.result is not None:
+    # The notebook: the finished run's call (it also answers a lesson step reading it)
+    # and the chart drawn above, or, before a run, the call to run there.
+    if job is not None and job.result is not None and not job.result.deletion.empty:
         sec.shown(R.layer_deletion, job.result, **settings)
+        sec.code(chart_code("bars", "r.deletion", deletion_bars(job.result)))
+        sec.notebook.frame("layer_deletion", "r.deletion")
     else:
         sec.code(call_code(R.layer_deletion, settings))
     sec.download("pretrained_deletion")
+
+
+def deletion_bars(r: Result) -> dict:
+    """The deletion chart's arguments: the column the result measures."""
+    return dict(x="block", y=r.measure, y_title=r.measure.replace("_", " "))
 
 
 def deletion_words(frame: pd.DataFrame, y: str) -> str:
