@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 
-import pandas as pd
 import streamlit as st
 
 import resviz as rv
@@ -203,7 +202,7 @@ def deletion_section() -> None:
             charts.bars(r.deletion, **deletion_bars(r)),
             r.deletion,
             "layer_deletion",
-            caption=deletion_words(r.deletion, r.measure),
+            caption=R.deletion_words(r.deletion, r.measure),
         )
         card(r.card)
 
@@ -224,24 +223,6 @@ def deletion_section() -> None:
 def deletion_bars(r: Result) -> dict:
     """The deletion chart's arguments: the column the result measures."""
     return dict(x="block", y=r.measure, y_title=r.measure.replace("_", " "))
-
-
-def deletion_words(frame: pd.DataFrame, y: str) -> str:
-    what = "top-1 agreement with the full model" if y == "top1_agreement" else "output cosine"
-    lo = frame.loc[frame[y].idxmin()]
-    hi = frame.loc[frame[y].idxmax()]
-    out = (
-        f"Lowest {what}: {fmt(lo[y])} without block {int(lo['block'])}; highest: {fmt(hi[y])} "
-        f"without block {int(hi['block'])}."
-    )
-    if frame["loss_change"].notna().all():
-        w = frame.loc[frame["loss_change"].abs().idxmax()]
-        sign = "+" if w["loss_change"] >= 0 else ""
-        out += (
-            f" The loss on this text changes most without block {int(w['block'])}: "
-            f"{sign}{fmt(w['loss_change'])} nats."
-        )
-    return out
 
 
 def lens_section() -> None:
@@ -290,28 +271,12 @@ def collapse_section() -> None:
     sec = Section(TITLE, S.COLLAPSE)
     r = sec.run(R.rank_collapse, **settings)
     sec.chart(
-        "line", r, "collapse", "rank_collapse", caption=collapse_words(r),
+        "line", r, "collapse", "rank_collapse", caption=R.collapse_words(r),
         x="block", y="residual", color="variant", log_y=True,
         y_title="distance from rank one (log)",
     )  # fmt: skip
     card(r.card)
     sec.download("pretrained_rank_collapse")
-
-
-def collapse_words(r: Result) -> str:
-    rc = r.collapse
-    last = rc[rc["block"] == rc["block"].max()].set_index("variant")
-    w, wo = last.loc["with shortcuts"], last.loc["no shortcuts"]
-    if r.n_tokens == 1:
-        return (
-            "One token is its own mean: its distance from rank one is 0 with and without "
-            "shortcuts. Give a longer text to compare them."
-        )
-    zero = " (exactly 0: every token's state is the same vector)" if wo["residual"] == 0 else ""
-    return (
-        f"After the last block: {fmt(w['residual'])} with shortcuts (mean cosine between tokens "
-        f"{fmt(w['cosine'])}), {fmt(wo['residual'])} without{zero} (cosine {fmt(wo['cosine'])})."
-    )
 
 
 def sinks_section() -> None:

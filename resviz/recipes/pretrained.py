@@ -214,6 +214,26 @@ def layer_deletion(
     )
 
 
+def deletion_words(frame: pd.DataFrame, y: str) -> str:
+    """What the Layer deletion chart shows: the lowest and highest ``y`` and the
+    block whose deletion changes the loss most (by its size, either sign)."""
+    what = "top-1 agreement with the full model" if y == "top1_agreement" else "output cosine"
+    lo = frame.loc[frame[y].idxmin()]
+    hi = frame.loc[frame[y].idxmax()]
+    out = (
+        f"Lowest {what}: {format_number(lo[y], 3)} without block {int(lo['block'])}; "
+        f"highest: {format_number(hi[y], 3)} without block {int(hi['block'])}."
+    )
+    if frame["loss_change"].notna().all():
+        w = frame.loc[frame["loss_change"].abs().idxmax()]
+        sign = "+" if w["loss_change"] >= 0 else ""
+        out += (
+            f" The loss on this text changes most without block {int(w['block'])}: "
+            f"{sign}{format_number(w['loss_change'], 3)} nats."
+        )
+    return out
+
+
 LENS_COLUMNS = ["block", "top_token", "top_prob", "answer_rank", "answer_prob", "agreement"]
 
 
@@ -260,6 +280,24 @@ def rank_collapse(
             "without": float(last["no shortcuts"]),
             "card": _card("rank_collapse", rc, tr),
         },
+    )
+
+
+def collapse_words(r: Result) -> str:
+    """What the Rank collapse chart shows after the last block."""
+    rc = r.collapse
+    last = rc[rc["block"] == rc["block"].max()].set_index("variant")
+    w, wo = last.loc["with shortcuts"], last.loc["no shortcuts"]
+    if r.n_tokens == 1:
+        return (
+            "One token is its own mean: its distance from rank one is 0 with and without "
+            "shortcuts. Give a longer text to compare them."
+        )
+    zero = " (exactly 0: every token's state is the same vector)" if wo["residual"] == 0 else ""
+    return (
+        f"After the last block: {format_number(w['residual'], 3)} with shortcuts (mean cosine "
+        f"between tokens {format_number(w['cosine'], 3)}), {format_number(wo['residual'], 3)} "
+        f"without{zero} (cosine {format_number(wo['cosine'], 3)})."
     )
 
 
