@@ -232,7 +232,8 @@ def lens_section() -> None:
     if not r.decoder:
         st.info(
             f"The logit lens decodes next-token predictions, so it needs a decoder; "
-            f"{r.architecture} is an encoder. Pick the Sonnets GPT-2 or a decoder folder."
+            f"{r.architecture} is an encoder. Pick the Sonnets GPT-2"
+            + (" or a decoder's folder." if folders_allowed else ".")
         )
         return
     sec.chart(

