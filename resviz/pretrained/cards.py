@@ -222,6 +222,12 @@ def rank_collapse(frame: pd.DataFrame, model: Pretrained) -> Card:
     )
     if not (math.isfinite(with_s) and math.isfinite(without)):
         return _card("rank_collapse", model, live, "a stream without shortcuts overflowed", None)
+    if with_s == 0:
+        # One token (or tokens all alike) is its own mean: rank one with or without
+        # shortcuts, so there is nothing to compare.
+        return _card(
+            "rank_collapse", model, live, "the tokens are already rank one with shortcuts", None
+        )
     agrees = without < with_s
     verdict = (
         f"without shortcuts it is {format_number(without / with_s, 3)}x the value with "

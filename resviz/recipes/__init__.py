@@ -4,7 +4,7 @@
 gradient-flow page's Per layer section shows at those settings.
 """
 
-from resviz.recipes import encoder, gradients, norms, positional, shortcuts
+from resviz.recipes import encoder, gradients, norms, positional, pretrained, shortcuts
 from resviz.recipes.core import MEASURES, RECIPES, Answer, Measure, Result, measure, recipe
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "measure",
     "norms",
     "positional",
+    "pretrained",
     "recipe",
     "shortcuts",
 ]

