@@ -106,7 +106,7 @@ def draw_settings() -> dict[str, object]:
     )  # fmt: skip
 
 
-def shared_settings(full: bool) -> tuple[dict[str, object], E.Setup] | None:
+def shared_settings(full: bool) -> tuple[dict[str, object], rv.encoder.Setup] | None:
     """Draw the shared settings (in full, or folded away) and check them: the settings
     and what they make, or None, with the reason shown, where nothing can run."""
     if full:
@@ -144,7 +144,7 @@ def shared_settings(full: bool) -> tuple[dict[str, object], E.Setup] | None:
     return settings, s
 
 
-def summary(s: E.Setup) -> str:
+def summary(s: rv.encoder.Setup) -> str:
     """One line saying what the folded settings hold (our words and numbers only)."""
     c = s.cfg
     ffn = f"FFN {c.d_ff} ({c.activation})" if c.use_ffn else "no FFN"
@@ -175,7 +175,7 @@ def clamped(layer: int, head: int, block: int, shown: int, n_layers: int, n_head
 
 
 # -------------------------------------------------------------------- Model
-def model_section(settings: dict[str, object], s: E.Setup) -> None:
+def model_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
     """The tokens, the model card and the code: no forward pass beyond the timing."""
     sec = Section(TITLE, S.MODEL, ctx.device)
     r = sec.run(E.model, **settings)
@@ -244,7 +244,7 @@ def model_section(settings: dict[str, object], s: E.Setup) -> None:
 
 
 # ---------------------------------------------------------------- Attention
-def attention_section(settings: dict[str, object], s: E.Setup) -> None:
+def attention_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
     st.subheader("Attention maps")
     layer, head = head_settings()
     sec = Section(TITLE, S.ATTENTION, ctx.device)
@@ -271,7 +271,7 @@ def attention_section(settings: dict[str, object], s: E.Setup) -> None:
 
 
 # ---------------------------------------------------------- Residual stream
-def stream_section(settings: dict[str, object], s: E.Setup) -> None:
+def stream_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
     st.subheader("The residual stream")
     cfg = s.cfg
     sec = Section(TITLE, S.STREAM, ctx.device)
@@ -324,7 +324,9 @@ def stream_section(settings: dict[str, object], s: E.Setup) -> None:
         log_y=True,
         y_title="||f(x)|| / ||x|| (log)",
     )
-    sec.chart("share_bars", r, "share", "final_share", caption=E.share_words(r.share))
+    sec.chart(
+        "share_bars", r, "share", "final_share", caption=rv.words.encoder.share_words(r.share)
+    )
     sec.download("playground_stream")
 
 
@@ -332,7 +334,7 @@ def stream_section(settings: dict[str, object], s: E.Setup) -> None:
 COLLAPSE_AXES = dict(x="block", color="variant", x_int=True, x_title="block (0 = the input)")
 
 
-def collapse_section(settings: dict[str, object], s: E.Setup) -> None:
+def collapse_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
     st.subheader("Rank collapse")
     if s.T < 2:
         st.info("Rank collapse needs at least 2 tokens.")
@@ -388,7 +390,7 @@ def collapse_section(settings: dict[str, object], s: E.Setup) -> None:
 
 
 # ----------------------------------------------------------------- Training
-def training_section(settings: dict[str, object], s: E.Setup) -> None:
+def training_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
     st.subheader("Train it live")
     cfg, T = s.cfg, s.T
     c1, c2, c3 = st.columns(3)
@@ -410,7 +412,7 @@ def training_section(settings: dict[str, object], s: E.Setup) -> None:
         st.info("Training needs at least 2 tokens of text.")
         return
     sec = Section(TITLE, S.TRAINING, ctx.device)
-    batch = E.training_batch(s, ctx.seed)
+    batch = rv.encoder.training_batch(s, ctx.seed)
     hidden = int(batch["n_masked"].sum())
     views.table(
         batch,
@@ -565,7 +567,7 @@ def trained_views(sec: Section, r: rv.recipes.Result) -> None:
             r,
             f"share_{k}",
             f"final_share_trained_{k}",
-            caption=f"{name}, trained. " + E.share_words(r[f"share_{k}"]),
+            caption=f"{name}, trained. " + rv.words.encoder.share_words(r[f"share_{k}"]),
         )
 
 

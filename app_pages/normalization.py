@@ -394,7 +394,7 @@ def warmup_section() -> None:
         w_steps = p.slider("steps", "w_steps")
     with c4:
         w_warm = p.slider("warm-up steps", "w_warm")
-    variants = R.warmup_models(w_layers)
+    variants = N.warmup_models(w_layers)
     # Both variants train side by side, twice (with and without warm-up): one refusal,
     # shown by the panel below.
     blocked = budget().check(
@@ -463,7 +463,7 @@ def stability_section() -> None:
     )
     sec = Section(TITLE, S.STABILITY, dev)
     views.table(
-        N.variant_table(R.stability_models(s_norm, s_pos, s_norms, s_place)),
+        N.variant_table(N.stability_models(s_norm, s_pos, s_norms, s_place)),
         "stability_variants",
     )
 

@@ -24,7 +24,7 @@ LARGE = {"max_entries": 4, "ttl": 3600}
 
 # -------------------------------------------------------------- encoder playground
 @st.cache_data(**POLICY)
-def playground_setup(**settings: object) -> rv.recipes.encoder.Setup:
-    """The playground's tokens and model (``rv.recipes.encoder.setup``): every section
+def playground_setup(**settings: object) -> rv.encoder.Setup:
+    """The playground's tokens and model (``rv.encoder.setup``): every section
     checks them before it runs its recipe."""
-    return rv.recipes.encoder.setup(**settings)  # type: ignore[arg-type]
+    return rv.encoder.setup(**settings)  # type: ignore[arg-type]

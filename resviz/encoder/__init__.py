@@ -13,6 +13,7 @@ from resviz.encoder.masked import (
     train_masked,
     training_variants,
 )
+from resviz.encoder.settings import BATCH, Setup, head_of, ready, setup, training_batch, views_of
 from resviz.encoder.views import (
     additive_stream,
     attention_frame,
@@ -30,6 +31,13 @@ from resviz.encoder.views import (
 )
 
 __all__ = [
+    "BATCH",
+    "Setup",
+    "head_of",
+    "ready",
+    "setup",
+    "training_batch",
+    "views_of",
     "FLIPPED",
     "MaskedRun",
     "TRAIN_MAX_TOKENS",

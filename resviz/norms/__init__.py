@@ -23,9 +23,11 @@ from resviz.norms.prepost import (
 from resviz.norms.training import (
     NORM_LABELS,
     run_summary,
+    stability_models,
     stability_variants,
     train_warmup,
     variant_table,
+    warmup_models,
     warmup_variants,
 )
 from resviz.norms.views import (
@@ -46,6 +48,8 @@ from resviz.norms.views import (
 )
 
 __all__ = [
+    "stability_models",
+    "warmup_models",
     "AXES",
     "INVARIANCE_NORMS",
     "NORM_LABELS",

@@ -201,7 +201,25 @@ def run_summary(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def warmup_models(w_layers: int | str) -> dict[str, EncoderConfig]:
+    """The Warm-up section's two encoders (d = 64, 4 heads, vocabulary 64)."""
+    return warmup_variants(int(w_layers), 64)
+
+
+def stability_models(
+    s_norm: str, s_pos: str, s_norms: bool, s_place: bool
+) -> dict[str, StackConfig]:
+    """The Stability section's stacks: the 2x2 of residual x ``s_norm`` at ``s_pos``,
+    plus residual with each other norm type (``s_norms``) and with the other
+    placement (``s_place``)."""
+    extra = tuple(n for n in ("layer", "rms", "batch") if s_norms and n != s_norm)
+    extra += ("other placement",) if s_place else ()
+    return stability_variants(s_norm, s_pos, extra=extra)  # type: ignore[arg-type]
+
+
 __all__ = [
+    "stability_models",
+    "warmup_models",
     "NORM_LABELS",
     "run_summary",
     "stability_variants",

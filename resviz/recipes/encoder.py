@@ -15,106 +15,31 @@ hook points, at init); training is :func:`resviz.encoder.masked.train_masked`.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import pandas as pd
 import torch
 
 from resviz.budget import estimate
 from resviz.codegen import generate_code
-from resviz.config import EncoderConfig
-from resviz.data import DEFAULT_TEXT, Tokens, Vocab, encode, token_table, tokenize
+from resviz.data import DEFAULT_TEXT, token_table
 from resviz.encoder import masked as MT
 from resviz.encoder import views as EI
 from resviz.encoder.card import forward_latency, model_card
+from resviz.encoder.settings import BATCH, head_of, ready, setup, training_batch, views_of
 from resviz.models import build
 from resviz.recipes.core import Answer, Result, measure, recipe
 from resviz.words.numbers import format_number
-from resviz.words.sentences import share_of
-
-# Training windows per step.
-BATCH = 8
-
-
-@dataclass(frozen=True)
-class Setup:
-    """The tokens the views read, the ids training reads, and the model."""
-
-    toks: Tokens
-    vocab: Vocab
-    train_ids: tuple[int, ...]
-    cfg: EncoderConfig
-
-    @property
-    def T(self) -> int:
-        return len(self.toks)
-
-
-def setup(
-    *,
-    text: str = DEFAULT_TEXT,
-    level: str = "word",
-    max_len: int = 32,
-    vocab: int = 256,
-    layers: int = 6,
-    d_model: int = 128,
-    heads: int = 8,
-    d_ff: int = 512,
-    act: str = "gelu",
-    dropout: float = 0.0,
-    norm: str = "layer",
-    place: str = "pre",
-    pos: str = "sinusoidal",
-    residual: bool = True,
-    ffn: bool = True,
-    seed: int = 0,
-) -> Setup:
-    """Tokenize ``text`` (a vocabulary of at most ``vocab`` built from it; the views
-    read its first ``max_len`` tokens, training up to ``TRAIN_MAX_TOKENS``) and
-    configure the encoder. Raises ``ValueError`` where the model cannot be built
-    (``heads`` not dividing ``d_model``); an empty text gives no tokens, which every
-    recipe refuses (:func:`ready`)."""
-    toks, voc = tokenize(text, level, int(max_len), int(vocab))  # type: ignore[arg-type]
-    cfg = EncoderConfig(
-        n_layers=int(layers),
-        d_model=int(d_model),
-        n_heads=int(heads),
-        d_ff=int(d_ff),
-        vocab_size=len(voc),
-        max_len=int(max_len),
-        residual=bool(residual),
-        norm=norm,  # type: ignore[arg-type]
-        norm_position=place,  # type: ignore[arg-type]
-        positional=pos,  # type: ignore[arg-type]
-        use_ffn=bool(ffn),
-        dropout=float(dropout),
-        activation=act,
-        seed=int(seed),
-    )
-    return Setup(toks, voc, encode(text, voc, MT.TRAIN_MAX_TOKENS).ids, cfg)
-
-
-def ready(s: Setup) -> Setup:
-    """``s``, or a ``ValueError`` saying why no view can run on it."""
-    if not s.toks.ids:
-        raise ValueError(
-            "There are no tokens to run: type some text (words for word-level tokens; "
-            "whitespace, null bytes and control characters are dropped)."
-        )
-    return s
-
-
-def _views(s: Setup, device: str | torch.device) -> dict[str, object]:
-    return EI.inspect(build(s.cfg, device), s.cfg, s.toks.ids)
-
-
-def _head(s: Setup, layer: int, head: int) -> tuple[int, int]:
-    """The block and head to look at, counted from 1, clamped to this model."""
-    return min(max(int(layer), 1), s.cfg.n_layers), min(max(int(head), 1), s.cfg.n_heads)
 
 
 # ------------------------------------------------------------------------ Model
+def setup_args(arguments: dict[str, object]) -> dict[str, object]:
+    """The arguments of a recipe's call that :func:`setup` takes (text, tokenizer and
+    model settings, and the seed): every recipe starts from the same tokens and model."""
+    return {k: arguments[k] for k in inspect.signature(setup).parameters}
+
+
 @recipe
 def model(
     *,
@@ -145,26 +70,7 @@ def model(
     ``latency_ms``, ``device`` (where it was timed), ``n_tokens``, ``n_total``,
     ``n_unknown``, ``truncated``, ``train_tokens``, ``vocab_size``, ``params``,
     ``flops``, ``activation_bytes``."""
-    s = ready(
-        setup(
-            text=text,
-            level=level,
-            max_len=max_len,
-            vocab=vocab,
-            layers=layers,
-            d_model=d_model,
-            heads=heads,
-            d_ff=d_ff,
-            act=act,
-            dropout=dropout,
-            norm=norm,
-            place=place,
-            pos=pos,
-            residual=residual,
-            ffn=ffn,
-            seed=seed,
-        )  # fmt: skip
-    )
+    s = ready(setup(**setup_args(locals())))
     net = build(s.cfg, device)
     latency = forward_latency(net, s.toks.ids)
     est = estimate(s.cfg, batch=1, seq_len=s.T)
@@ -217,28 +123,9 @@ def attention(
     Frame ``attention``: ``block, head, query, key, weight``, one row per query and
     key (labels ``position:token``). Values: ``labels`` (the axis order), ``block``
     and ``head`` (shown), ``n_layers``, ``n_heads``, ``n_tokens``."""
-    s = ready(
-        setup(
-            text=text,
-            level=level,
-            max_len=max_len,
-            vocab=vocab,
-            layers=layers,
-            d_model=d_model,
-            heads=heads,
-            d_ff=d_ff,
-            act=act,
-            dropout=dropout,
-            norm=norm,
-            place=place,
-            pos=pos,
-            residual=residual,
-            ffn=ffn,
-            seed=seed,
-        )  # fmt: skip
-    )
-    block, h = _head(s, layer, head)
-    maps = _views(s, device)["attention"]
+    s = ready(setup(**setup_args(locals())))
+    block, h = head_of(s, layer, head)
+    maps = views_of(s, device)["attention"]
     return Result(
         {"attention": EI.attention_frame(maps, s.toks.labels, block, h)},  # type: ignore[arg-type]
         {
@@ -282,27 +169,8 @@ def stream(
     (its ``block, sublayer, input_norm, update_norm, update_ratio``) and ``share``
     (:func:`resviz.encoder.views.final_share`). Values: ``additive`` (x_L is the sum
     of every component), ``last_only`` (x_L is the last sublayer's output itself)."""
-    s = ready(
-        setup(
-            text=text,
-            level=level,
-            max_len=max_len,
-            vocab=vocab,
-            layers=layers,
-            d_model=d_model,
-            heads=heads,
-            d_ff=d_ff,
-            act=act,
-            dropout=dropout,
-            norm=norm,
-            place=place,
-            pos=pos,
-            residual=residual,
-            ffn=ffn,
-            seed=seed,
-        )  # fmt: skip
-    )
-    views = _views(s, device)
+    s = ready(setup(**setup_args(locals())))
+    views = views_of(s, device)
     frame: pd.DataFrame = views["stream"]  # type: ignore[assignment]
     return Result(
         {
@@ -327,37 +195,6 @@ def every_update_below_one(r: Result) -> Answer:
         "all below 1" if ratio < 1 else "not all",
         f"The largest ratio ||f(x)|| / ||x|| is {format_number(ratio)}, at L{top['block']} "
         f"{top['sublayer']}; the smallest is {format_number(float(r.ratio['update_ratio'].min()))}.",
-    )
-
-
-def share_words(share: pd.DataFrame) -> str:
-    """What :func:`resviz.encoder.views.final_share`'s bars are, read from its
-    ``part`` column (how this model makes x_L), with the measured numbers."""
-    head = (
-        "Each component's projection on the final stream x_L (the last block's output, "
-        "before any final norm), as a fraction of ||x_L||^2. "
-    )
-    values = share["share"].astype(float)
-    total = format_number(float(values.sum()))
-    if share["part"].all():
-        return (
-            head + "x_L is the sum of these components (residuals, and no norm on the stream "
-            f"itself), so the bars sum to 1 (here {total}). "
-            + share_of(values, share["component"], "share")
-        )
-    if share["part"].sum() == 1:
-        last = share[share["part"]].iloc[0]
-        others = values[~share["part"]]
-        return (
-            head + f"Without residuals, x_L is the last sublayer's output itself, so its bar "
-            f"({last['component']}) is {format_number(float(last['share']))}; the other bars "
-            "are projections of outputs that do not reach x_L, not parts of it (from "
-            f"{format_number(float(others.min()))} to {format_number(float(others.max()))})."
-        )
-    return (
-        head + "Post-LN normalizes the stream after every sublayer, so x_L is no sum of these "
-        f"components: each bar is only a projection, and the bars need not sum to 1 (here "
-        f"{total}). " + share_of(values, share["component"], "projection")
     )
 
 
@@ -394,26 +231,7 @@ def collapse(
     ``variant, shortcuts, block, residual, cosine``; ``residual`` is
     ``||X - 1 x^T|| / ||X||``, block 0 the input) and ``cosine`` (its ``variant, block,
     cosine``). Values: ``mine`` (your model's variant name), ``n_tokens``."""
-    s = ready(
-        setup(
-            text=text,
-            level=level,
-            max_len=max_len,
-            vocab=vocab,
-            layers=layers,
-            d_model=d_model,
-            heads=heads,
-            d_ff=d_ff,
-            act=act,
-            dropout=dropout,
-            norm=norm,
-            place=place,
-            pos=pos,
-            residual=residual,
-            ffn=ffn,
-            seed=seed,
-        )  # fmt: skip
-    )
+    s = ready(setup(**setup_args(locals())))
     df = EI.rank_collapse_compare(s.cfg, s.toks.ids, device)
     return Result(
         {"collapse": df, "cosine": df[["variant", "block", "cosine"]]},
@@ -437,11 +255,6 @@ def tokens_collapsed(r: Result) -> Answer:
 
 
 # --------------------------------------------------------------------- Training
-def training_batch(s: Setup, seed: int) -> pd.DataFrame:
-    """The first batch :func:`training` draws, as text (before any training)."""
-    return MT.batch_frame(s.train_ids, s.vocab, BATCH, s.T, seed)
-
-
 @recipe
 def training(
     *,
@@ -484,26 +297,7 @@ def training(
     ``rv.encoder.attention_frame(r.attention, r.labels, block, head)``),
     ``n_positions``, ``stopped``, ``vocab_size``, ``n_layers``. ``progress(curves_so_far, step, steps)`` and ``should_stop()``
     run every 10 steps."""
-    s = ready(
-        setup(
-            text=text,
-            level=level,
-            max_len=max_len,
-            vocab=vocab,
-            layers=layers,
-            d_model=d_model,
-            heads=heads,
-            d_ff=d_ff,
-            act=act,
-            dropout=dropout,
-            norm=norm,
-            place=place,
-            pos=pos,
-            residual=residual,
-            ffn=ffn,
-            seed=seed,
-        )  # fmt: skip
-    )
+    s = ready(setup(**setup_args(locals())))
     if len(s.train_ids) < 2:
         raise ValueError("Training needs at least 2 tokens of text.")
     variants = MT.training_variants(s.cfg, against)
@@ -521,7 +315,7 @@ def training(
     )
     positions = MT.mask_positions(s.T, seed=int(seed))
     trained = MT.inspect_trained(run, s.toks.ids, device)
-    init = _views(s, device)
+    init = views_of(s, device)
     at_init = EI.rank_collapse_compare(s.cfg, s.toks.ids, device)
     frames = {
         "batch": training_batch(s, int(seed)),

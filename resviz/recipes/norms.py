@@ -24,7 +24,6 @@ from typing import Any
 import pandas as pd
 import torch
 
-from resviz.config import EncoderConfig, StackConfig
 from resviz.norms import cost as norm_cost
 from resviz.norms import invariance as norm_invariance
 from resviz.norms import prepost as prepost
@@ -275,11 +274,6 @@ def _trained(
     )
 
 
-def warmup_models(w_layers: int | str) -> dict[str, EncoderConfig]:
-    """The Warm-up section's two encoders (d = 64, 4 heads, vocabulary 64)."""
-    return norm_training.warmup_variants(int(w_layers), 64)
-
-
 @recipe
 def warmup(
     *,
@@ -300,7 +294,7 @@ def warmup(
     lr, diverged, divergence, warmup) and ``summary`` (per run: first, final and
     lowest loss, largest gradient, steps run, divergence). ``progress(result, done,
     total)`` gets the runs so far."""
-    variants = warmup_models(w_layers)
+    variants = norm_training.warmup_models(w_layers)
     models = norm_training.variant_table(variants)
     cfg = variants["Post-LN"]
     values = {
@@ -327,17 +321,6 @@ def warmup(
     return _trained(models, runs, values)
 
 
-def stability_models(
-    s_norm: str, s_pos: str, s_norms: bool, s_place: bool
-) -> dict[str, StackConfig]:
-    """The Stability section's stacks: the 2x2 of residual x ``s_norm`` at ``s_pos``,
-    plus residual with each other norm type (``s_norms``) and with the other
-    placement (``s_place``)."""
-    extra = tuple(n for n in ("layer", "rms", "batch") if s_norms and n != s_norm)
-    extra += ("other placement",) if s_place else ()
-    return norm_training.stability_variants(s_norm, s_pos, extra=extra)  # type: ignore[arg-type]
-
-
 @recipe
 def stability(
     *,
@@ -356,7 +339,7 @@ def stability(
     x)`` (width 128, hidden 512) regress fresh Gaussian targets from Gaussian inputs
     (batch 16 x 32) with Adam at ``s_lr``; every variant from the same seed on the
     same batches. Frames as :func:`warmup`'s."""
-    variants = stability_models(str(s_norm), str(s_pos), bool(s_norms), bool(s_place))
+    variants = norm_training.stability_models(str(s_norm), str(s_pos), bool(s_norms), bool(s_place))
     models = norm_training.variant_table(variants)
 
     def report(frame: pd.DataFrame, done: int, total: int) -> None:
@@ -411,8 +394,6 @@ __all__ = [
     "invariances",
     "prepost_ln",
     "stability",
-    "stability_models",
     "textbook",
     "warmup",
-    "warmup_models",
 ]
