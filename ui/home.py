@@ -3,9 +3,9 @@ the pages.
 
 The chart is the Gradient flow page's first chart at that page's default settings
 (seed 0): ``||dL/dx_l||`` at every stream position of a stack without and with the
-shortcut, one backward pass at initialisation, computed by the same library calls the
-page and its notebook make (:func:`resviz.layer_gradients`,
-:func:`resviz.gradflow.stream_gradient_frame`). Its caption is worded from that frame.
+shortcut, one backward pass at initialisation: the ``streams`` frame of that section's
+recipe (:func:`resviz.recipes.gradients.per_layer`), the call the page and its notebook
+make. Its caption is worded from that frame.
 """
 
 from __future__ import annotations
@@ -34,12 +34,10 @@ def input_gradients(depth: int, width: int, act: str, init: str, norm: str) -> p
     stack: the Gradient flow page's Per layer frame at these settings and seed 0."""
     import resviz as rv
 
-    base = rv.StackConfig(depth=depth, width=width, activation=act, init=init, norm=norm, seed=SEED)
-    variants = rv.gradients.plain_and_residual(base)
-    per_layer = {
-        name: rv.gradients.layer_gradients(cfg, seed=SEED) for name, cfg in variants.items()
-    }
-    return rv.gradients.stream_gradient_frame(per_layer)
+    r = rv.recipes.gradients.per_layer(
+        depth=depth, width=width, act=act, init=init, norm=norm, seed=SEED
+    )
+    return r.streams
 
 
 def _change(gain: float) -> str:

@@ -76,7 +76,7 @@ class NotebookExample:
     the frame that page draws (tests/app/test_seed.py), so the hint cannot go stale.
     """
 
-    function: str  # an attribute of the resviz package
+    function: str  # a function of the resviz package, by its dotted path under it
     config: tuple[tuple[str, object], ...]  # StackConfig keyword arguments
     page: str  # the page's file
     chart: str  # the CSV name of the chart's data on that page
@@ -90,7 +90,7 @@ class NotebookExample:
 
 
 NOTEBOOK_EXAMPLE = NotebookExample(
-    function="layer_gradients",
+    function="gradients.layer_gradients",
     config=(("residual", "none"),),
     page="app_pages/gradient_flow.py",
     chart="activation_gradients",

@@ -94,7 +94,9 @@ def test_home_hint_returns_what_its_page_draws(app, frames):
     home = app().run()
     text = " ".join(m.value for m in home.markdown)
     assert f"`{ex.code}`" in text and ex.what in text
-    fn = getattr(rv, ex.function)  # a public function of the package, by name
+    fn = rv
+    for part in ex.function.split("."):  # a public function of the package, by its path
+        fn = getattr(fn, part)
     got = fn(rv.StackConfig(**dict(ex.config)))
     shown = frames(ex.page, 0)[ex.chart]
     shown = shown[shown["variant"] == ex.variant].drop(columns="variant").reset_index(drop=True)
