@@ -325,7 +325,7 @@ def stream_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         y_title="||f(x)|| / ||x|| (log)",
     )
     sec.chart(
-        "share_bars", r, "share", "final_share", caption=rv.words.encoder.share_words(r.share)
+        "share_bars", r, "share", "final_share", caption=rv.words.share_words(r.share)
     )
     sec.download("playground_stream")
 
@@ -567,7 +567,7 @@ def trained_views(sec: Section, r: rv.recipes.Result) -> None:
             r,
             f"share_{k}",
             f"final_share_trained_{k}",
-            caption=f"{name}, trained. " + rv.words.encoder.share_words(r[f"share_{k}"]),
+            caption=f"{name}, trained. " + rv.words.share_words(r[f"share_{k}"]),
         )
 
 

@@ -1,5 +1,7 @@
 """Findings worded from the numbers: the number format, sentence fragments and whole sentences, so a caption states what was measured."""
 
+from resviz.words.encoder import share_words
+from resviz.words.gradients import AGREE_RTOL, scaled_shortcut_words, zero_sv_words
 from resviz.words.norms import (
     abs_max_words,
     batch_change_words,
@@ -63,6 +65,10 @@ from resviz.words.skip import (
 )
 
 __all__ = [
+    "AGREE_RTOL",
+    "scaled_shortcut_words",
+    "share_words",
+    "zero_sv_words",
     "abs_max_words",
     "agreement_words",
     "batch_change_words",

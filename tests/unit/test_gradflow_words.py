@@ -45,7 +45,7 @@ def test_derivation_words_hold_for_the_run(settings, agrees, says):
     assert r.agrees is agrees
     assert says in r.why
     rel = r.measured / r.identity_term - 1 if r.identity_term else math.nan
-    assert (abs(rel) <= rv.words.gradients.AGREE_RTOL) is agrees
+    assert (abs(rel) <= rv.words.AGREE_RTOL) is agrees
     if "stream shrinks" in r.why:
         s = r.ratio["stream_norm"]
         assert s.iloc[-1] < s.iloc[0]

@@ -80,7 +80,7 @@ def test_the_seed_sets_the_weights_and_bad_settings_are_refused():
 )
 def test_share_words_follow_how_x_L_is_made(settings, says, never):
     share = E.stream(**SMALL, **settings).share
-    words = rv.words.encoder.share_words(share)
+    words = rv.words.share_words(share)
     assert says in words and never not in words
     if not share["part"].all():
         last = share["share"].iloc[-1]
