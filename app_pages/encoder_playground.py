@@ -324,9 +324,7 @@ def stream_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         log_y=True,
         y_title="||f(x)|| / ||x|| (log)",
     )
-    sec.chart(
-        "share_bars", r, "share", "final_share", caption=rv.words.share_words(r.share)
-    )
+    sec.chart("share_bars", r, "share", "final_share", caption=rv.words.share_words(r.share))
     sec.download("playground_stream")
 
 

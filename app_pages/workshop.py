@@ -124,7 +124,7 @@ with left:
         st.markdown(f"**Predict first:** {q.question}")
         st.markdown("\n".join(f"- {c}" for c in q.choices))
         with st.expander("Reveal the answer"):
-            measured = lesson_view.measure(q.measure, step.settings, ctx.seed)
+            measured = lesson_view.step_answer(step.page, step, ctx.seed)
             st.markdown(
                 f"Measured with this step's settings: **{measured.answer}**. {measured.sentence}"
             )

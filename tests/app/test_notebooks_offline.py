@@ -229,12 +229,23 @@ def test_notebook_header_names_the_version_and_the_install(app, capture):  # noq
     compile(setup, "setup", "exec")
 
 
+# Sections whose notebook reproduces a finished run and is offered only after one.
+AFTER_RUN = {
+    ("app_pages/normalization.py", "Warm-up"),
+    ("app_pages/normalization.py", "Stability"),
+}
+
+
 @pytest.mark.parametrize(("page", "section"), CASES, ids=IDS)
 def test_notebook_code_lines_fit_in_100_characters(app, capture, page, section):  # noqa: F811
     """Section notebooks as first offered (no run started): every code line fits."""
     _, notebooks = capture
     at = app(page, section=section).run()
     assert not at.exception
+    if (page, section) in AFTER_RUN:
+        # Offered once its run has finished (test_notebooks.py runs it and checks it).
+        assert not notebooks
+        return
     assert notebooks
     for nb in notebooks:
         for cell in nb.to_json()["cells"]:

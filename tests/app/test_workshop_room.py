@@ -14,6 +14,7 @@ import re
 
 import pytest
 
+from resviz.recipes import MEASURES
 from ui.lessons import load_lessons
 from ui.registry import PAGES
 from ui.room import handout
@@ -23,6 +24,12 @@ from ui.room.store import NotPresenter, SQLiteStore
 LESSON = load_lessons()[0]["residuals"]
 PATH = {p.url_path: p.path for p in PAGES}
 QI = next(i for i, s in enumerate(LESSON.steps, 1) if s.predict and s.page == "gradient_flow")
+
+
+def room_view_answer(seed: int):  # noqa: ANN201 - an Answer
+    """The question step's answer at its own settings and ``seed``, computed here."""
+    step = LESSON.steps[QI - 1]
+    return MEASURES[step.predict.measure].at(dict(step.settings), seed)
 
 
 @pytest.fixture
@@ -118,7 +125,8 @@ def test_participants_follow_vote_once_measure_with_their_seed(app, store):
         p.run()
         shown = " ".join(s.value for s in p.success)
         assert f"Measured with your seed {seed}:" in shown
-        assert f"seed {seed})" in shown  # the sentence's numbers are for their seed
+        # The sentence's numbers are the step's measure at the step's settings and their seed.
+        assert room_view_answer(seed).sentence in shown
         measured[seed] = re.search(r"seed \d+: \*\*`(\w+)`\*\*", shown).group(1)
         assert p.get("vega_lite_chart"), "the section shows after the reveal"
     pres.run()
