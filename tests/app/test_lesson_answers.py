@@ -4,7 +4,7 @@ section's recipe gives at the settings on screen.
 For each question step of the shipped lessons and seeds 0-4: open the step's link,
 predict, lock in, and read the measured answer; then play with a setting, then go
 "Back to this step's settings", each time checking the shown answer against
-``MEASURES[name].at(settings on screen, seed)``, computed here directly."""
+the recipe at the settings on screen (through the shared cache) read by the measure."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from resviz.recipes.core import recipe_name, settings_of
 from tests.app.conftest import run_section_in_background
 from ui.lessons import load_lessons
 from ui.registry import PAGES
+from ui.section import run_recipe
 from ui.specs import SHARED
 from ui.specs.pages import PAGE_NAMES, spec_of
 
@@ -111,8 +112,12 @@ def test_participant_sees_the_answer_of_the_settings_on_screen(app, lesson_id, i
     assert not at.exception, [e.value for e in at.exception]
 
     def check() -> None:
-        settings = _on_screen(at, step)
-        assert _shown(at) == m.at(settings, seed).answer, settings
+        settings = {**_on_screen(at, step), "seed": seed}
+        # The recipe at exactly these settings, through the app's shared cache: where
+        # the page ran it with these settings this is its result, and where it did not
+        # (a stale or default setting) this computes the right one and the check fails.
+        result, _ = run_recipe(recipe_name(m.recipe), tuple(sorted(settings.items())), "cpu")
+        assert _shown(at) == m.read(result).answer, settings
 
     check()
     _change(at, step)

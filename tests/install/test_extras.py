@@ -41,7 +41,10 @@ def imported_modules(*paths: Path) -> set[str]:
     return {m for m in found if m not in sys.stdlib_module_names and m not in LOCAL}
 
 
-LIBRARY = imported_modules(ROOT / "resviz")
+# resviz.pretrained imports transformers and the hub client when a model is loaded: the
+# `pretrained` extra brings them; the rest of the library needs only the base wheel.
+PRETRAINED = imported_modules(ROOT / "resviz" / "pretrained")
+LIBRARY = imported_modules(*(p for p in (ROOT / "resviz").iterdir() if p.name != "pretrained"))
 APP = imported_modules(
     ROOT / "streamlit_app.py", ROOT / "app_pages", ROOT / "ui", ROOT / "deploy" / "cloud"
 )
@@ -116,8 +119,13 @@ def test_each_extra_installs_what_its_files_import(wheel: Path, tmp_path: Path) 
     assert env.missing({"streamlit", "segno"}) != [], "the bare wheel brought the app's packages"
     assert env.missing({"vl_convert"}) != [], "the bare wheel brought the notebook's packages"
 
+    assert env.missing({"transformers"}) != [], "the bare wheel brought transformers"
+
     env.pip(*constraints, f"{wheel}[notebook]")
     assert env.missing(NOTEBOOK) == []
+
+    env.pip(*constraints, f"{wheel}[pretrained]")
+    assert env.missing(PRETRAINED) == []
 
     env.pip(*constraints, f"{wheel}[app]")
     assert env.missing(APP) == []

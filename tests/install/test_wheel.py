@@ -18,11 +18,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def readme_example() -> str:
-    """The first Python block of the README's "notebook API" section."""
+    """The first Python block of the README's "In a notebook" section."""
     text = (ROOT / "README.md").read_text()
-    section = text.split("## The notebook API", 1)[1]
+    section = text.split("## In a notebook", 1)[1]
     match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match, "README's notebook API section has no python block"
+    assert match, "README's notebook section has no python block"
     return match.group(1)
 
 
@@ -140,9 +140,14 @@ def canonical(name: str) -> str:
 
 
 def test_constraints_pin_every_installed_package() -> None:
-    """constraints.txt lists exactly what the test environment has, each with ==
+    """constraints.txt (and requirements-demo.txt, the demo model's wheel installed without
+    its dependencies) list exactly what the test environment has, each with ==
     (setuptools included: torch needs it at run time; pip itself is not locked)."""
-    lines = [ln.strip() for ln in (ROOT / "constraints.txt").read_text().splitlines()]
+    lines = [
+        ln.strip()
+        for name in ("constraints.txt", "requirements-demo.txt")
+        for ln in (ROOT / name).read_text().splitlines()
+    ]
     pins = dict(ln.split("==", 1) for ln in lines if ln and not ln.startswith("#"))
     frozen = subprocess.run(
         [sys.executable, "-m", "pip", "freeze", "--all", "--exclude-editable"],
