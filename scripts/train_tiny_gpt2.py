@@ -9,7 +9,7 @@ Gutenberg header). Sonnets I-CXXXVIII train; CXXXIX-CLIV (the last 16) are held 
     .venv/bin/python scripts/train_tiny_gpt2.py          # writes resviz/pretrained/tiny_gpt2/
 
 Everything is seeded (tokenizer training is deterministic; torch from SEED). It prints
-the held-out loss that docs/pretrained.md documents and tests/unit/test_tiny_gpt2.py
+the held-out loss that docs/pretrained.md documents and tests/unit/pretrained/test_tiny_gpt2.py
 checks, computed by ``resviz.pretrained.text_loss`` on the saved folder.
 """
 

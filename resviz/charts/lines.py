@@ -20,7 +20,7 @@ HEIGHT = 300
 # Eight hues, each of a mid luminance so that it keeps a contrast of at least 3:1
 # against both Streamlit's light background (white) and its dark one (#0e1117):
 # Okabe-Ito's yellow and black (and its light orange and sky blue) vanish on one of
-# the two. Blue and green are Okabe-Ito's; tests/unit/test_charts_palette.py checks it.
+# the two. Blue and green are Okabe-Ito's; tests/unit/charts/test_lines.py checks it.
 PALETTE = ["#0072B2", "#C26A00", "#009E73", "#D6456B", "#8F6BD6", "#1B9AAA", "#A6761D", "#8C8C8C"]
 BACKGROUNDS = {"light": "#ffffff", "dark": "#0e1117"}
 

@@ -2,7 +2,7 @@
 
 Each function takes a frame (or the settings) a recipe of ``resviz.recipes.norms``
 returned and says what it shows, for every setting the page allows: which way a
-comparison came out, with the numbers (``tests/unit/test_norms_recipes.py`` words
+comparison came out, with the numbers (``tests/unit/recipes/test_norms.py`` words
 both outcomes). Numbers go through :func:`format_number`, which never prints 0 for
 a value that is not 0.
 """

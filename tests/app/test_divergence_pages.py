@@ -2,7 +2,7 @@
 (``rv.first_divergence``): the step, the reason (a finite loss blow-up is not
 "NaN or Inf") and a dashed rule on the chart.
 
-The training loop's loss is scripted (tests/unit/test_divergence.py): real until
+The training loop's loss is scripted (tests/unit/train/test_divergence.py): real until
 step 3, then multiplied by 1e8, so every variant blows up past the factor at a
 known step, finite, on any machine.
 """
@@ -15,7 +15,7 @@ from resviz.encoder import masked as masked_training
 from resviz.gradients import training as gradient_training
 from resviz.shortcuts import degradation as degradation
 from tests.app.conftest import clean
-from tests.unit.test_divergence import ScriptedF
+from tests.unit.train.test_divergence import ScriptedF
 
 BLOW_UP = 1e8  # x the real loss: 100 x the factor (1e6)
 LABEL = "loss > 1,000,000 x start"

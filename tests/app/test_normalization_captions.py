@@ -213,7 +213,7 @@ def test_stability_means_count_the_steps_each_run_had(app, monkeypatch):
 
 def test_init_help_names_the_weights_it_is_true_of(app):
     # PyTorch's default LM head at d_model = 32 has a larger std than Xavier's; the old
-    # help said every weight had a smaller one (tests/unit/test_norms_recipes.py).
+    # help said every weight had a smaller one (tests/unit/recipes/test_norms.py).
     at = app(PAGE, section="Pre-LN vs Post-LN").run()
     helptext = at.selectbox(key="normalization:init").help
     assert "whose attention and FFN weights have a smaller std" in helptext

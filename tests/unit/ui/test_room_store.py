@@ -28,7 +28,7 @@ from ui.room.store import (
     normalize_code,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")
@@ -247,7 +247,7 @@ def test_a_killed_process_loses_nothing(backend, store):
         [
             sys.executable,
             "-c",
-            WRITER.format(root=str(Path(__file__).resolve().parents[2])),
+            WRITER.format(root=str(Path(__file__).resolve().parents[3])),
             kind,
             where,
             getattr(store, "p", ""),
