@@ -28,16 +28,15 @@ def home_config() -> dict[str, object]:
     return {n: GF.SPEC.param(n).default for n in ("depth", "width", "act", "init", "norm")}
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
 def input_gradients(depth: int, width: int, act: str, init: str, norm: str) -> pd.DataFrame:
     """``variant, block, act_grad, gain, stream_norm`` of the plain and the residual
-    stack: the Gradient flow page's Per layer frame at these settings and seed 0."""
-    import resviz as rv
+    stack: the Gradient flow page's Per layer frame at these settings and seed 0, read
+    through the sections' shared cache, so that page's first view reuses it."""
+    from .section import run_recipe
 
-    r = rv.recipes.gradients.per_layer(
-        depth=depth, width=width, act=act, init=init, norm=norm, seed=SEED
-    )
-    return r.streams
+    settings = dict(depth=depth, width=width, act=act, init=init, norm=norm, seed=SEED)
+    result, _ = run_recipe("gradients.per_layer", tuple(sorted(settings.items())), "cpu")
+    return result.streams
 
 
 def _change(gain: float) -> str:

@@ -112,9 +112,7 @@ class Section:
         else:
             result, note = run_recipe(name, tuple(sorted(settings.items())), self.device)
         views.notice(note)
-        self.notebook.code(call_code(fn, settings, var))
-        lesson_view.answer(fn, result)
-        return result
+        return self.shown(fn, result, var, **settings)
 
     def shown(self, fn: Recipe, result: Result, /, var: str = "r", **settings: Any) -> Result:
         """A result of ``fn`` at ``settings`` computed elsewhere (a background run with
