@@ -152,19 +152,32 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, lambda *_: (stop(), sys.exit(0)))
     try:
-        for port in backends:
+
+        def start(port: int) -> subprocess.Popen:
             log = (run / f"replica-{port}.log").open("w")
             cmd = [
                 sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
                 "--server.port", str(port), "--server.address", "127.0.0.1",
                 "--server.headless", "true", "--browser.gatherUsageStats", "false",
             ]  # fmt: skip
-            procs.append(
-                subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-            )
+            return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+        procs.extend(start(port) for port in backends)
         deadline = time.monotonic() + 120
-        for port, proc in zip(backends, procs, strict=True):
-            wait_healthy(f"http://127.0.0.1:{port}", proc, deadline)
+        for i in range(len(backends)):
+            # A free port can be taken by another program between free_port() and the
+            # replica's bind ("Port N is not available"): start that replica again on
+            # another port, a few times, instead of failing the whole server.
+            for attempt in range(3):
+                try:
+                    wait_healthy(f"http://127.0.0.1:{backends[i]}", procs[i], deadline)
+                    break
+                except RuntimeError:
+                    said = (run / f"replica-{backends[i]}.log").read_text(errors="replace")
+                    if attempt == 2 or "is not available" not in said:
+                        raise
+                    backends[i] = free_port()
+                    procs[i] = start(backends[i])
         conf = write_config(run, args.address, args.port, backends)
         # -e: the error log from the start in the run folder (not /var/log/nginx, which
         # a non-root user cannot open).
