@@ -24,7 +24,7 @@ from resviz.recipes.core import Answer, Recipe, Result, recipe_name, settings_of
 from .lessons import Lesson, Step, load_lessons
 from .markdown import md_escape
 from .room import view as room_view
-from .specs import fmt
+from .specs import SEEDS_AUTO, fmt, seeds_count
 from .specs.pages import spec_of
 
 LESSON, STEP = "lesson", "step"
@@ -96,7 +96,7 @@ def answer(fn: Recipe, result: Result) -> None:
     if m is None or m.recipe is not fn:
         return
     q.answered = True
-    measured = m.read(result)
+    measured = m.over(result)
     expect = q.step.predict.expect
     with q.slot.container():
         said = (
@@ -126,9 +126,12 @@ def step_answer(page: str, step: Step, seed: int) -> Answer:
     settings = {n: spec.param(n).default for n in settings_of(m.recipe) if spec.param(n)}
     settings.update((k, v) for k, v in step.settings if k in settings)
     settings["seed"] = seed
+    if "seeds" in settings_of(m.recipe):
+        asked = dict(step.settings).get("seeds", SEEDS_AUTO)
+        settings["seeds"] = seeds_count(str(asked), int(settings_of(m.recipe)["seeds"]))
     device = str(pick_device(st.session_state.get("shared:device", "auto")))
     result, _ = run_recipe(recipe_name(m.recipe), tuple(sorted(settings.items())), device)
-    return m.read(result)
+    return m.over(result)
 
 
 def banner(page: str) -> bool:

@@ -25,11 +25,24 @@ import streamlit as st
 import torch
 
 import resviz as rv
-from resviz.recipes.core import NOT_SETTINGS, RECIPES, Recipe, Result, recipe_name
+from resviz.recipes.core import NOT_SETTINGS, RECIPES, Recipe, Result, recipe_name, settings_of
 
 from . import charts, lesson_view, views
 from .cache import LARGE, POLICY
 from .notebook import Notebook, literal
+from .specs import SEEDS_AUTO, seeds_count
+
+
+def sidebar_seeds(fn: Recipe) -> int | None:
+    """How many seeds ``fn`` runs at the sidebar's Seeds (None: it takes no seeds)."""
+    default = settings_of(fn).get("seeds")
+    if default is None:
+        return None
+    choice = st.session_state.get("shared:seeds", SEEDS_AUTO)
+    try:
+        return seeds_count(str(choice), int(default))
+    except ValueError:
+        return int(default)
 
 
 def _takes_device(fn: Recipe) -> bool:
@@ -65,6 +78,19 @@ def run_recipe_large(
     result, note = _run(name, settings, device)
     csvs = {k: df.to_csv(index=False).encode("utf-8") for k, df in result.frames.items()}
     return result, note, csvs
+
+
+def with_seeds(fn: Recipe, settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` with the sidebar's seeds added where ``fn`` takes seeds and the
+    page did not set them: every seeds-taking recipe runs as many as the sidebar says."""
+    if "seeds" in settings:
+        return settings
+    n = sidebar_seeds(fn)
+    if n is None:
+        return settings
+    out = dict(settings)
+    out["seeds"] = n
+    return out
 
 
 def call_code(fn: Recipe, settings: dict[str, Any], var: str = "r") -> str:
@@ -104,6 +130,7 @@ class Section:
         unknown = set(settings) & NOT_SETTINGS
         if unknown:
             raise ValueError(f"{sorted(unknown)} are not settings")
+        settings = with_seeds(fn, settings)
         if large:
             result, note, csvs = run_recipe_large(
                 name, tuple(sorted(settings.items())), self.device
@@ -118,6 +145,7 @@ class Section:
         """A result of ``fn`` at ``settings`` computed elsewhere (a background run with
         progress, ``ui/jobs.py``): record the same call in the notebook and answer the
         lesson step from it, as :meth:`run` does."""
+        settings = with_seeds(fn, settings)
         self.notebook.code(call_code(fn, settings, var))
         lesson_view.answer(fn, result)
         return result

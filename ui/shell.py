@@ -48,6 +48,8 @@ gc.freeze()
 class Context:
     device: torch.device
     seed: int
+    # The sidebar's seeds: "auto" (each section's own default) or "1" to "10".
+    seeds: str = "auto"
 
 
 def page_setup(title: str, intro: str) -> Context:
@@ -72,11 +74,26 @@ def sidebar() -> Context:
             help="auto picks CUDA, then Apple MPS, then CPU. Results match across "
             "devices within float tolerance.",
         )
-        seed = shared.number("Seed", "seed", 0, 1_000_000, 0, help="Same seed, same numbers.")
+        seed = shared.number(
+            "Seed",
+            "seed",
+            0,
+            1_000_000,
+            0,
+            help="The first seed: it sets the weights and the data. Same seed, same numbers.",
+        )
+        seeds = shared.select(
+            "Seeds",
+            "seeds",
+            help="How many seeds each section runs (seed, seed + 1, ...): lines show their "
+            "median and bands their spread, and a sentence states a direction only when "
+            "the seeds agree. auto: 3 where a seed takes under a second, 1 where each "
+            "seed trains a model.",
+        )
         device = rv.pick_device(choice)
         info = rv.device_info(device)
         st.caption(
             f"Running on **{info['name']}** (`{info['device']}`) · torch {info['torch']} · "
             f"{threads} CPU threads shared by all sessions"
         )
-    return Context(device=device, seed=seed)
+    return Context(device=device, seed=seed, seeds=seeds)

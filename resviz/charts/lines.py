@@ -65,6 +65,26 @@ def mark_nonfinite(
     return out
 
 
+SEED = "seed"
+
+
+def over_seeds(df: pd.DataFrame) -> bool:
+    """Whether ``df`` holds more than one seed's rows (a ``seed`` column)."""
+    return SEED in df.columns and df[SEED].nunique() > 1
+
+
+def seed_band(df: pd.DataFrame, by: list[str], y: str) -> pd.DataFrame:
+    """Per group of ``by``: the median of ``y`` over the seeds (in ``y``), their lowest
+    (``y_lo``) and highest (``y_hi``), and how many seeds (``seeds``). A seed whose
+    value is NaN is left out of its group's median and band."""
+    g = df.groupby(by, sort=False, dropna=False)[y]
+    out = g.median().rename(y).to_frame()
+    out[f"{y}_lo"] = g.min()
+    out[f"{y}_hi"] = g.max()
+    out["seeds"] = g.count()
+    return out.reset_index()
+
+
 def line(
     df: pd.DataFrame,
     x: str,
@@ -95,7 +115,20 @@ def line(
 
     ``log10_y=True``: the ``y`` column holds log10s (``-inf`` for exactly 0), drawn on
     a linear axis labelled in powers of ten (``1e-20``), so that values beyond
-    float64's range (a gradient of 1e-420) are drawn where they are."""
+    float64's range (a gradient of 1e-420) are drawn where they are.
+
+    A frame over several seeds (a ``seed`` column with more than one value) is drawn
+    as each group's median line over a band from its lowest to its highest seed
+    (:func:`seed_band`); one seed's frame is the same chart without the band."""
+    band = None
+    if over_seeds(df):
+        keys = [c for c in (color, x) if c]
+        summary = seed_band(df, keys, y)
+        lo, hi = summary[f"{y}_lo"], summary[f"{y}_hi"]
+        ok = np.isfinite(lo) & np.isfinite(hi) & ((lo > 0) if log_y else True)
+        band = summary[ok]
+        tooltip_cols = [*(tooltip_cols or keys), "seeds"]
+        df = summary
     data = mark_nonfinite(df, y, log=log_y, log10=log10_y)
     scale_y = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
     axis_y = alt.Axis(tickMinStep=1, labelExpr="'1e' + datum.value") if log10_y else alt.Axis()
@@ -106,7 +139,11 @@ def line(
         else alt.value(PALETTE[0])
     )
     tips = [alt.Tooltip(c) for c in (tooltip_cols or [c for c in (color, x) if c])]
-    tips.append(alt.Tooltip(f"{y}:Q", format=".4g"))
+    tips.append(
+        alt.Tooltip(f"{y}:Q", format=".4g", title=f"{y} (median)" if band is not None else y)
+    )
+    if band is not None:
+        tips += [alt.Tooltip(f"{y}_lo:Q", format=".4g"), alt.Tooltip(f"{y}_hi:Q", format=".4g")]
     # Whole-number x (layer, block, step): no fractional ticks like 1.5 blocks.
     integer_x = (x_int or pd.api.types.is_integer_dtype(data[x])) and not log_x
     axis_x = alt.Axis(tickMinStep=1, format="d") if integer_x else alt.Axis()
@@ -118,6 +155,19 @@ def line(
         y=alt.Y("plotted:Q", title=y_title or y, scale=scale_y, axis=axis_y), tooltip=tips
     )
     layers = [ln]
+    if band is not None and len(band):
+        area = (
+            alt.Chart(band)
+            .mark_area(opacity=0.22)
+            .encode(
+                x=alt.X(f"{x}:Q", scale=scale_x),
+                y=alt.Y(f"{y}_lo:Q", scale=scale_y),
+                y2=alt.Y2(f"{y}_hi:Q"),
+                color=enc_color,
+                tooltip=tips,
+            )
+        )
+        layers.insert(0, area)
     rules = _divergence_rules(df, x, color, enc_color) if mark_diverged else None
     bad = data[data["status"] != "ok"].copy()
     if len(bad):
@@ -189,12 +239,18 @@ def bars(
     log_y: bool = False,
     height: int = HEIGHT,
 ) -> alt.Chart:
-    """Grouped bars: ``x`` ordinal, one bar per ``color`` group."""
+    """Grouped bars: ``x`` ordinal, one bar per ``color`` group. A frame over several
+    seeds draws each bar at the seeds' median with a rule from their lowest to their
+    highest (:func:`seed_band`)."""
     scale_y = alt.Scale(type="log") if log_y else alt.Scale()
+    spread = None
+    if over_seeds(df):
+        df = seed_band(df, [c for c in (x, color) if c], y)
+        spread = [f"{y}_lo", f"{y}_hi", "seeds"]
     enc = {
         "x": alt.X(f"{x}:O", title=x_title or x),
         "y": alt.Y(f"{y}:Q", title=y_title or y, scale=scale_y),
-        "tooltip": [c for c in (x, y, color) if c],
+        "tooltip": [c for c in (x, y, color) if c] + (spread or []),
     }
     if color:
         enc["color"] = alt.Color(
@@ -203,7 +259,17 @@ def bars(
         enc["xOffset"] = alt.XOffset(f"{color}:N")
     else:
         enc["color"] = alt.value(PALETTE[0])
-    return style(alt.Chart(df, title=title).mark_bar().encode(**enc), height)
+    chart = alt.Chart(df, title=title).mark_bar().encode(**enc)
+    if spread is None:
+        return style(chart, height)
+    rule_enc = {k: v for k, v in enc.items() if k != "y"}
+    rule_enc["color"] = alt.value("#444444")
+    rules = (
+        alt.Chart(df)
+        .mark_rule(strokeWidth=2)
+        .encode(y=alt.Y(f"{y}_lo:Q", scale=scale_y), y2=alt.Y2(f"{y}_hi:Q"), **rule_enc)
+    )
+    return style(alt.layer(chart, rules), height)
 
 
 def legend_columns(chart: alt.TopLevelMixin, columns: int = 2) -> alt.TopLevelMixin:
@@ -225,5 +291,7 @@ __all__ = [
     "legend_columns",
     "line",
     "mark_nonfinite",
+    "over_seeds",
+    "seed_band",
     "style",
 ]

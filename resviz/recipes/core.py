@@ -11,8 +11,11 @@ three readers, so they cannot drift apart.
 
 from __future__ import annotations
 
+import functools
 import inspect
-from collections.abc import Callable, Mapping
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,10 +26,18 @@ import pandas as pd
 class Result:
     """A section's data: ``frames`` by name and ``values`` (scalars, short tables).
 
-    Both read as attributes: ``r.weights`` is ``r.frames["weights"]``."""
+    Both read as attributes: ``r.weights`` is ``r.frames["weights"]``.
+
+    A recipe run over several seeds (``seeds=3``) returns one Result whose frames
+    stack every seed's rows under a ``seed`` column, whose ``runs`` are the
+    seeds' own Results (in seed order, ``seeds`` their seeds) and whose values are
+    only those every seed gives alike (settings, sizes): a value that differs
+    between seeds is read per seed, from ``runs``, never from one seed silently."""
 
     frames: Mapping[str, pd.DataFrame]
     values: Mapping[str, Any] = field(default_factory=dict)
+    runs: tuple[Result, ...] = ()
+    seeds: tuple[int, ...] = ()
 
     def __getattr__(self, name: str) -> Any:
         # Only called for names that are not fields (and during unpickling, before
@@ -38,6 +49,12 @@ class Result:
             return d["frames"][name]
         if name in d.get("values", {}):
             return d["values"][name]
+        runs = d.get("runs", ())
+        if runs and name in runs[0].values:
+            raise AttributeError(
+                f"{name!r} differs between the seeds {list(d['seeds'])}: read it from "
+                "each of r.runs (resviz.words.seeds words what they agree on)"
+            )
         raise AttributeError(
             f"no frame or value {name!r}; frames: {sorted(d['frames'])}, "
             f"values: {sorted(d.get('values', {}))}"
@@ -45,6 +62,50 @@ class Result:
 
     def __getitem__(self, name: str) -> Any:
         return getattr(self, name)
+
+    @property
+    def per_seed(self) -> tuple[Result, ...]:
+        """Each seed's own Result (this one alone for a single-seed run)."""
+        return self.runs or (self,)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two values are alike (NaN alike NaN; frames and arrays by content)."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, pd.DataFrame | pd.Series) or isinstance(b, pd.DataFrame | pd.Series):
+        return type(a) is type(b) and a.equals(b)
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # arrays: ambiguous truth
+        try:
+            return bool((a == b).all())
+        except Exception:  # noqa: BLE001 - not comparable: treat as different
+            return False
+
+
+def combine(runs: Sequence[Result], seeds: Sequence[int]) -> Result:
+    """One Result from the seeds' Results: each frame's rows stacked under a ``seed``
+    column (first), the values every seed gives alike, and the runs themselves."""
+    if len(runs) != len(seeds):
+        raise ValueError("one seed per run")
+    names = [n for n in runs[0].frames if all(n in r.frames for r in runs)]
+    names += [n for r in runs for n in r.frames if n not in names]
+    frames = {}
+    for name in names:
+        parts = []
+        for s, r in zip(seeds, runs, strict=True):
+            if name in r.frames:
+                df = r.frames[name]
+                if "seed" in df.columns:
+                    raise ValueError(f"frame {name!r} has a seed column of its own")
+                parts.append(df.assign(seed=s)[["seed", *df.columns]])
+        frames[name] = pd.concat(parts, ignore_index=True)
+    first = runs[0].values
+    values = {
+        k: v for k, v in first.items() if all(k in r.values and _same(v, r.values[k]) for r in runs)
+    }
+    return Result(frames, values, tuple(runs), tuple(int(s) for s in seeds))
 
 
 @dataclass(frozen=True)
@@ -62,11 +123,88 @@ Recipe = Callable[..., Result]
 # only way the app turns a name into a function (a name never comes from a user).
 RECIPES: dict[str, Recipe] = {}
 
+MAX_SEEDS = 10
+# How many seeds a section runs by default: 3 where one seed takes under a second on
+# a 2-core CPU (the spread costs little), 1 where a seed trains (a run per seed).
+SEEDS_AT_INIT = 3
+SEEDS_TRAINING = 1
 
-def recipe(fn: Recipe) -> Recipe:
-    """Register a section recipe under ``<module>.<function>``."""
-    RECIPES[recipe_name(fn)] = fn
-    return fn
+
+def recipe(fn: Recipe | None = None, /, *, seeds: int | None = SEEDS_AT_INIT) -> Any:
+    """Register a section recipe under ``<module>.<function>``.
+
+    ``fn`` is written for one seed (its ``seed``). With ``seeds`` (the default
+    count) the registered recipe also takes ``seeds=N`` and runs seeds ``seed`` to
+    ``seed + N - 1`` (:func:`combine`; ``recipe.one`` is the one-seed function).
+    ``seeds=None``: the section's numbers do not depend on the seed (a formula,
+    a fixed model's weights): no ``seeds`` setting, and a test checks that two
+    seeds give the same frames."""
+
+    def register(fn: Recipe) -> Recipe:
+        out = fn if seeds is None else _over_seeds(fn, seeds)
+        RECIPES[recipe_name(out)] = out
+        return out
+
+    return register if fn is None else register(fn)
+
+
+def _over_seeds(one: Recipe, default: int) -> Recipe:
+    sig = inspect.signature(one)
+    if "seed" not in sig.parameters:
+        raise TypeError(f"{one.__name__}: a recipe over seeds takes seed")
+    takes = set(sig.parameters)
+    params = []
+    for p in sig.parameters.values():
+        if p.name == "seed":
+            params.append(
+                inspect.Parameter("seeds", p.KEYWORD_ONLY, default=default, annotation="int")
+            )
+        params.append(p)
+
+    @functools.wraps(one)
+    def run(*, seeds: int = default, seed: int = 0, **kw: Any) -> Result:
+        n = check_seeds(seeds)
+        progress = kw.pop("progress", None)
+        should_stop = kw.pop("should_stop", None)
+        done: list[Result] = []
+        for k in range(n):
+            extra: dict[str, Any] = {}
+            if "progress" in takes and progress is not None:
+                extra["progress"] = _seed_progress(progress, done, seed, k, n)
+            if "should_stop" in takes and should_stop is not None:
+                extra["should_stop"] = should_stop
+            done.append(one(**kw, seed=seed + k, **extra))
+            if should_stop is not None and k < n - 1 and should_stop():
+                break
+        return combine(done, range(seed, seed + len(done)))
+
+    run.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+    run.one = one  # type: ignore[attr-defined]
+    return run
+
+
+def check_seeds(seeds: Any) -> int:
+    """``seeds`` as a count from 1 to :data:`MAX_SEEDS`, or a ValueError saying so."""
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or not 1 <= seeds <= MAX_SEEDS:
+        raise ValueError(f"seeds must be a whole number from 1 to {MAX_SEEDS}, not {seeds!r}")
+    return seeds
+
+
+def _seed_progress(
+    progress: Callable[..., None], done: list[Result], seed: int, k: int, n: int
+) -> Callable[..., None]:
+    """Seed ``k`` of ``n``'s progress as the whole run's: its partial result beside
+    the finished seeds' (a partial frame gets its ``seed`` column), its steps
+    counted after theirs."""
+
+    def report(partial: Any, step: int, total: int) -> None:
+        if isinstance(partial, Result):
+            partial = combine([*done, partial], range(seed, seed + len(done) + 1))
+        elif isinstance(partial, pd.DataFrame) and n > 1:
+            partial = partial.assign(seed=seed + k)
+        progress(partial, k * total + step, n * total)
+
+    return report
 
 
 def recipe_name(fn: Recipe) -> str:
@@ -99,11 +237,35 @@ class Measure:
     choices: tuple[str, ...]
 
     def at(self, settings: Mapping[str, Any], seed: int = 0) -> Answer:
-        """The answer at ``settings`` (the recipe's names; others ignored)."""
+        """The answer at ``settings`` (the recipe's names, ``seeds`` included;
+        others ignored), from seed ``seed`` on."""
         known = settings_of(self.recipe)
-        return self.read(
+        return self.over(
             self.recipe(**{k: v for k, v in settings.items() if k in known}, seed=seed)
         )
+
+    def over(self, result: Result) -> Answer:
+        """The answer from a result over one or more seeds: the majority of the
+        seeds' answers, with how many seeds give it (``"3 of 3 seeds"``) and the
+        numbers of the first of them; where the seeds split evenly, the first
+        seed's answer, and the sentence says the seeds split."""
+        runs = result.per_seed
+        seeds = result.seeds or (None,) * len(runs)
+        answers = [self.read(r) for r in runs]
+        if len(answers) == 1:
+            return answers[0]
+        counts = Counter(a.answer for a in answers)
+        top = max(counts.values())
+        best = [a for a in answers if counts[a.answer] == top]
+        pick = best[0]
+        seed_of = seeds[answers.index(pick)]
+        n = len(answers)
+        if list(counts.values()).count(top) > 1:
+            split = ", ".join(f"{c} say {a}" for a, c in counts.most_common())
+            head = f"The {n} seeds split evenly ({split}). Seed {seed_of}: "
+        else:
+            head = f"In {top} of {n} seeds: {pick.answer}. Seed {seed_of}: "
+        return Answer(pick.answer, head + pick.sentence)
 
 
 MEASURES: dict[str, Measure] = {}

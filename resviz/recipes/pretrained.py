@@ -141,7 +141,7 @@ def _card(key: str, frame: pd.DataFrame, tr: P.Trace) -> Card:
     return P.cards.card(key, frame, tr.model)
 
 
-@recipe
+@recipe(seeds=None)
 def stream_norms(
     *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
 ) -> Result:
@@ -157,7 +157,7 @@ def stream_norms(
     )
 
 
-@recipe
+@recipe(seeds=None)
 def block_influence(
     *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
 ) -> Result:
@@ -169,7 +169,7 @@ def block_influence(
     return Result({"influence": infl}, {**about(tr), "card": _card("block_influence", infl, tr)})
 
 
-@recipe
+@recipe(seeds=None)
 def layer_similarity(
     *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
 ) -> Result:
@@ -181,7 +181,7 @@ def layer_similarity(
     return Result({"similarity": sim}, {**about(tr), "card": _card("layer_similarity", sim, tr)})
 
 
-@recipe
+@recipe(seeds=None)
 def layer_deletion(
     *,
     model: str = TINY,
@@ -240,7 +240,7 @@ def deletion_words(frame: pd.DataFrame, y: str) -> str:
 LENS_COLUMNS = ["block", "top_token", "top_prob", "answer_rank", "answer_prob", "agreement"]
 
 
-@recipe
+@recipe(seeds=None)
 def logit_lens(
     *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
 ) -> Result:
@@ -263,7 +263,7 @@ def logit_lens(
     )
 
 
-@recipe
+@recipe(seeds=None)
 def rank_collapse(
     *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
 ) -> Result:
@@ -323,7 +323,7 @@ def collapses_too(r: Result) -> Answer:
     )
 
 
-@recipe
+@recipe(seeds=None)
 def attention_sinks(
     *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
 ) -> Result:

@@ -42,6 +42,7 @@ from resviz.words.runs import (
     stack_norm_rule,
     stage_change,
 )
+from resviz.words.seeds import Agreement, agreement, band_words, seeds_label, seeds_sentence
 from resviz.words.sentences import (
     change,
     compare,
@@ -65,6 +66,11 @@ from resviz.words.skip import (
 )
 
 __all__ = [
+    "Agreement",
+    "agreement",
+    "band_words",
+    "seeds_label",
+    "seeds_sentence",
     "AGREE_RTOL",
     "scaled_shortcut_words",
     "share_words",

@@ -144,6 +144,8 @@ class Param:
             raise InvalidParam("not a whole number")
         if self.kind == "float" and not isinstance(value, int | float):
             raise InvalidParam("not a number")
+        if self.kind == "choice" and type(value) is int and str(value) in self.options:
+            value = str(value)  # a lesson's seeds = 5 for the choice "5"
         if self.kind in ("choice", "text") and not isinstance(value, str):
             raise InvalidParam("not a string")
         if self.kind == "ints" and not (
@@ -187,11 +189,21 @@ class PageSpec:
         return frozenset(p.name for p in self.params)
 
 
-# The sidebar's settings, on every page; "section" names the open tab.
+# The sidebar's settings, on every page; "section" names the open tab. A section
+# runs seeds seed, seed + 1, ... (``seeds``; "auto" is the section's own default:
+# 3 where a seed takes under a second, 1 where a seed trains; see resviz.recipes).
 SECTION_PARAM = "section"
+SEEDS_AUTO = "auto"
+SEEDS_OPTIONS = (SEEDS_AUTO, *(str(n) for n in range(1, 11)))
 SHARED = PageSpec(
     params=(
         Param("device", "choice", "auto", options=("auto", "cpu", "cuda", "mps")),
         Param("seed", "int", 0, lo=0, hi=1_000_000),
+        Param("seeds", "choice", SEEDS_AUTO, options=SEEDS_OPTIONS),
     )
 )
+
+
+def seeds_count(choice: str, default: int) -> int:
+    """The sidebar's ``seeds`` choice as a count: ``default`` (the section's) for auto."""
+    return default if choice == SEEDS_AUTO else int(choice)

@@ -1,0 +1,124 @@
+"""Findings over several seeds: a direction is stated only when the seeds agree.
+
+One run at one seed can point either way: which lesioned block hurts most, whether a
+short warm-up learns, and the Pre-LN growth factor (11.4-12.2 over seeds 0-4) all
+move with the seed alone. So every sentence that states a direction is worded from
+each seed's outcome: it states the direction when all seeds show it (up to 3 seeds)
+or all but one do (more than 3), says how many ("in 5 of 5 seeds ..."), and
+otherwise says that the seeds disagree and how they split.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+__all__ = [
+    "Agreement",
+    "agreement",
+    "band_words",
+    "seeds_label",
+    "seeds_sentence",
+]
+
+
+def seeds_label(seeds: Sequence[int]) -> str:
+    """``"seed 4"``, ``"seeds 0-4"`` (a run of consecutive seeds) or ``"seeds 1, 3"``."""
+    s = sorted(int(x) for x in seeds)
+    if len(s) == 1:
+        return f"seed {s[0]}"
+    if s == list(range(s[0], s[-1] + 1)):
+        return f"seeds {s[0]}-{s[-1]}"
+    return "seeds " + ", ".join(map(str, s))
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Each seed's outcome (in seed order) and what they agree on."""
+
+    outcomes: tuple[str, ...]
+    seeds: tuple[int, ...]
+
+    @property
+    def n(self) -> int:
+        return len(self.outcomes)
+
+    @property
+    def counts(self) -> list[tuple[str, int]]:
+        """Outcomes by how many seeds give them (most first; ties in seed order)."""
+        c = Counter(self.outcomes)
+        order = list(dict.fromkeys(self.outcomes))
+        return sorted(c.items(), key=lambda kv: (-kv[1], order.index(kv[0])))
+
+    @property
+    def top(self) -> str:
+        """The outcome most seeds give (the earliest seed's among equals)."""
+        return self.counts[0][0]
+
+    @property
+    def top_count(self) -> int:
+        return self.counts[0][1]
+
+    @property
+    def agreed(self) -> bool:
+        """All seeds give the top outcome (up to 3 seeds), or all but one (more)."""
+        need = self.n if self.n <= 3 else self.n - 1
+        return self.top_count >= need
+
+    @property
+    def tie(self) -> bool:
+        """Two or more outcomes share the largest count."""
+        c = self.counts
+        return len(c) > 1 and c[0][1] == c[1][1]
+
+    def seeds_of(self, outcome: str) -> tuple[int, ...]:
+        return tuple(s for s, o in zip(self.seeds, self.outcomes, strict=True) if o == outcome)
+
+    def seeds_of_other(self) -> tuple[int, ...]:
+        """The seeds whose outcome is not the top one."""
+        return tuple(s for s, o in zip(self.seeds, self.outcomes, strict=True) if o != self.top)
+
+
+def agreement(outcomes: Sequence[str], seeds: Sequence[int] | None = None) -> Agreement:
+    """The :class:`Agreement` of ``outcomes`` (one per seed; ``seeds`` default 0..n-1)."""
+    if not outcomes:
+        raise ValueError("no seeds")
+    ss = tuple(range(len(outcomes))) if seeds is None else tuple(int(s) for s in seeds)
+    if len(ss) != len(outcomes):
+        raise ValueError("one seed per outcome")
+    return Agreement(tuple(str(o) for o in outcomes), ss)
+
+
+def seeds_sentence(
+    outcomes: Sequence[str], says: Mapping[str, str], seeds: Sequence[int] | None = None
+) -> str:
+    """One sentence on what the seeds show, from each seed's outcome.
+
+    ``says[outcome]`` completes "in 5 of 5 seeds ...", e.g. ``{"residual": "the
+    residual stack passes the larger gradient back"}``. Agreed (see
+    :attr:`Agreement.agreed`): ``"In 5 of 5 seeds the residual stack passes ..."``;
+    a single seed: ``"In the one seed run (seed 0) ..."``, with a reminder that one
+    seed cannot show a spread; otherwise the split, every outcome with its count and
+    seeds: ``"The seeds disagree: in 3 of 5 (seeds 0, 2, 4) ..., in 2 of 5 ..."``."""
+    a = agreement(outcomes, seeds)
+    if a.n == 1:
+        return (
+            f"In the one seed run ({seeds_label(a.seeds)}) {says[a.top]}; "
+            "run more seeds to see whether it holds."
+        )
+    if a.agreed:
+        rest = "" if a.top_count == a.n else f" (not in {seeds_label(a.seeds_of_other())})"
+        return f"In {a.top_count} of {a.n} seeds {says[a.top]}{rest}."
+    parts = [f"in {k} of {a.n} ({seeds_label(a.seeds_of(o))}) {says[o]}" for o, k in a.counts]
+    head = "The seeds split evenly" if a.tie else "The seeds disagree"
+    return f"{head}: " + "; ".join(parts) + "."
+
+
+def band_words(seeds: Sequence[int]) -> str:
+    """What a chart's line and band are: ``"Lines: the median of 3 seeds (0-2); bands:
+    their lowest to highest."`` or, for one seed, that it is one run."""
+    if len(seeds) == 1:
+        return f"One run ({seeds_label(seeds)}): raise Seeds in the sidebar to see the spread."
+    label = seeds_label(seeds).removeprefix("seeds ")
+    return f"Lines: the median of {len(seeds)} seeds ({label}); bands: their lowest to highest."
