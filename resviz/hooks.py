@@ -24,7 +24,14 @@ from typing import Any
 import torch
 from torch import nn
 
-from resviz.models import HookPoint
+
+class HookPoint(nn.Module):
+    """An identity module: a named place where :func:`capture` can look. The models
+    (:mod:`resviz.models`) put one wherever a page wants to see an intermediate."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
 
 # What ``patch`` puts at a hook point: a tensor, or the name of an earlier hook point
 # whose output (in the same forward pass) is passed on instead.
@@ -347,6 +354,7 @@ def capture_shapes(
 
 __all__ = [
     "GradCapture",
+    "HookPoint",
     "SeedsGradNorms",
     "capture_grad_norms_over_states",
     "capture_shapes",

@@ -4,7 +4,7 @@ Both are small and readable, nanoGPT-style: the residual sum is one line per
 sublayer, and where the norm sits is one small function per placement
 (:func:`pre_norm`, Xiong et al. 2020: ``x + F(norm(x))``; :func:`post_norm`,
 Vaswani et al. 2017: ``norm(x + F(x))``), chosen once when a block is built. Every
-intermediate a page wants to see passes through an identity ``HookPoint``
+intermediate a page wants to see passes through an identity :class:`resviz.hooks.HookPoint`
 (TransformerLens's idea) so :func:`resviz.capture` can record it by module path,
 e.g. ``blocks.3.resid_post``. Nothing is stored on modules.
 
@@ -27,7 +27,8 @@ import torch
 from torch import nn
 
 from resviz.config import EncoderConfig, StackConfig
-from resviz.positional import sinusoidal_encoding
+from resviz.hooks import HookPoint
+from resviz.positional.table import sinusoidal_table
 
 # nn.Module construction draws from torch's global RNG. Builds hold this lock
 # and fork the RNG so concurrent sessions cannot interleave their draws.
@@ -36,13 +37,6 @@ _BUILD_LOCK = threading.Lock()
 _ACTIVATIONS: dict[str, type[nn.Module]] = dict(
     relu=nn.ReLU, gelu=nn.GELU, tanh=nn.Tanh, sigmoid=nn.Sigmoid, identity=nn.Identity
 )
-
-
-class HookPoint(nn.Module):
-    """An identity module: a named place where :func:`resviz.capture` can look."""
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x
 
 
 class FeatureBatchNorm(nn.BatchNorm1d):
@@ -324,7 +318,7 @@ class Encoder(nn.Module):
             self.pos = nn.Parameter(torch.empty(size) if meta else torch.randn(size) * 0.02)
         elif cfg.positional == "sinusoidal":
             with torch.device("cpu") if meta else contextlib.nullcontext():
-                table = sinusoidal_encoding(cfg.max_len, cfg.d_model)
+                table = sinusoidal_table(cfg.max_len, cfg.d_model)
             self.register_buffer("pos", table, persistent=False)
         else:
             self.pos = None

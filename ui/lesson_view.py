@@ -11,29 +11,21 @@ same behind several replicas.
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass
-from typing import Any
-
 import streamlit as st
 
 from resviz.device import pick_device
 from resviz.recipes import MEASURES
-from resviz.recipes.core import Answer, Recipe, Result, recipe_name, settings_of
+from resviz.recipes.core import Answer, recipe_name, settings_of
 
-from .lessons import Lesson, Step, load_lessons
+from .lesson_state import clear_question, hold_question, lessons, step_page_path
+from .lessons import Lesson, Step
 from .markdown import md_escape
 from .room import view as room_view
+from .section import run_recipe
 from .specs import SEEDS_AUTO, fmt, seeds_count
 from .specs.pages import spec_of
 
 LESSON, STEP = "lesson", "step"
-
-
-@st.cache_data(ttl=60, show_spinner=False)
-def lessons() -> tuple[dict[str, Lesson], list[str]]:
-    """Every lesson, re-read at most once a minute (a teacher may add one meanwhile)."""
-    return load_lessons()
 
 
 def current(page: str) -> tuple[Lesson, int, Step] | None:
@@ -51,12 +43,6 @@ def current(page: str) -> tuple[Lesson, int, Step] | None:
     return lesson, index, lesson.steps[index - 1]
 
 
-def step_page_path(step: Step) -> str:
-    from .registry import PAGES
-
-    return next(p.path for p in PAGES if p.url_path == step.page)
-
-
 def go_to(lesson: Lesson, index: int) -> None:
     """Open step ``index`` with exactly its settings (a fresh view of its page)."""
     step = lesson.steps[index - 1]
@@ -71,55 +57,10 @@ def go_to(lesson: Lesson, index: int) -> None:
     st.switch_page(step_page_path(step), query_params=query)
 
 
-# The locked-in question of this script run, waiting for its section's recipe to run
-# (:func:`answer`). Set by :func:`banner` at the start of every page run, so a run
-# never sees an earlier run's question; each session's script runs in one thread.
-_pending = threading.local()
-
-
-@dataclass
-class _Question:
-    step: Step
-    predicted: str
-    slot: Any  # the container the answer is drawn in
-    answered: bool = False
-
-
-def answer(fn: Recipe, result: Result) -> None:
-    """A section ran the recipe ``fn``: if the open step's question is measured on it,
-    draw the answer from ``result``, the data the section shows."""
-    q: _Question | None = getattr(_pending, "question", None)
-    if q is None or q.answered:
-        return
-    assert q.step.predict is not None
-    m = MEASURES.get(q.step.predict.measure)
-    if m is None or m.recipe is not fn:
-        return
-    q.answered = True
-    measured = m.over(result)
-    expect = q.step.predict.expect
-    with q.slot.container():
-        said = (
-            f"You predicted **{md_escape(q.predicted)}**. "
-            f"Measured: **{md_escape(measured.answer)}**. {measured.sentence}"
-        )
-        if measured.answer == q.predicted:
-            st.success(said, icon=":material/check_circle:")
-        else:
-            st.warning(said, icon=":material/info:")
-        if measured.answer != expect:
-            st.caption(
-                f"The lesson expected {md_escape(expect)}; with the settings on screen the "
-                "measurement says otherwise."
-            )
-
-
 def step_answer(page: str, step: Step, seed: int) -> Answer:
     """The step's answer at exactly its own settings and ``seed`` (a workshop room's
     participant measures with their seed): the section's recipe, through the same
     cache as the section, read by the step's measure."""
-    from .section import run_recipe
-
     assert step.predict is not None
     m = MEASURES[step.predict.measure]
     spec = spec_of(page)
@@ -137,7 +78,7 @@ def step_answer(page: str, step: Step, seed: int) -> Answer:
 def banner(page: str) -> bool:
     """Draw the lesson step above the page's sections; False while the step's
     question waits for a prediction (the page then holds back its section)."""
-    _pending.question = None
+    clear_question()
     room_view.bar(page)  # a workshop room's participant: follow the presenter
     found = current(page)
     if found is None:
@@ -214,5 +155,5 @@ def _predict(page: str, lesson: Lesson, index: int, step: Step) -> bool:
         f"the section {md_escape(section)} below has run with the settings on screen.",
         icon=":material/hourglass_top:",
     )
-    _pending.question = _Question(step, predicted, slot)
+    hold_question(step, predicted, slot)
     return True

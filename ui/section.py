@@ -4,7 +4,7 @@ A section's computation is one call of a recipe from ``resviz.recipes``
 (``resviz/recipes/core.py``). :meth:`Section.run` makes that call (cached and
 shared by every session, on the sidebar's device, with the CPU as the fallback),
 writes the same call into the section's notebook, and hands the result to the
-lesson step when the step's question reads this recipe (``ui/lesson_view.py``),
+lesson step when the step's question reads this recipe (``ui/lesson_state.py``),
 so a lesson's answer is computed from exactly what the section shows.
 :meth:`Section.chart` draws a chart from one of the result's frames and writes the
 same ``rv.charts`` call into the notebook; the CSV under it is that frame.
@@ -27,7 +27,7 @@ import torch
 import resviz as rv
 from resviz.recipes.core import NOT_SETTINGS, RECIPES, Recipe, Result, recipe_name, settings_of
 
-from . import charts, lesson_view, views
+from . import charts, lesson_state, views
 from .cache import LARGE, POLICY
 from .notebook import Notebook, literal
 from .specs import SEEDS_AUTO, seeds_count
@@ -147,7 +147,7 @@ class Section:
         lesson step from it, as :meth:`run` does."""
         settings = with_seeds(fn, settings)
         self.notebook.code(call_code(fn, settings, var))
-        lesson_view.answer(fn, result)
+        lesson_state.answer(fn, result)
         return result
 
     def code(self, source: str) -> Section:

@@ -24,6 +24,7 @@ import torch
 
 from resviz.config import MAX_POSITIONS, check_int
 from resviz.data import tokenize_words as tokenize_words  # the sinusoidal page reads it here
+from resviz.positional.table import sinusoidal_table
 
 MAX_D_MODEL = 8192
 # A [P, P] float64 matrix at this cap is 32 MiB; beyond it a page should slice.
@@ -64,17 +65,12 @@ def sinusoidal_encoding(
     """The ``[n_positions, d_model]`` sinusoidal table; column ``2i`` is
     ``sin(pos / base**(2i/d))`` and column ``2i+1`` is ``cos`` of the same angle.
 
-    Computed in float64 and cast, so float32 tables are correctly rounded.
-    Odd ``d_model``, ``base <= 1`` and sizes out of range raise ``ValueError``.
+    Computed in float64 and cast, so float32 tables are correctly rounded (the
+    formula is :func:`resviz.positional.table.sinusoidal_table`'s). Odd ``d_model``,
+    ``base <= 1`` and sizes out of range raise ``ValueError``.
     """
     check_encoding_args(n_positions, d_model, base)
-    pos = torch.arange(n_positions, dtype=torch.float64)[:, None]  # (P, 1)
-    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (d/2,)
-    angle = pos / base ** (two_i / d_model)  # (P, d/2)
-    pe = torch.empty(n_positions, d_model, dtype=torch.float64)
-    pe[:, 0::2] = torch.sin(angle)
-    pe[:, 1::2] = torch.cos(angle)
-    return pe.to(dtype)
+    return sinusoidal_table(n_positions, d_model, base, dtype)
 
 
 # --- argument checks shared by the page functions ---------------------------

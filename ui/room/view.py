@@ -27,6 +27,7 @@ from typing import Any
 
 import streamlit as st
 
+from ..lesson_state import lessons, step_page_path
 from ..lessons import Lesson, Step
 from ..markdown import md_escape
 from .store import ROUND_OF, Member, Room, RoomError, RoomStore, normalize_code, open_store
@@ -122,15 +123,12 @@ def join(code: str, name: str | None) -> None:
 
 
 def _lesson(lesson_id: str) -> Lesson | None:
-    from ..lesson_view import lessons
-
     return lessons()[0].get(lesson_id)
 
 
 def open_room_step(room: Room, code: str, member: Member) -> None:
     """Open the room's step as ``lesson_view.go_to`` opens a step (its page, section
     and settings, a fresh view), with this participant's seed and room in the URL."""
-    from ..lesson_view import step_page_path
     from ..specs.pages import spec_of
 
     lesson = _lesson(room.lesson)
