@@ -425,7 +425,10 @@ def training_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         st.info("Training needs at least 2 tokens of text.")
         return
     sec = Section(TITLE, S.TRAINING, ctx.device)
-    batch = rv.encoder.training_batch(s, ctx.seed)
+    # The first seed's first batch (each seed draws its own), under its seed column as
+    # the recipe's frame has it.
+    first = rv.encoder.training_batch(s, ctx.seed)
+    batch = first.assign(seed=ctx.seed)[["seed", *first.columns]]
     hidden = int(batch["n_masked"].sum())
     views.table(
         batch,
@@ -502,12 +505,12 @@ def training_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
     )
     if done is not None and done.result is not None:
         sec.shown(E.training, done.result, **run_settings)
-        sec.code("r.batch").notebook.frame("training_batch", "r.batch")
+        sec.code(BATCH_CODE.format(seed=ctx.seed)).notebook.frame("training_batch", "batch")
         trained_views(sec, done.result)
     else:
         # Not run yet (or still running): the notebook makes the same call.
         sec.code(call_code(E.training, run_settings))
-        sec.code("r.batch").notebook.frame("training_batch", "r.batch")
+        sec.code(BATCH_CODE.format(seed=ctx.seed)).notebook.frame("training_batch", "batch")
     sec.download("playground_training")
 
 
@@ -528,6 +531,9 @@ def so_far(report):  # noqa: ANN001, ANN201 - jobs' report
     return report_all
 
 
+BATCH_CODE = (
+    "batch = r.batch[r.batch['seed'] == {seed}].reset_index(drop=True)  # the first seed's\nbatch"
+)
 LOSS_LINE = dict(
     x="step", y="loss", color="variant", x_int=True, points=False, y_title="masked-token loss"
 )
