@@ -348,7 +348,8 @@ def trained_collapse_words(collapse: pd.DataFrame, n_layers: int) -> str:
     subject = f"after layer {n_layers}, your model's distance from rank one"
 
     def nums(o: str) -> str:
-        return f"from {span(_of(seeds, outcomes, o, before))} to {span(_of(seeds, outcomes, o, after))}"
+        b, a = span(_of(seeds, outcomes, o, before)), span(_of(seeds, outcomes, o, after))
+        return f"at init {b}, trained {a}"
 
     says = {
         "rises": f"{subject} rises with training ({nums('rises')}): training pulls the tokens apart",

@@ -440,7 +440,7 @@ def test_training_captions_state_the_measured_race(app, csvs):
     before = mine.loc[mine["weights"] == "init", "residual"].iloc[-1]
     after = mine.loc[mine["weights"] == "trained", "residual"].iloc[-1]
     cap = find_caption_with(at, "Rank collapse before and after training")
-    assert f"from {num(before)} to {num(after)}" in cap
+    assert f"(at init {num(before)}, trained {num(after)})" in cap
     ui.jobs.REGISTRY.clear()
 
 
