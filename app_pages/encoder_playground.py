@@ -154,7 +154,8 @@ def summary(s: rv.encoder.Setup) -> str:
     return (
         f"{s.T} {s.vocab.level}-level tokens of your text, vocabulary of {len(s.vocab)}; "
         f"{c.n_layers} layer(s), d_model {c.d_model}, {c.n_heads} head(s), {ffn}, {norm}, "
-        f"residual {'on' if c.residual else 'off'}, {c.positional} positions, seed {c.seed}."
+        f"residual {'on' if c.residual else 'off'}, {c.positional} positions, first seed "
+        f"{c.seed}."
     )
 
 
@@ -470,8 +471,13 @@ def training_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
                 f"Seed {seeds[k]} ({k + 1} of {n_seeds}): step {job.step - k * steps} of "
                 f"{steps}; the chart holds the seeds run so far."
             )
-        elif n_seeds > 1:
+        elif n_seeds > 1 and job.state == "done":
             st.caption(f"{n_seeds} seeds x {steps} steps: {n_seeds * steps} steps in all.")
+        elif n_seeds > 1:
+            ran = rv.words.seeds_label(sorted(int(x) for x in pd.unique(curves["seed"])))
+            st.caption(
+                f"Stopped: the curves are those of {ran} (of {rv.words.seeds_label(seeds)})."
+            )
         for row in curves[curves["diverged"].astype(bool)].itertuples():
             st.warning(
                 f"Seed {row.seed}: {row.variant} diverged at step {row.step} "

@@ -9,7 +9,7 @@ import resviz as rv
 import ui.jobs
 from resviz import encoder as PG
 from resviz.words.sentences import format_number as num
-from tests.app.conftest import chart_frames, clean, find_caption_with, open_section
+from tests.app.conftest import chart_frames, clean, find_caption_with, find_job, open_section
 from ui.specs import encoder_playground as S
 
 PAGE = "app_pages/encoder_playground.py"
@@ -503,3 +503,38 @@ def test_user_text_enters_the_notebooks_only_as_literals(app, monkeypatch):
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         assert imported <= {"resviz", "pandas", "altair", "vl_convert"}, imported
         assert f"text={evil!r}" in code
+
+
+def test_training_over_seeds_shows_each_seeds_progress_and_stops(app, csvs):
+    """Three seeds run one after another: the live view says which seed is running
+    and holds the finished seeds' curves beside it; Stop ends the run there, and the
+    curves and words are those of the seeds that ran."""
+    import time
+
+    ui.jobs.REGISTRY.clear()
+    at = app(PAGE, section=S.TRAINING, steps="400", seeds="3", **SMALL).run()
+    at.button(key="playground_train:start").click().run()
+    job = find_job("playground_train")
+    deadline = time.monotonic() + 240
+    while job.step <= 400 and job.live and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert job.live and 400 < job.step < 800, job.step  # seed 1 is running
+    at.run()
+    clean(at)
+    live = next(c.value for c in at.caption if c.value.startswith("Seed 1 (2 of 3): step "))
+    assert live.endswith("of 400; the chart holds the seeds run so far.")
+    at.button(key="playground_train:stop").click().run()
+    assert ui.jobs.REGISTRY.wait(120)
+    at.run()
+    clean(at)
+    assert job.state == "stopped" and job.step < 1200
+    assert any("partial" in w.value for w in at.warning)
+    assert any(
+        c.value == "Stopped: the curves are those of seeds 0-1 (of seeds 0-2)." for c in at.caption
+    )
+    curves = csvs["training_loss"]
+    assert sorted(set(curves["seed"])) == [0, 1]
+    assert len(curves[curves["seed"] == 0]) == 2 * 400  # seed 0 ran to the end
+    cap = find_caption_with(at, "Guessing uniformly")
+    assert "Lines: the median of 2 seeds (0-1)" in cap
+    ui.jobs.REGISTRY.clear()
