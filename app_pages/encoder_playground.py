@@ -434,8 +434,8 @@ def training_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
     views.table(
         batch,
         "training_batch",
-        caption=f"The first batch of seed {ctx.seed}, as the models see it: {len(batch)} windows of your text "
-        f"with {hidden} of their {len(batch) * T} tokens "
+        caption=f"The first batch of seed {ctx.seed}, as the models see it: {len(batch)} "
+        f"windows of your text with {hidden} of their {len(batch) * T} tokens "
         f"({rv.format_number(100 * hidden / (len(batch) * T))}%) hidden behind [MASK]; the "
         "loss asks for the hidden ones.",
     )
@@ -458,7 +458,10 @@ def training_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
 
     def work(report, should_stop):  # noqa: ANN001, ANN202 - jobs.Work
         return E.training(
-            **run_settings, device=device, progress=so_far(report), should_stop=should_stop
+            **run_settings,
+            device=device,
+            progress=so_far(report, ctx.seed),
+            should_stop=should_stop,
         )
 
     def render(job: jobs.Job) -> None:
@@ -520,7 +523,7 @@ def training_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
     sec.download("playground_training")
 
 
-def so_far(report):  # noqa: ANN001, ANN201 - jobs' report
+def so_far(report, seed: int):  # noqa: ANN001, ANN201 - jobs' report
     """``report`` given the finished seeds' curves beside the running seed's: the
     recipe reports one seed's partial curves (with its ``seed`` column when it runs
     several), and the live chart shows every seed run so far."""
@@ -529,7 +532,7 @@ def so_far(report):  # noqa: ANN001, ANN201 - jobs' report
     def report_all(frame, step, total):  # noqa: ANN001, ANN202
         if isinstance(frame, pd.DataFrame) and len(frame):
             if "seed" not in frame.columns:  # one seed: the recipe adds it at the end
-                frame = frame.assign(seed=ctx.seed)[["seed", *frame.columns]]
+                frame = frame.assign(seed=seed)[["seed", *frame.columns]]
             finished[int(frame["seed"].iloc[0])] = frame
             frame = pd.concat(finished.values(), ignore_index=True)
         report(frame, step, total)
