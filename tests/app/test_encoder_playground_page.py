@@ -538,3 +538,32 @@ def test_training_over_seeds_shows_each_seeds_progress_and_stops(app, csvs):
     cap = find_caption_with(at, "Guessing uniformly")
     assert "Lines: the median of 2 seeds (0-1)" in cap
     ui.jobs.REGISTRY.clear()
+
+
+@pytest.mark.parametrize("seeds", ["1", "5"])
+def test_every_section_renders_at_one_and_five_seeds(app, csvs, seeds):
+    at = app(PAGE, seeds=seeds, **{**SMALL, "layers": "2"}).run()
+    n = int(seeds)
+    want = (
+        "One run (seed 0): raise Seeds in the sidebar to see the spread."
+        if n == 1
+        else "Lines: the median of 5 seeds (0-4); bands: their lowest to highest."
+    )
+    for label in S.SPEC.sections:
+        csvs.clear()
+        open_section(at, label)
+        clean(at)
+        assert not at.warning, label
+        assert len(at.get("vega_lite_chart")) == CHARTS[label], label
+        banded = [c.value for c in at.caption if want in c.value]
+        assert len(banded) == {S.STREAM: 2, S.COLLAPSE: 2}.get(label, 0), label
+        for name, df in csvs.items():
+            if label == S.MODEL:  # no seeds: nothing on the card depends on one
+                assert "seed" not in df.columns, name
+            elif label == S.TRAINING:  # not trained yet: the first seed's first batch
+                assert list(df["seed"].unique()) == [0], name
+            else:
+                assert sorted(df["seed"].unique()) == list(range(n)), (label, name)
+    # Training runs as many seeds as the sidebar says, and says so before it starts.
+    text = " ".join(m.value for m in at.markdown)
+    assert ("One run per seed (seeds 0-4)" in text) == (n == 5)
