@@ -6,15 +6,17 @@ it returns (``ui/section.py``)."""
 import hashlib
 import math
 
+import pandas as pd
 import streamlit as st
 
 import resviz as rv
 from resviz.budget import human_bytes, human_count, human_flops
 from resviz.recipes import encoder as E
+from resviz.words import encoder as W
 from ui import cache, charts, jobs, views
 from ui.budget import budget
 from ui.params import PageParams
-from ui.section import Section, call_code, chart_code
+from ui.section import Section, call_code, chart_code, with_seeds
 from ui.shell import page_setup
 from ui.specs import encoder_playground as S
 
@@ -152,7 +154,8 @@ def summary(s: rv.encoder.Setup) -> str:
     return (
         f"{s.T} {s.vocab.level}-level tokens of your text, vocabulary of {len(s.vocab)}; "
         f"{c.n_layers} layer(s), d_model {c.d_model}, {c.n_heads} head(s), {ffn}, {norm}, "
-        f"residual {'on' if c.residual else 'off'}, {c.positional} positions, seed {c.seed}."
+        f"residual {'on' if c.residual else 'off'}, {c.positional} positions, first seed "
+        f"{c.seed}."
     )
 
 
@@ -214,7 +217,9 @@ def model_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         "layer plus attention's two T x T products; activation memory is an estimate, from the "
         "layer shapes, of what autograd keeps for a backward pass. Latency is a timing on "
         f"this server's {r.device}, which others share, taken when these settings were "
-        "computed and kept with them.",
+        "computed and kept with them. No count here depends on the seed, so this section "
+        f"runs one (the sidebar's Seeds does not apply); the code builds seed {ctx.seed}'s "
+        "weights.",
     )
     st.download_button(
         "Download encoder.py",
@@ -250,23 +255,22 @@ def attention_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
     sec = Section(TITLE, S.ATTENTION, ctx.device)
     r = sec.run(E.attention, **settings, layer=layer, head=head)
     clamped(layer, head, r.block, r.head, r.n_layers, r.n_heads)
-    T = r.n_tokens
-    sec.chart(
-        "attention_map",
-        r,
+    shown = r.seeds[0]
+    one = r.attention[r.attention["seed"] == shown]
+    title = f"Layer {r.block}, head {r.head} (seed {shown})"
+    views.chart(
+        charts.attention_map(one, r.labels, title=title),
+        r.attention,
         "attention",
-        "attention",
-        caption="Rows are queries, columns keys; each row sums to 1. "
-        + rv.words.spread_vs(
-            r.attention["weight"],
-            1 / T,
-            "at init, in this head, the weights",
-            f"uniform attention (1/{T})",
-        )
+        caption="Rows are queries, columns keys; each row sums to 1. A map has no band: "
+        f"this is seed {shown}'s (the CSV holds every seed's). "
+        + W.attention_spread_words(r.attention, shown, r.n_tokens)
         + " Labels are position:token, so repeated words stay apart.",
-        labels=r.labels,
-        title=f"Layer {r.block}, head {r.head}",
     )
+    sec.code(
+        f"one = r.attention[r.attention['seed'] == {shown}]  # one seed's map\n"
+        f"rv.charts.attention_map(one, r.labels, title={title!r})"
+    ).notebook.frame("attention", "r.attention")
     sec.download("playground_attention")
 
 
@@ -276,7 +280,8 @@ def stream_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
     cfg = s.cfg
     sec = Section(TITLE, S.STREAM, ctx.device)
     r = sec.run(E.stream, **settings)
-    stream = r.stream
+    bands = rv.words.band_words(r.seeds)
+    many = len(r.seeds) > 1
     sec.chart(
         "line",
         r,
@@ -285,18 +290,18 @@ def stream_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         caption="The norm of the stream after each sublayer. "
         + rv.words.encoder_stream_rule(cfg.residual, cfg.norm, cfg.norm_position)
         + " "
-        + rv.words.trend(
-            [stream["input_norm"].iloc[0], *stream["stream_norm"]],
-            ["the input", *(f"after L{x.block} {x.sublayer}" for x in stream.itertuples())],
-            "here the mean token norm",
-        ),
+        + W.stream_norm_words(r.stream)
+        + " "
+        + bands,
         x="index",
         y="stream_norm",
         color=None,
         x_int=True,
         x_title="sublayers from the input",
         y_title="mean token norm",
-        tooltip_cols=["block", "sublayer"],
+        # Over seeds the chart draws (index)'s median and band only: block and
+        # sublayer are not among its columns then.
+        **({} if many else {"tooltip_cols": ["block", "sublayer"]}),
     )
     nudge = (
         "With residuals the stream goes on as x + f(x): a ratio below 1 means the sublayer "
@@ -312,11 +317,9 @@ def stream_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         caption="How big each sublayer's output f(x) is next to the stream x entering it "
         "(mean over tokens of ||f(x)|| / ||x||). "
         + nudge
-        + rv.words.value_range(
-            r.ratio["update_ratio"],
-            [f"L{row.block} {row.sublayer}" for row in r.ratio.itertuples()],
-            "here the ratio",
-        ),
+        + W.update_ratio_words(r.ratio)
+        + " "
+        + bands,
         x="block",
         y="update_ratio",
         color="sublayer",
@@ -324,7 +327,17 @@ def stream_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         log_y=True,
         y_title="||f(x)|| / ||x|| (log)",
     )
-    sec.chart("share_bars", r, "share", "final_share", caption=rv.words.share_words(r.share))
+    shown = r.seeds[0]
+    one = r.share[r.share["seed"] == shown]
+    views.chart(
+        charts.share_bars(one),
+        r.share,
+        "final_share",
+        caption=f"Bars: seed {shown}'s (the CSV holds every seed's). " + W.share_words(r.share),
+    )
+    sec.code(
+        f"rv.charts.share_bars(r.share[r.share['seed'] == {shown}])  # one seed's bars"
+    ).notebook.frame("final_share", "r.share")
     sec.download("playground_stream")
 
 
@@ -355,14 +368,9 @@ def collapse_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
             if hidden
             else ""
         )
-        + " ".join(
-            rv.words.trend(
-                g["residual"],
-                ["the input" if n == 0 else f"block {n}" for n in g["block"]],
-                f"{v}: the distance",
-            )
-            for v, g in collapse.groupby("variant", sort=False)
-        ),
+        + W.collapse_words(collapse)
+        + " "
+        + rv.words.band_words(r.seeds),
         y="residual",
         log_y=True,
         y_title="||X - 1 x^T|| / ||X|| (log)",
@@ -374,12 +382,10 @@ def collapse_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         "cosine",
         "token_cosine",
         caption="The same comparison seen as similarity: a mean cosine of 1 means every "
-        "token vector points the same way. After the last layer: "
-        + "; ".join(
-            f"{v}: {rv.format_number(g['cosine'].iloc[-1])}"
-            for v, g in r.cosine.groupby("variant", sort=False)
-        )
-        + ".",
+        "token vector points the same way. "
+        + W.cosine_words(r.cosine)
+        + " "
+        + rv.words.band_words(r.seeds),
         y="cosine",
         y_title="mean cosine between tokens",
         **COLLAPSE_AXES,
@@ -398,30 +404,43 @@ def training_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         steps = p.slider("Steps", "steps")
     with c3:
         lr = float(p.select("Learning rate", "lr"))
-    run_settings = {**settings, "against": against, "steps": steps, "lr": lr}
+    # The sidebar's seeds travel with the run (and key it): one run per seed.
+    run_settings = with_seeds(
+        E.training, {**settings, "against": against, "steps": steps, "lr": lr}
+    )
+    n_seeds = int(run_settings["seeds"])
+    seeds = list(range(ctx.seed, ctx.seed + n_seeds))
     variants = rv.encoder.training_variants(cfg, against)
+    start = (
+        f"Both models start from seed {ctx.seed} and see the same {E.BATCH}-window batches."
+        if n_seeds == 1
+        else f"One run per seed ({rv.words.seeds_label(seeds)}), one after another: in each, "
+        f"both models start from that seed and see the same {E.BATCH}-window batches."
+    )
     st.markdown(
         f"A tiny BERT-style task on your text: windows of {T} tokens, each token hidden "
         f"behind [MASK] with probability 0.15 (at least one per window), the loss is the "
-        f"cross-entropy of guessing the hidden ones. Both models start from seed "
-        f"{ctx.seed} and see the same {E.BATCH}-window batches."
+        f"cross-entropy of guessing the hidden ones. {start}"
     )
     if len(s.train_ids) < 2:
         st.info("Training needs at least 2 tokens of text.")
         return
     sec = Section(TITLE, S.TRAINING, ctx.device)
-    batch = rv.encoder.training_batch(s, ctx.seed)
+    # The first seed's first batch (each seed draws its own), under its seed column as
+    # the recipe's frame has it.
+    first = rv.encoder.training_batch(s, ctx.seed)
+    batch = first.assign(seed=ctx.seed)[["seed", *first.columns]]
     hidden = int(batch["n_masked"].sum())
     views.table(
         batch,
         "training_batch",
-        caption=f"The first batch, as the models see it: {len(batch)} windows of your text "
-        f"with {hidden} of their {len(batch) * T} tokens "
+        caption=f"The first batch of seed {ctx.seed}, as the models see it: {len(batch)} "
+        f"windows of your text with {hidden} of their {len(batch) * T} tokens "
         f"({rv.format_number(100 * hidden / (len(batch) * T))}%) hidden behind [MASK]; the "
         "loss asks for the hidden ones.",
     )
     total = rv.budget.combine(
-        rv.estimate(c, batch=E.BATCH, seq_len=T, steps=steps) for c in variants.values()
+        rv.estimate(c, batch=E.BATCH, seq_len=T, steps=steps * n_seeds) for c in variants.values()
     )
     st.caption(f"Cost of this run before it starts: {total.describe()}.")
     blocked = budget().check(total, "This training run")
@@ -438,29 +457,56 @@ def training_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
     )
 
     def work(report, should_stop):  # noqa: ANN001, ANN202 - jobs.Work
-        return E.training(**run_settings, device=device, progress=report, should_stop=should_stop)
+        return E.training(
+            **run_settings,
+            device=device,
+            progress=so_far(report, ctx.seed),
+            should_stop=should_stop,
+        )
 
     def render(job: jobs.Job) -> None:
         curves = job.result.curves if job.result is not None else job.frame
         if curves is None or len(curves) == 0:
             return
+        if job.live and n_seeds > 1:
+            k = min(job.step // max(steps, 1), n_seeds - 1)
+            st.caption(
+                f"Seed {seeds[k]} ({k + 1} of {n_seeds}): step {job.step - k * steps} of "
+                f"{steps}; the chart holds the seeds run so far."
+            )
+        elif n_seeds > 1 and job.state == "done":
+            st.caption(f"{n_seeds} seeds x {steps} steps: {n_seeds * steps} steps in all.")
+        elif n_seeds > 1:
+            ran = rv.words.seeds_label(sorted(int(x) for x in pd.unique(curves["seed"])))
+            st.caption(
+                f"Stopped: the curves are those of {ran} (of {rv.words.seeds_label(seeds)})."
+            )
         for row in curves[curves["diverged"].astype(bool)].itertuples():
             st.warning(
-                f"{row.variant} diverged at step {row.step} ({row.divergence}); its training "
-                "stopped there (dashed line)."
+                f"Seed {row.seed}: {row.variant} diverged at step {row.step} "
+                f"({row.divergence}); its training stopped there (dashed line)."
             )
         other = next(n for n in variants if n != "your model")
+        done_seeds = list(pd.unique(curves["seed"]))
         views.chart(
             charts.line(curves, **LOSS_LINE),
             curves,
             "training_loss",
             caption=f"Guessing uniformly over the {cfg.vocab_size} tokens of the vocabulary "
             f"gives a loss of ln {cfg.vocab_size} = {rv.format_number(math.log(cfg.vocab_size))}. "
-            + rv.words.loss_race(curves, "your model", other),
+            + W.loss_race_words(curves, "your model", other)
+            + " "
+            + rv.words.band_words(done_seeds),
         )
 
     done = jobs.panel(
-        "playground_train", key, work, steps, render, start_label="Train", blocked=blocked
+        "playground_train",
+        key,
+        work,
+        steps * n_seeds,
+        render,
+        start_label="Train",
+        blocked=blocked,
     )
     sec.notebook.md(
         "The same training run as the page's (same variants, steps, learning rate, seed and "
@@ -468,15 +514,35 @@ def training_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
     )
     if done is not None and done.result is not None:
         sec.shown(E.training, done.result, **run_settings)
-        sec.code("r.batch").notebook.frame("training_batch", "r.batch")
+        sec.code(BATCH_CODE.format(seed=ctx.seed)).notebook.frame("training_batch", "batch")
         trained_views(sec, done.result)
     else:
         # Not run yet (or still running): the notebook makes the same call.
         sec.code(call_code(E.training, run_settings))
-        sec.code("r.batch").notebook.frame("training_batch", "r.batch")
+        sec.code(BATCH_CODE.format(seed=ctx.seed)).notebook.frame("training_batch", "batch")
     sec.download("playground_training")
 
 
+def so_far(report, seed: int):  # noqa: ANN001, ANN201 - jobs' report
+    """``report`` given the finished seeds' curves beside the running seed's: the
+    recipe reports one seed's partial curves (with its ``seed`` column when it runs
+    several), and the live chart shows every seed run so far."""
+    finished: dict[int, pd.DataFrame] = {}
+
+    def report_all(frame, step, total):  # noqa: ANN001, ANN202
+        if isinstance(frame, pd.DataFrame) and len(frame):
+            if "seed" not in frame.columns:  # one seed: the recipe adds it at the end
+                frame = frame.assign(seed=seed)[["seed", *frame.columns]]
+            finished[int(frame["seed"].iloc[0])] = frame
+            frame = pd.concat(finished.values(), ignore_index=True)
+        report(frame, step, total)
+
+    return report_all
+
+
+BATCH_CODE = (
+    "batch = r.batch[r.batch['seed'] == {seed}].reset_index(drop=True)  # the first seed's\nbatch"
+)
 LOSS_LINE = dict(
     x="step", y="loss", color="variant", x_int=True, points=False, y_title="masked-token loss"
 )
@@ -503,33 +569,38 @@ def trained_views(sec: Section, r: rv.recipes.Result) -> None:
         "predictions",
         "masked_predictions",
         caption="The positions are masked all at once; p_token is the probability the "
-        f"trained model gives the hidden token. Correct guesses at the {r.n_positions} "
-        "masked positions: "
-        + "; ".join(
-            f"{n}: {int(g['correct'].sum())}" for n, g in preds.groupby("variant", sort=False)
-        )
-        + ".",
+        "trained model gives the hidden token. " + W.correct_words(preds),
     )
     st.subheader("The views again, on the trained models")
     layer, head = head_settings()
-    n_layers, n_heads = r.attention.shape[:2]
+    # A map has no band: the first seed's trained model (its maps are a value of
+    # that seed's own result).
+    first, seed0 = r.per_seed[0], r.seeds[0]
+    n_layers, n_heads = first.attention.shape[:2]
     block, shown = min(layer, n_layers), min(head, n_heads)
     clamped(layer, head, block, shown, n_layers, n_heads)
-    one = rv.encoder.attention_frame(r.attention, r.labels, block, shown)
-    title = f"Your trained model: layer {block}, head {shown}"
-    views.chart(charts.attention_map(one, r.labels, title=title), one, "attention_trained")
+    one = rv.encoder.attention_frame(first.attention, r.labels, block, shown)
+    title = f"Your trained model (seed {seed0}): layer {block}, head {shown}"
+    views.chart(
+        charts.attention_map(one, r.labels, title=title),
+        one,
+        "attention_trained",
+        caption=None if len(r.seeds) == 1 else f"A map has no band: this is seed {seed0}'s.",
+    )
     sec.code(
         f"block, head = {block}, {shown}  # counted from 1\n"
-        "attention_trained = rv.encoder.attention_frame(r.attention, r.labels, block, head)\n"
+        "first = r.per_seed[0]  # the first seed's own result\n"
+        "attention_trained = rv.encoder.attention_frame(first.attention, r.labels, block, head)\n"
         "rv.charts.attention_map(attention_trained, r.labels, "
-        "title=f'Your trained model: layer {block}, head {head}')"
+        f"title=f'Your trained model (seed {seed0}): layer {{block}}, head {{head}}')"
     ).notebook.frame("attention_trained", "attention_trained")
+    bands = " " + rv.words.band_words(r.seeds)
     legend_line(
         sec,
         r,
         "ratio",
         "update_ratio_trained",
-        "Update ratios ||f(x)|| / ||x|| of your model at init beside each trained model's.",
+        "Update ratios ||f(x)|| / ||x|| of your model at init beside each trained model's." + bands,
         x="block",
         y="update_ratio",
         color="series",
@@ -537,20 +608,14 @@ def trained_views(sec: Section, r: rv.recipes.Result) -> None:
         log_y=True,
         y_title="||f(x)|| / ||x|| (log)",
     )
-    rc = r.collapse
-    mine = rc[rc["variant"] == "your model"]
     legend_line(
         sec,
         r,
         "collapse",
         "rank_collapse_trained",
         "Rank collapse before and after training: has training pulled the tokens apart? "
-        + rv.words.change(
-            float(mine.loc[mine["weights"] == "init", "residual"].iloc[-1]),
-            float(mine.loc[mine["weights"] == "trained", "residual"].iloc[-1]),
-            f"after layer {r.n_layers}, your model's distance from rank one",
-        )[:-1]
-        + " with training.",
+        + W.trained_collapse_words(r.collapse, r.n_layers)
+        + bands,
         x="block",
         y="residual",
         color="series",
@@ -560,13 +625,17 @@ def trained_views(sec: Section, r: rv.recipes.Result) -> None:
         x_title="block (0 = the input)",
     )
     for k, name in enumerate(r.models, 1):
-        sec.chart(
-            "share_bars",
-            r,
-            f"share_{k}",
+        share = r[f"share_{k}"]
+        views.chart(
+            charts.share_bars(share[share["seed"] == seed0]),
+            share,
             f"final_share_trained_{k}",
-            caption=f"{name}, trained. " + rv.words.share_words(r[f"share_{k}"]),
+            caption=f"{name}, trained. Bars: seed {seed0}'s (the CSV holds every seed's). "
+            + W.share_words(share),
         )
+        sec.code(
+            f"rv.charts.share_bars(r.share_{k}[r.share_{k}['seed'] == {seed0}])  # one seed's bars"
+        ).notebook.frame(f"final_share_trained_{k}", f"r.share_{k}")
 
 
 for tab, section in zip(

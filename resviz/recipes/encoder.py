@@ -11,6 +11,11 @@ tokens and the :class:`resviz.EncoderConfig`; each recipe starts from it.
 
 The views are those of :mod:`resviz.encoder.views` (one forward pass through the
 hook points, at init); training is :func:`resviz.encoder.masked.train_masked`.
+
+Seeds: the views at init run 3 seeds by default (``seeds=N``: seeds ``seed`` to
+``seed + N - 1``, frames stacked under a ``seed`` column, see
+:mod:`resviz.recipes.core`), training runs 1, and the model card none (nothing on it
+depends on the seed). :mod:`resviz.words.encoder` words every seed's frame.
 """
 
 from __future__ import annotations
@@ -40,7 +45,10 @@ def setup_args(arguments: dict[str, object]) -> dict[str, object]:
     return {k: arguments[k] for k in inspect.signature(setup).parameters}
 
 
-@recipe
+# The model card does not depend on the seed (the token table and the counts are the
+# text's and the shapes'; the latency is a timing): no seeds setting. The seed is
+# still a setting: the code builds that seed's weights.
+@recipe(seeds=None)
 def model(
     *,
     text: str = DEFAULT_TEXT,
@@ -69,7 +77,9 @@ def model(
     ``device``). Values: ``code`` (:func:`resviz.codegen.generate_code`),
     ``latency_ms``, ``device`` (where it was timed), ``n_tokens``, ``n_total``,
     ``n_unknown``, ``truncated``, ``train_tokens``, ``vocab_size``, ``params``,
-    ``flops``, ``activation_bytes``."""
+    ``flops``, ``activation_bytes``. Nothing here but ``code`` (which builds seed
+    ``seed``'s weights) and the timing depends on the seed: the section runs no
+    seeds."""
     s = ready(setup(**setup_args(locals())))
     net = build(s.cfg, device)
     latency = forward_latency(net, s.toks.ids)
@@ -255,7 +265,9 @@ def tokens_collapsed(r: Result) -> Answer:
 
 
 # --------------------------------------------------------------------- Training
-@recipe
+# A seed trains two models: one seed by default, more on request (run one after
+# another, with progress over all of them).
+@recipe(seeds=1)
 def training(
     *,
     text: str = DEFAULT_TEXT,

@@ -1,40 +1,378 @@
-"""The encoder playground's sentences, worded from the measured frames: how each
-sublayer's output projects on the final stream x_L (which of them are its terms)."""
+"""The encoder playground's sentences, worded from the measured frames of every seed.
+
+Each function takes a section recipe's frame as the recipe returns it: the rows of
+one or more seeds under a ``seed`` column (``rv.recipes.encoder.stream(...).share``).
+A direction (rises or falls, which component is largest, which model ends lower) is
+worded from each seed's own outcome by :func:`resviz.words.seeds.seeds_sentence`:
+stated with its count ("in 3 of 3 seeds") when the seeds agree, and as the split
+when they do not. Numbers are quoted over the seeds that show them: one figure when
+they round alike, else their range ("0.41 to 0.45").
+"""
 
 from __future__ import annotations
+
+import math
+from collections.abc import Sequence
 
 import pandas as pd
 
 from resviz.words.numbers import format_number
-from resviz.words.sentences import share_of
+from resviz.words.seeds import seeds_label, seeds_sentence
+from resviz.words.sentences import _cap, crossing, order
+
+__all__ = [
+    "attention_spread_words",
+    "collapse_words",
+    "correct_words",
+    "cosine_words",
+    "loss_race_words",
+    "share_words",
+    "stream_norm_words",
+    "trained_collapse_words",
+    "trend_over_seeds",
+    "update_ratio_words",
+]
+
+
+def by_seed(df: pd.DataFrame) -> tuple[list[pd.DataFrame], tuple[int, ...]]:
+    """A recipe's frame split by its ``seed`` column: each seed's rows, and the seeds
+    (in order)."""
+    if "seed" not in df.columns:
+        raise ValueError("the frame has no seed column: pass the recipe's frame")
+    seeds = tuple(int(s) for s in pd.unique(df["seed"]))
+    return [df[df["seed"] == s].drop(columns="seed") for s in seeds], seeds
+
+
+def span(values: Sequence[float]) -> str:
+    """``"0.41"`` when the values print alike, else ``"0.41 to 0.45"`` (lowest to
+    highest; NaN/Inf spelled out)."""
+    v = [float(x) for x in values]
+    if not v:
+        return "none"  # no seed shows it: a sentence for an outcome no seed has
+    finite = [x for x in v if math.isfinite(x)]
+    if len(finite) < len(v):
+        words = sorted({format_number(x) for x in v}, key=lambda s: s)
+        return " and ".join(words) if len(words) <= 2 else ", ".join(words)
+    lo, hi = format_number(min(finite)), format_number(max(finite))
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def _of(seeds: Sequence[int], outcomes: Sequence[str], want: str, values: Sequence[float]):
+    return [x for s, o, x in zip(seeds, outcomes, values, strict=True) if o == want]
+
+
+# --------------------------------------------------------------- trends over seeds
+def _trend_outcome(v: Sequence[float], flat: float) -> str:
+    v = [float(x) for x in v]
+    if not all(math.isfinite(x) for x in v):
+        return "not finite"
+    lo, hi = min(v), max(v)
+    if lo > 0 and hi / lo <= flat:
+        return "stays"
+    if v[-1] > v[0]:
+        return "rises"
+    if v[-1] < v[0]:
+        return "falls"
+    return "ends"
+
+
+def trend_over_seeds(
+    values: Sequence[Sequence[float]],
+    labels: Sequence[str],
+    subject: str,
+    seeds: Sequence[int],
+    flat: float = 1.5,
+) -> str:
+    """How a quantity changes from the first label to the last, worded from every seed.
+
+    ``values`` holds one sequence per seed (one value per label). Each seed's outcome
+    is the direction :func:`resviz.words.trend` would state (``rises``, ``falls``,
+    ``stays`` within a factor of ``flat``, ``ends`` where it starts, ``not finite``);
+    :func:`~resviz.words.seeds.seeds_sentence` words them, each with its numbers over
+    the seeds that show it: ``"In 3 of 3 seeds the distance falls from the input
+    (0.95) to block 6 (0.001 to 0.003), a factor of 317 to 950."``"""
+    if len(values) != len(seeds):
+        raise ValueError("one sequence of values per seed")
+    if any(len(v) != len(labels) for v in values):
+        raise ValueError("one label per value")
+    outcomes = [_trend_outcome(v, flat) for v in values]
+    first = [float(v[0]) for v in values]
+    last = [float(v[-1]) for v in values]
+    factor = [max(abs(a), abs(b)) / min(abs(a), abs(b)) if a * b > 0 else math.nan
+              for a, b in zip(first, last, strict=True)]  # fmt: skip
+    spread = [max(map(float, v)) / min(map(float, v)) if min(map(float, v)) > 0 else math.nan
+              for v in values]  # fmt: skip
+    l0, ln = labels[0], labels[-1]
+    says = {}
+    for o in set(outcomes):
+        f, la = _of(seeds, outcomes, o, first), _of(seeds, outcomes, o, last)
+        if o in ("rises", "falls"):
+            fac = [x for x in _of(seeds, outcomes, o, factor) if math.isfinite(x)]
+            tail = f", a factor of {span(fac)}" if fac else ""
+            says[o] = f"{subject} {o} from {l0} ({span(f)}) to {ln} ({span(la)}){tail}"
+        elif o == "stays":
+            sp = _of(seeds, outcomes, o, spread)
+            says[o] = f"{subject} stays within a factor of {span(sp)} from {l0} to {ln}"
+        elif o == "ends":
+            says[o] = f"{subject} ends where it starts, at {span(f)}, from {l0} to {ln}"
+        else:
+            says[o] = f"{subject} reaches a value that is not finite (NaN or Inf)"
+    return seeds_sentence(outcomes, says, seeds)
+
+
+def stream_norm_words(stream: pd.DataFrame) -> str:
+    """The Residual stream chart's trend: the mean token norm from the input to after
+    the last sublayer (``rv.recipes.encoder.stream(...).stream``), over every seed."""
+    parts, seeds = by_seed(stream)
+    values = [[float(p["input_norm"].iloc[0]), *map(float, p["stream_norm"])] for p in parts]
+    p0 = parts[0]
+    labels = ["the input", *(f"after L{x.block} {x.sublayer}" for x in p0.itertuples())]
+    return trend_over_seeds(values, labels, "the mean token norm", seeds)
+
+
+# ------------------------------------------------------------------- update ratios
+def update_ratio_words(ratio: pd.DataFrame) -> str:
+    """The update-ratio chart in words (``block, sublayer, update_ratio`` per seed):
+    the range over every seed, whether every ratio is below 1 (every sublayer's
+    output smaller than the stream it reads), and which sublayer's ratio is largest."""
+    parts, seeds = by_seed(ratio)
+    r = ratio["update_ratio"].astype(float)
+    finite = r[r.map(math.isfinite)]
+    over = seeds_label(seeds)
+    if finite.empty:
+        return f"No ratio is finite ({over})."
+    head = (
+        f"The ratio ranges from {format_number(finite.min())} to "
+        f"{format_number(finite.max())} over {over}. "
+    )
+    tops = [float(p["update_ratio"].max()) for p in parts]
+    below = ["all below 1" if t < 1 else "not all" for t in tops]
+    says = {
+        "all below 1": "every sublayer's output is smaller than the stream it reads "
+        f"(largest ratio {span(_of(seeds, below, 'all below 1', tops))})",
+        "not all": "some sublayer's output is at least as large as the stream it reads "
+        f"(largest ratio {span(_of(seeds, below, 'not all', tops))})",
+    }
+    where = []
+    for p in parts:
+        row = p.loc[p["update_ratio"].astype(float).idxmax()]
+        where.append(f"L{row['block']} {row['sublayer']}")
+    at = {w: f"the largest ratio is {w}'s" for w in where}
+    return head + seeds_sentence(below, says, seeds) + " " + seeds_sentence(where, at, seeds)
+
+
+# ------------------------------------------------------------------- final share
+HEAD = (
+    "Each component's projection on the final stream x_L (the last block's output, "
+    "before any final norm), as a fraction of ||x_L||^2. "
+)
+
+
+def _largest(parts: list[pd.DataFrame], seeds: Sequence[int], what: str) -> str:
+    tops = [p.loc[p["share"].astype(float).idxmax()] for p in parts]
+    names = [str(t["component"]) for t in tops]
+    says = {}
+    for n in set(names):
+        vals = [float(t["share"]) for t, m in zip(tops, names, strict=True) if m == n]
+        says[n] = f"the largest {what} is {n}'s ({span(vals)})"
+    return seeds_sentence(names, says, seeds)
 
 
 def share_words(share: pd.DataFrame) -> str:
     """What :func:`resviz.encoder.views.final_share`'s bars are, read from its
-    ``part`` column (how this model makes x_L), with the measured numbers."""
-    head = (
-        "Each component's projection on the final stream x_L (the last block's output, "
-        "before any final norm), as a fraction of ||x_L||^2. "
-    )
-    values = share["share"].astype(float)
-    total = format_number(float(values.sum()))
-    if share["part"].all():
+    ``part`` column (how this model makes x_L, the same in every seed), with the
+    measured numbers of every seed (``rv.recipes.encoder.stream(...).share``)."""
+    parts, seeds = by_seed(share)
+    part = parts[0]["part"].astype(bool)
+    sums = [float(p["share"].astype(float).sum()) for p in parts]
+    if part.all():
         return (
-            head + "x_L is the sum of these components (residuals, and no norm on the stream "
-            f"itself), so the bars sum to 1 (here {total}). "
-            + share_of(values, share["component"], "share")
+            HEAD + "x_L is the sum of these components (residuals, and no norm on the stream "
+            f"itself), so the bars sum to 1 (here {span(sums)}). " + _largest(parts, seeds, "share")
         )
-    if share["part"].sum() == 1:
-        last = share[share["part"]].iloc[0]
-        others = values[~share["part"]]
+    if part.sum() == 1:
+        comp = str(parts[0].loc[part, "component"].iloc[0])
+        lasts = [float(p.loc[p["part"].astype(bool), "share"].iloc[0]) for p in parts]
+        others = pd.concat([p.loc[~p["part"].astype(bool), "share"] for p in parts]).astype(float)
         return (
-            head + f"Without residuals, x_L is the last sublayer's output itself, so its bar "
-            f"({last['component']}) is {format_number(float(last['share']))}; the other bars "
-            "are projections of outputs that do not reach x_L, not parts of it (from "
+            HEAD + f"Without residuals, x_L is the last sublayer's output itself, so its bar "
+            f"({comp}) is {span(lasts)}; the other bars are projections of outputs that do "
+            "not reach x_L, not parts of it (from "
             f"{format_number(float(others.min()))} to {format_number(float(others.max()))})."
         )
     return (
-        head + "Post-LN normalizes the stream after every sublayer, so x_L is no sum of these "
+        HEAD + "Post-LN normalizes the stream after every sublayer, so x_L is no sum of these "
         f"components: each bar is only a projection, and the bars need not sum to 1 (here "
-        f"{total}). " + share_of(values, share["component"], "projection")
+        f"{span(sums)}). " + _largest(parts, seeds, "projection")
     )
+
+
+# ------------------------------------------------------------------ rank collapse
+def _final(p: pd.DataFrame, variant: str, col: str = "residual") -> float:
+    return float(p.loc[p["variant"] == variant, col].iloc[-1])
+
+
+def collapse_words(collapse: pd.DataFrame) -> str:
+    """The rank-collapse chart in words (``variant, shortcuts, block, residual`` per
+    seed): each variant's distance from rank one from the input to the last block,
+    then, for your model and for attention only, whether the variant with shortcuts
+    ends further from rank one than the one without."""
+    parts, seeds = by_seed(collapse)
+    variants = list(pd.unique(parts[0]["variant"]))
+    out = []
+    for v in variants:
+        rows = [p[p["variant"] == v] for p in parts]
+        labels = ["the input" if n == 0 else f"block {n}" for n in rows[0]["block"]]
+        values = [list(r["residual"].astype(float)) for r in rows]
+        said = trend_over_seeds(values, labels, "the distance", seeds)
+        out.append(f"{_cap(v)}: {said[:1].lower()}{said[1:]}")
+    first = parts[0].drop_duplicates("variant").set_index("variant")["shortcuts"]
+    last_block = int(parts[0]["block"].max())
+    pairs = [
+        (variants[0], variants[1]) if bool(first[variants[0]]) else (variants[1], variants[0]),
+        ("attention only, shortcuts", "attention only, no shortcuts"),
+    ]
+    for w, wo in pairs:
+        with_, without = f'"{w}"', f'"{wo}"'
+        a = [_final(p, w) for p in parts]
+        b = [_final(p, wo) for p in parts]
+        codes = {1: "apart", -1: "closer", 0: "same", None: "none"}
+        outcomes = [codes[order(x, y)] for x, y in zip(a, b, strict=True)]
+
+        def nums(o: str, a: list[float] = a, b: list[float] = b, out: list[str] = outcomes) -> str:
+            return f"({span(_of(seeds, out, o, a))} against {span(_of(seeds, out, o, b))})"
+
+        ends = f"after block {last_block}"
+        says = {
+            "apart": f"{with_} ends further from rank one {ends} than {without} {nums('apart')}",
+            "closer": f"{with_} ends closer to rank one {ends} than {without} {nums('closer')}",
+            "same": f"{with_} and {without} end about as far from rank one {ends} {nums('same')}",
+            "none": f"{with_} and {without} cannot be compared {ends} (a value is not finite)",
+        }
+        out.append(seeds_sentence(outcomes, says, seeds))
+    return " ".join(_cap(s) for s in out)
+
+
+def cosine_words(cosine: pd.DataFrame) -> str:
+    """The mean cosine between tokens after the last layer, per variant, over every
+    seed (``variant, block, cosine``)."""
+    parts, seeds = by_seed(cosine)
+    variants = list(pd.unique(parts[0]["variant"]))
+    items = "; ".join(f"{v}: {span([_final(p, v, 'cosine') for p in parts])}" for v in variants)
+    return f"After the last layer ({seeds_label(seeds)}): {items}."
+
+
+# ----------------------------------------------------------------------- attention
+def attention_spread_words(attention: pd.DataFrame, shown: int, n_tokens: int) -> str:
+    """How far the shown seed's attention weights spread around uniform (1/T), and
+    the largest weight as a multiple of uniform in every seed."""
+    parts, seeds = by_seed(attention)
+    one = parts[seeds.index(shown)]["weight"].astype(float)
+    lo, hi, u = float(one.min()), float(one.max()), 1 / n_tokens
+    head = (
+        f"In the map shown ({seeds_label([shown])}) the weights all equal {format_number(lo)}"
+        if lo == hi
+        else f"In the map shown ({seeds_label([shown])}) the weights lie between "
+        f"{format_number(lo)} and {format_number(hi)}"
+    )
+    text = f"{head}; uniform attention (1/{n_tokens}) would give each {format_number(u)}"
+    if hi > 0:
+        text += f", and the largest is {format_number(hi / u)} times that"
+    if len(seeds) > 1:
+        tops = [float(p["weight"].max()) / u for p in parts]
+        text += f" (over {seeds_label(seeds)}: {span(tops)} times)"
+    return text + "."
+
+
+# ------------------------------------------------------------------------ training
+def loss_race_words(curves: pd.DataFrame, a: str, b: str, window: int = 10) -> str:
+    """Which of two models ends with the lower mean loss over the last ``window``
+    steps both have (``variant, step, loss`` per seed), worded from every seed; with
+    one seed, also from which step on ``a``'s running mean stays below ``b``'s."""
+    parts, seeds = by_seed(curves)
+    outcomes, ma, mb, spans = [], [], [], []
+    for p in parts:
+        ca = p.loc[p["variant"] == a].set_index("step")["loss"].astype(float)
+        cb = p.loc[p["variant"] == b].set_index("step")["loss"].astype(float)
+        steps = ca.index.intersection(cb.index)
+        if len(steps) == 0:
+            outcomes.append("none")
+            ma.append(math.nan)
+            mb.append(math.nan)
+            continue
+        k = min(window, len(steps))
+        x, y = float(ca.loc[steps].iloc[-k:].mean()), float(cb.loc[steps].iloc[-k:].mean())
+        spans.append(k)
+        ma.append(x)
+        mb.append(y)
+        outcomes.append({-1: "a", 1: "b", 0: "same", None: "inf"}[order(x, y)])
+    qa, qb = f'"{a}"', f'"{b}"'
+    last = f"the last {window} steps both have" if spans else "no step"
+
+    def nums(o: str) -> str:
+        return f"({span(_of(seeds, outcomes, o, ma))} against {span(_of(seeds, outcomes, o, mb))})"
+
+    says = {
+        "a": f"{qa} ends with the lower mean loss over {last} {nums('a')}",
+        "b": f"{qb} ends with the lower mean loss over {last} {nums('b')}",
+        "same": f"{qa} and {qb} end with about the same mean loss over {last}, within 5% "
+        f"{nums('same')}",
+        "inf": f"the mean loss of {qa} or {qb} is not finite over {last} {nums('inf')}",
+        "none": f"no step has a loss for both {qa} and {qb} yet",
+    }
+    text = seeds_sentence(outcomes, says, seeds)
+    if len(parts) == 1 and outcomes[0] != "none":
+        p = parts[0]
+        ca = p.loc[p["variant"] == a].set_index("step")["loss"].astype(float)
+        cb = p.loc[p["variant"] == b].set_index("step")["loss"].astype(float)
+        steps = ca.index.intersection(cb.index)
+        ra = ca.loc[steps].rolling(window, min_periods=1).mean()
+        rb = cb.loc[steps].rolling(window, min_periods=1).mean()
+        text += " " + crossing(
+            list(steps), ra, rb, f"the {window}-step mean of {qa}", f"that of {qb}"
+        )
+    return text
+
+
+def trained_collapse_words(collapse: pd.DataFrame, n_layers: int) -> str:
+    """Per seed, how your model's distance from rank one after the last layer changes
+    from init to trained (``variant, weights, block, residual`` per seed)."""
+    parts, seeds = by_seed(collapse)
+    before, after = [], []
+    for p in parts:
+        mine = p[p["variant"] == "your model"]
+        before.append(float(mine.loc[mine["weights"] == "init", "residual"].iloc[-1]))
+        after.append(float(mine.loc[mine["weights"] == "trained", "residual"].iloc[-1]))
+    codes = {1: "rises", -1: "falls", 0: "stays", None: "none"}
+    outcomes = [codes[order(y, x)] for x, y in zip(before, after, strict=True)]
+    subject = f"after layer {n_layers}, your model's distance from rank one"
+
+    def nums(o: str) -> str:
+        b, a = span(_of(seeds, outcomes, o, before)), span(_of(seeds, outcomes, o, after))
+        return f"at init {b}, trained {a}"
+
+    says = {
+        "rises": f"{subject} rises with training ({nums('rises')}): training pulls the tokens apart",
+        "falls": f"{subject} falls with training ({nums('falls')})",
+        "stays": f"{subject} stays about the same with training, within 5% ({nums('stays')})",
+        "none": f"{subject} is not finite before or after training ({nums('none')})",
+    }
+    return seeds_sentence(outcomes, says, seeds)
+
+
+def correct_words(predictions: pd.DataFrame) -> str:
+    """Correct guesses at the masked positions, per model, each seed's count named
+    (``variant, position, correct`` per seed)."""
+    parts, seeds = by_seed(predictions)
+    variants = list(pd.unique(parts[0]["variant"]))
+    out = []
+    for v in variants:
+        rows = [p[p["variant"] == v] for p in parts]
+        each = [f"{int(r['correct'].sum())} of {len(r)}" for r in rows]
+        if len(seeds) == 1:
+            out.append(f"{v}: {each[0]}")
+        else:
+            out.append(
+                f"{v}: " + ", ".join(f"{e} (seed {s})" for e, s in zip(each, seeds, strict=True))
+            )
+    return "Correct guesses at the masked positions: " + "; ".join(out) + "."

@@ -3,11 +3,13 @@ odd text, the budget refusal and a finished training run."""
 
 import math
 
+import pytest
+
 import resviz as rv
 import ui.jobs
 from resviz import encoder as PG
 from resviz.words.sentences import format_number as num
-from tests.app.conftest import chart_frames, clean, find_caption_with, open_section
+from tests.app.conftest import chart_frames, clean, find_caption_with, find_job, open_section
 from ui.specs import encoder_playground as S
 
 PAGE = "app_pages/encoder_playground.py"
@@ -18,8 +20,15 @@ CHARTS = {S.MODEL: 0, S.ATTENTION: 1, S.STREAM: 3, S.COLLAPSE: 2, S.TRAINING: 0}
 
 
 def _frame(at, first_col, cols):
+    """The table whose columns start with ``first_col, *cols`` (after a recipe's
+    ``seed`` column, which the frames of seeds-taking sections lead with)."""
     want = [first_col, *cols]
-    return next(d.value for d in at.dataframe if list(d.value.columns)[: len(want)] == want)
+
+    def cols_of(df):
+        c = list(df.columns)
+        return c[1:] if c[:1] == ["seed"] else c
+
+    return next(d.value for d in at.dataframe if cols_of(d.value)[: len(want)] == want)
 
 
 def test_the_spec_matches_the_library():
@@ -185,56 +194,155 @@ def test_train_button_finishes_and_redraws_views(app):
 # ----------------------------------------------------------------- measured captions
 
 
-def test_attention_stream_and_collapse_captions_state_measured_values(app):
+@pytest.fixture
+def csvs(monkeypatch):
+    """Every CSV the page offers, by name: the frames of every seed the captions are
+    worded from (a banded chart draws only their median and range)."""
+    import ui.views
+
+    seen = {}
+    original = ui.views.csv_button
+
+    def record(df, name, label="Download CSV"):  # noqa: ANN001, ANN202
+        seen[name] = df
+        original(df, name, label)
+
+    monkeypatch.setattr(ui.views, "csv_button", record)
+    return seen
+
+
+def rng(values) -> str:
+    """Figures over seeds as the captions quote them: one when they print alike."""
+    lo, hi = num(min(values)), num(max(values))
+    return lo if lo == hi else f"{lo} to {hi}"
+
+
+def per_seed(df):
+    return [g.drop(columns="seed") for _, g in df.groupby("seed", sort=True)]
+
+
+def test_attention_stream_and_collapse_captions_state_measured_values(app, csvs):
     # One layer: pure attention without shortcuts has not averaged the tokens into one
     # vector (the old caption said it does within a few layers), and Post-LN attention
-    # at init is far from the "nearly uniform" the old caption promised.
+    # at init is far from the "nearly uniform" the old caption promised. Three seeds
+    # (auto): every figure is quoted over the seeds, the map is seed 0's.
     at = app(PAGE, preset="Classic Post-LN", layers="1", section=S.ATTENTION).run()
     clean(at)
-    att = next(f for f in chart_frames(at) if "weight" in f.columns)["weight"]
+    drawn = next(f for f in chart_frames(at) if "weight" in f.columns)
+    assert set(drawn["seed"]) == {0}  # one seed's map, named in its title and caption
+    every = csvs["attention"]
+    assert sorted(set(every["seed"])) == [0, 1, 2]
+    att = every[every["seed"] == 0]["weight"]
     T = len(rv.data.tokenize(rv.data.DEFAULT_TEXT, "word", 32, 256)[0])
+    assert len(drawn) == T * T
     cap = find_caption_with(at, "Rows are queries")
     assert "nearly uniform" not in cap and att.max() > 2 / T
+    assert "this is seed 0's" in cap
     assert f"lie between {num(att.min())} and {num(att.max())}; uniform attention (1/{T})" in cap
     assert f"the largest is {num(att.max() * T)} times that" in cap
+    tops = every.groupby("seed")["weight"].max() * T
+    assert f"(over seeds 0-2: {rng(tops)} times)" in cap
 
     open_section(at, S.STREAM)
     clean(at)
-    frames = chart_frames(at)
-    stream = next(f for f in frames if "stream_norm" in f.columns)
     cap = find_caption_with(at, "The norm of the stream after each sublayer")
     assert "Pre-LN" not in cap and "passes through LayerNorm" in cap
-    norms = [stream["input_norm"].iloc[0], *stream["stream_norm"]]
-    assert max(norms) / min(norms) < 1.5  # Post-LN: every point is a normalized stream
+    factors = []
+    for stream in per_seed(csvs["residual_stream"]):
+        norms = [stream["input_norm"].iloc[0], *stream["stream_norm"]]
+        assert max(norms) / min(norms) < 1.5  # Post-LN: every point is a normalized stream
+        factors.append(max(norms) / min(norms))
     assert (
-        f"stays within a factor of {num(max(norms) / min(norms))} ({num(min(norms))} to "
-        f"{num(max(norms))}) from the input to after L1 ffn." in cap
+        f"In 3 of 3 seeds the mean token norm stays within a factor of {rng(factors)} from "
+        "the input to after L1 ffn." in cap
     )
-    ratio = next(f for f in frames if "update_ratio" in f.columns and "sublayer" in f.columns)
+    assert "Lines: the median of 3 seeds (0-2); bands: their lowest to highest." in cap
+    ratio = csvs["update_ratio"]["update_ratio"]
     cap = find_caption_with(at, "How big each sublayer's output")
-    assert f"from {num(ratio['update_ratio'].min())} (" in cap
-    assert f"to {num(ratio['update_ratio'].max())} (" in cap
+    assert f"ranges from {num(ratio.min())} to {num(ratio.max())} over seeds 0-2." in cap
 
     open_section(at, S.COLLAPSE)
     clean(at)
-    collapse = next(
-        f for f in chart_frames(at) if {"residual", "variant", "block"} <= set(f.columns)
-    )
-    pure = collapse[collapse["variant"] == "attention only, no shortcuts"]["residual"].tolist()
-    assert len(pure) == 2 and pure[-1] > 1e-3  # not one vector after one layer
+    firsts, lasts = [], []
+    for collapse in per_seed(csvs["rank_collapse"]):
+        pure = collapse[collapse["variant"] == "attention only, no shortcuts"]["residual"]
+        assert len(pure) == 2 and pure.iloc[-1] > 1e-3  # not one vector after one layer
+        firsts.append(pure.iloc[0])
+        lasts.append(pure.iloc[-1])
     cap = find_caption_with(at, "Distance of the token matrix X from")
     assert "Triangles" not in cap  # nothing on this chart is hidden by the log axis
     assert "within a few layers" not in cap
     assert (
-        f"Attention only, no shortcuts: the distance falls from {num(pure[0])} at the input "
-        f"to {num(pure[-1])} at block 1" in cap
+        f"Attention only, no shortcuts: in 3 of 3 seeds the distance falls from the input "
+        f"({rng(firsts)}) to block 1 ({rng(lasts)})" in cap
     )
-    last = collapse.groupby("variant", sort=False)["cosine"].last()
+    cos = csvs["token_cosine"]
+    last = cos[cos["block"] == cos["block"].max()].groupby("variant", sort=False)["cosine"]
     cap = find_caption_with(at, "seen as similarity")
-    assert all(f"{v}: {num(c)}" in cap for v, c in last.items())
+    assert all(f"{v}: {rng(g)}" in cap for v, g in last)
 
 
-def test_share_bars_are_measured_without_residuals_under_post_ln(app):
+def test_seeds_split_and_agree_in_the_stream_words(app, csvs):
+    # Pinned: at these settings seeds 0 and 2 write their largest update ratio at
+    # L2 attn and seed 1 at L1 ffn (the seeds disagree on WHERE), while all three keep
+    # every ratio below 1 (they agree on the direction).
+    at = app(PAGE, section=S.STREAM, **{**SMALL, "layers": "2"}).run()
+    clean(at)
+    ratio = csvs["update_ratio"]
+    where = {}
+    for s, g in ratio.groupby("seed"):
+        top = g.loc[g["update_ratio"].idxmax()]
+        where[s] = f"L{top['block']} {top['sublayer']}"
+        assert g["update_ratio"].max() < 1
+    assert where == {0: "L2 attn", 1: "L1 ffn", 2: "L2 attn"}
+    cap = find_caption_with(at, "How big each sublayer's output")
+    tops = ratio.groupby("seed")["update_ratio"].max()
+    assert (
+        "In 3 of 3 seeds every sublayer's output is smaller than the stream it reads "
+        f"(largest ratio {rng(tops)})." in cap
+    )
+    assert (
+        "The seeds disagree: in 2 of 3 (seeds 0, 2) the largest ratio is L2 attn's; "
+        "in 1 of 3 (seed 1) the largest ratio is L1 ffn's." in cap
+    )
+
+
+def test_seeds_from_the_url_set_every_section_and_its_csv(app, csvs, monkeypatch):
+    import ui.notebook
+
+    notebooks = []
+    original = ui.notebook.Notebook.download
+
+    def record(self, name):  # noqa: ANN001, ANN202
+        notebooks.append(self)
+        original(self, name)
+
+    monkeypatch.setattr(ui.notebook.Notebook, "download", record)
+    at = app(PAGE, section=S.COLLAPSE, seeds="5", seed="3", **{**SMALL, "layers": "2"}).run()
+    clean(at)
+    assert sorted(set(csvs["rank_collapse"]["seed"])) == [3, 4, 5, 6, 7]
+    cap = find_caption_with(at, "Distance of the token matrix X from")
+    assert "Lines: the median of 5 seeds (3-7)" in cap
+    assert 'In 5 of 5 seeds "attention only, shortcuts" ends further from rank one' in cap
+    code = "\n".join(
+        c["source"] for c in notebooks[-1].to_json()["cells"] if c["cell_type"] == "code"
+    )
+    assert "seeds=5," in code and "seed=3," in code
+    # One seed: no band, and a direction is said to be one run's.
+    at = app(PAGE, section=S.STREAM, seeds="1", **SMALL).run()
+    clean(at)
+    assert set(csvs["residual_stream"]["seed"]) == {0}
+    cap = find_caption_with(at, "The norm of the stream after each sublayer")
+    assert "In the one seed run (seed 0) the mean token norm" in cap
+    assert "One run (seed 0): raise Seeds in the sidebar to see the spread." in cap
+    # The model card takes no seeds: its tokens and counts do not depend on the seed.
+    at = app(PAGE, seeds="5", **SMALL).run()
+    clean(at)
+    assert "seed" not in csvs["model_card"].columns
+    assert "No count here depends on the seed" in find_caption_with(at, "Parameters are")
+
+
+def test_share_bars_are_measured_without_residuals_under_post_ln(app, csvs):
     """The last sublayer's bar was drawn as 1 (and every other as 0) without
     residuals, whatever the norm; under Post-LN x_L = LayerNorm(f) and the
     projection of f on it is about 0.2."""
@@ -242,10 +350,11 @@ def test_share_bars_are_measured_without_residuals_under_post_ln(app):
     at = app(PAGE, section=S.STREAM, **settings).run()
     clean(at)
     share = next(f for f in chart_frames(at) if "share" in f.columns)
+    assert set(share["seed"]) == {0}  # the bars are seed 0's
     toks, vocab = rv.data.tokenize(rv.data.DEFAULT_TEXT, "word", 12, 256)
     cfg = rv.EncoderConfig(
         n_layers=2, d_model=32, n_heads=4, d_ff=64, vocab_size=len(vocab), max_len=12,
-        residual=False, norm_position="post",
+        residual=False, norm_position="post", seed=0,
     )  # fmt: skip
     acts = PG.run_encoder(rv.build(cfg), toks.ids)
     final = acts["blocks.1.resid_post"][0].double()
@@ -256,7 +365,9 @@ def test_share_bars_are_measured_without_residuals_under_post_ln(app):
         assert abs(got - want) < 1e-6, component
     assert share["share"].iloc[-1] < 0.5
     cap = find_caption_with(at, "Each component's projection")
-    assert f"need not sum to 1 (here {num(share['share'].sum())})" in cap
+    sums = csvs["final_share"].groupby("seed")["share"].sum()
+    assert len(sums) == 3
+    assert f"need not sum to 1 (here {rng(sums)})" in cap
     assert "Without residuals all of it is the last sublayer's output" not in cap
     # The update-ratio caption speaks of the stream this model has: no x + f(x).
     cap = find_caption_with(at, "How big each sublayer's output")
@@ -277,16 +388,23 @@ def test_training_text_states_the_masking_measured(app):
     assert f"{batch['n_masked'].sum()} of their {4 * len(batch)} tokens ({num(pct)}%)" in cap
 
 
-def test_share_caption_names_the_largest_component(app):
+def test_share_caption_names_the_largest_component(app, csvs):
     at = app(PAGE, section=S.STREAM, **SMALL).run()
     clean(at)
-    share = next(f for f in chart_frames(at) if "share" in f.columns)
-    top = share.loc[share["share"].idxmax()]
+    tops = [g.loc[g["share"].idxmax()] for g in per_seed(csvs["final_share"])]
+    assert len({t["component"] for t in tops}) == 1  # every seed: the same component
     cap = find_caption_with(at, "Each component's projection")
-    assert f"The largest share: {top['component']} ({num(top['share'])})." in cap
+    assert (
+        f"In 3 of 3 seeds the largest share is {tops[0]['component']}'s "
+        f"({rng([t['share'] for t in tops])})." in cap
+    )
 
 
-def test_training_captions_state_the_measured_race(app):
+def _tail(curves, window=10):
+    return curves[curves["step"] > curves["step"].max() - window].groupby("variant")["loss"].mean()
+
+
+def test_training_captions_state_the_measured_race(app, csvs):
     ui.jobs.REGISTRY.clear()
     text = "one two three four five six . " * 10
     at = app(PAGE, section=S.TRAINING, text=text, steps="20", lr="3e-3", **SMALL).run()
@@ -294,24 +412,68 @@ def test_training_captions_state_the_measured_race(app):
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
     clean(at)
-    curves = next(f for f in chart_frames(at) if {"loss", "step", "variant"} <= set(f.columns))
+    curves = csvs["training_loss"]
+    assert set(curves["seed"]) == {0}  # training runs one seed by default
     cap = find_caption_with(at, "Guessing uniformly")
     assert "usually falls faster" not in cap
     vocab = len(rv.data.tokenize(text, "word", 12, 256)[1])
     assert f"ln {vocab} = {num(math.log(vocab))}" in cap
-    tail = curves[curves["step"] > 10].groupby("variant")["loss"].mean()
-    assert f'loss of "your model" ({num(tail["your model"])})' in cap
-    assert f'that of "same, no residuals" ({num(tail["same, no residuals"])})' in cap
+    tail = _tail(curves)
+    mine, other = tail["your model"], tail["same, no residuals"]
+    nums = f"({num(mine)} against {num(other)})"
+    if abs(mine - other) <= 0.05 * max(mine, other):  # here: 2.02 against 1.97
+        says = (
+            '"your model" and "same, no residuals" end with about the same mean loss over '
+            f"the last 10 steps both have, within 5% {nums}"
+        )
+    else:
+        lower = "your model" if mine < other else "same, no residuals"
+        says = f'"{lower}" ends with the lower mean loss over the last 10 steps both have {nums}'
+    assert f"In the one seed run (seed 0) {says}" in cap
+    assert "One run (seed 0)" in cap
     preds = _frame(at, "variant", ["position", "token", "prediction"])
-    right = preds.groupby("variant", sort=False)["correct"].sum()
     cap = find_caption_with(at, "masked all at once")
-    assert all(f"{n}: {int(k)}" in cap for n, k in right.items())
-    rc = next(f for f in chart_frames(at) if "weights" in f.columns and "residual" in f.columns)
+    for n, g in preds.groupby("variant", sort=False):
+        assert f"{n}: {int(g['correct'].sum())} of {len(g)}" in cap
+    rc = csvs["rank_collapse_trained"]
     mine = rc[rc["variant"].isin(["your model"])]
     before = mine.loc[mine["weights"] == "init", "residual"].iloc[-1]
     after = mine.loc[mine["weights"] == "trained", "residual"].iloc[-1]
     cap = find_caption_with(at, "Rank collapse before and after training")
-    assert f"{num(before)} to {num(after)})" in cap or f"from {num(before)} to {num(after)}" in cap
+    assert f"(at init {num(before)}, trained {num(after)})" in cap
+    ui.jobs.REGISTRY.clear()
+
+
+def test_training_over_two_seeds_bands_the_curves_and_words_both(app, csvs):
+    ui.jobs.REGISTRY.clear()
+    text = "one two three four five six . " * 10
+    at = app(PAGE, section=S.TRAINING, text=text, steps="20", lr="3e-3", seeds="2", **SMALL).run()
+    clean(at)
+    assert "One run per seed (seeds 0-1)" in " ".join(m.value for m in at.markdown)
+    at.button(key="playground_train:start").click().run()
+    assert ui.jobs.REGISTRY.wait(240)
+    at.run()
+    clean(at)
+    assert any("2 seeds x 20 steps: 40 steps in all." in c.value for c in at.caption)
+    curves = csvs["training_loss"]
+    assert sorted(set(curves["seed"])) == [0, 1] and len(curves) == 80
+    loss = next(c.proto.spec for c in at.get("vega_lite_chart") if "loss_lo" in c.proto.spec)
+    assert '"area"' in loss  # the band
+    cap = find_caption_with(at, "Guessing uniformly")
+    outcomes = []
+    for g in per_seed(curves):
+        t = _tail(g)
+        outcomes.append(t["your model"] < t["same, no residuals"])
+    if len(set(outcomes)) == 1:
+        assert "In 2 of 2 seeds" in cap
+    else:
+        assert "The seeds split evenly: in 1 of 2 (seed 0)" in cap
+    assert "Lines: the median of 2 seeds (0-1)" in cap
+    assert sorted(set(csvs["masked_predictions"]["seed"])) == [0, 1]
+    cap = find_caption_with(at, "masked all at once")
+    assert "(seed 0)" in cap and "(seed 1)" in cap
+    titles = [c.proto.spec for c in at.get("vega_lite_chart")]
+    assert sum("Your trained model (seed 0)" in t for t in titles) == 1
     ui.jobs.REGISTRY.clear()
 
 
@@ -341,3 +503,67 @@ def test_user_text_enters_the_notebooks_only_as_literals(app, monkeypatch):
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         assert imported <= {"resviz", "pandas", "altair", "vl_convert"}, imported
         assert f"text={evil!r}" in code
+
+
+def test_training_over_seeds_shows_each_seeds_progress_and_stops(app, csvs):
+    """Three seeds run one after another: the live view says which seed is running
+    and holds the finished seeds' curves beside it; Stop ends the run there, and the
+    curves and words are those of the seeds that ran."""
+    import time
+
+    ui.jobs.REGISTRY.clear()
+    at = app(PAGE, section=S.TRAINING, steps="400", seeds="3", **SMALL).run()
+    at.button(key="playground_train:start").click().run()
+    job = find_job("playground_train")
+    deadline = time.monotonic() + 240
+    while job.step <= 400 and job.live and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert job.live and 400 < job.step < 800, job.step  # seed 1 is running
+    at.run()
+    clean(at)
+    live = next(c.value for c in at.caption if c.value.startswith("Seed 1 (2 of 3): step "))
+    assert live.endswith("of 400; the chart holds the seeds run so far.")
+    at.button(key="playground_train:stop").click().run()
+    assert ui.jobs.REGISTRY.wait(120)
+    at.run()
+    clean(at)
+    assert job.state == "stopped" and job.step < 1200
+    assert any("partial" in w.value for w in at.warning)
+    assert any(
+        c.value == "Stopped: the curves are those of seeds 0-1 (of seeds 0-2)." for c in at.caption
+    )
+    curves = csvs["training_loss"]
+    assert sorted(set(curves["seed"])) == [0, 1]
+    assert len(curves[curves["seed"] == 0]) == 2 * 400  # seed 0 ran to the end
+    cap = find_caption_with(at, "Guessing uniformly")
+    assert "Lines: the median of 2 seeds (0-1)" in cap
+    ui.jobs.REGISTRY.clear()
+
+
+@pytest.mark.parametrize("seeds", ["1", "5"])
+def test_every_section_renders_at_one_and_five_seeds(app, csvs, seeds):
+    at = app(PAGE, seeds=seeds, **{**SMALL, "layers": "2"}).run()
+    n = int(seeds)
+    want = (
+        "One run (seed 0): raise Seeds in the sidebar to see the spread."
+        if n == 1
+        else "Lines: the median of 5 seeds (0-4); bands: their lowest to highest."
+    )
+    for label in S.SPEC.sections:
+        csvs.clear()
+        open_section(at, label)
+        clean(at)
+        assert not at.warning, label
+        assert len(at.get("vega_lite_chart")) == CHARTS[label], label
+        banded = [c.value for c in at.caption if want in c.value]
+        assert len(banded) == {S.STREAM: 2, S.COLLAPSE: 2}.get(label, 0), label
+        for name, df in csvs.items():
+            if label == S.MODEL:  # no seeds: nothing on the card depends on one
+                assert "seed" not in df.columns, name
+            elif label == S.TRAINING:  # not trained yet: the first seed's first batch
+                assert list(df["seed"].unique()) == [0], name
+            else:
+                assert sorted(df["seed"].unique()) == list(range(n)), (label, name)
+    # Training runs as many seeds as the sidebar says, and says so before it starts.
+    text = " ".join(m.value for m in at.markdown)
+    assert ("One run per seed (seeds 0-4)" in text) == (n == 5)

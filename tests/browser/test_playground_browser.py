@@ -44,8 +44,11 @@ def test_playground_attention_csv_and_live_training(server, page):
     page.goto(f"{server.url}/encoder_playground?{urllib.parse.urlencode(SMALL)}&section=Attention")
     wait_ready(page, charts=1, downloads=2, timeout=120_000)
     download = download_named(page, "attention.csv")
-    rows = list(csv.DictReader(io.StringIO(open(download.path(), encoding="utf-8").read())))
-    assert len(rows) == 12 * 12
+    every = list(csv.DictReader(io.StringIO(open(download.path(), encoding="utf-8").read())))
+    # Every seed's map (3 by default); the chart draws the first seed's.
+    assert {r["seed"] for r in every} == {"0", "1", "2"} and len(every) == 3 * 12 * 12
+    rows = [r for r in every if r["seed"] == "0"]
+    assert page.get_by_text("(seed 0)").count() >= 1
     by_query: dict[str, float] = {}
     for r in rows:
         by_query[r["query"]] = by_query.get(r["query"], 0.0) + float(r["weight"])
@@ -68,3 +71,18 @@ def test_playground_attention_csv_and_live_training(server, page):
     # The page is taller than the window: scroll to the trained views and look there too.
     page.get_by_text("Predictions at masked positions").scroll_into_view_if_needed()
     screenshot(page, "playground_trained_views")
+
+
+def test_playground_stream_draws_bands_over_seeds(server, page):
+    """The Residual stream's curves over three seeds (the default): each line is the
+    seeds' median over a band from their lowest to their highest, and the caption says
+    so and counts the seeds that agree."""
+    page.goto(
+        f"{server.url}/encoder_playground?{urllib.parse.urlencode(SMALL)}&section=Residual+stream"
+    )
+    wait_ready(page, charts=3, downloads=4, timeout=120_000)
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.get_by_text("Lines: the median of 3 seeds (0-2)").count() == 2
+    assert page.get_by_text("In 3 of 3 seeds").count() >= 2
+    page.locator("[data-testid='stVegaLiteChart']").nth(1).scroll_into_view_if_needed()
+    screenshot(page, "playground_stream_bands")

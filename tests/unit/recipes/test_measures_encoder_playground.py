@@ -31,8 +31,12 @@ def test_registered_on_the_sections_recipes():
 def test_update_ratio_stays_below_one_only_with_residuals(settings, answer):
     got = _measure("playground_update_ratio", **settings)
     assert got.answer == answer
-    ratio = E.stream(**settings).ratio["update_ratio"]
-    assert (ratio.max() < 1) == (answer == "all below 1")
+    r = E.stream(**settings)  # three seeds, as the lesson step runs it
+    assert r.seeds == (0, 1, 2)
+    for run in r.per_seed:
+        assert (run.ratio["update_ratio"].max() < 1) == (answer == "all below 1")
+    assert got.sentence.startswith(f"In 3 of 3 seeds: {answer}. Seed 0: ")
+    ratio = r.per_seed[0].ratio["update_ratio"]
     assert rv.format_number(ratio.max()) in got.sentence
     assert rv.format_number(ratio.min()) in got.sentence
 
@@ -52,10 +56,13 @@ def test_rank_collapse_without_shortcuts_after_a_few_layers(settings, answer):
     got = _measure("playground_rank_collapse", **settings)
     assert got.answer == answer, got.sentence
     c = E.collapse(**settings)
-    mine = c.collapse[c.collapse["variant"] == c.mine]
-    dist = mine["residual"].iloc[-1]
-    assert (dist < E.COLLAPSED_BELOW) == (answer == "collapsed")
-    assert f"distance from rank one is {rv.format_number(dist)}" in got.sentence
+    dists = []
+    for run in c.per_seed:
+        mine = run.collapse[run.collapse["variant"] == c.mine]
+        dists.append(mine["residual"].iloc[-1])
+        assert (dists[-1] < E.COLLAPSED_BELOW) == (answer == "collapsed")
+    assert got.sentence.startswith(f"In 3 of 3 seeds: {answer}. Seed 0: ")
+    assert f"distance from rank one is {rv.format_number(dists[0])}" in got.sentence
 
 
 def test_the_seed_sets_the_weights_and_bad_settings_are_refused():
@@ -79,12 +86,43 @@ def test_the_seed_sets_the_weights_and_bad_settings_are_refused():
     ],
 )
 def test_share_words_follow_how_x_L_is_made(settings, says, never):
-    share = E.stream(**SMALL, **settings).share
-    words = rv.words.share_words(share)
+    r = E.stream(**SMALL, **settings)
+    words = rv.words.share_words(r.share)
     assert says in words and never not in words
-    if not share["part"].all():
-        last = share["share"].iloc[-1]
-        if share["part"].sum() == 1:  # the last output itself: its share is measured as 1
-            assert f"is {rv.format_number(last)};" in words
-        else:  # Post-LN: the sum the caption states is the bars' sum
-            assert f"(here {rv.format_number(share['share'].sum())})" in words
+    shares = [run.share for run in r.per_seed]
+    if not shares[0]["part"].all():
+        if shares[0]["part"].sum() == 1:  # the last output itself: its share is measured as 1
+            assert {rv.format_number(s["share"].iloc[-1]) for s in shares} == {"1"}
+            assert "is 1;" in words
+        else:  # Post-LN: the sums the caption states are the bars' sums, over the seeds
+            sums = sorted(float(s["share"].sum()) for s in shares)
+            lo, hi = rv.format_number(sums[0]), rv.format_number(sums[-1])
+            assert lo != hi and f"(here {lo} to {hi})" in words
+
+
+# ------------------------------------------------------------ seeds per section
+def test_each_section_runs_its_seeds():
+    """The views at init run 3 seeds by default, training 1 (a seed trains two
+    models), the model card none (nothing on it depends on the seed)."""
+    from resviz.recipes.core import settings_of
+
+    for fn in (E.attention, E.stream, E.collapse):
+        assert settings_of(fn)["seeds"] == 3, fn.__name__
+    assert settings_of(E.training)["seeds"] == 1
+    assert "seeds" not in settings_of(E.model)
+
+
+def test_the_model_card_does_not_depend_on_the_seed():
+    """What the Model section says of the seed is checked: its tokens and counts are
+    alike at seeds 0 and 1; only the latency (a timing) and the code's seed differ."""
+    a, b = E.model(**SMALL, seed=0), E.model(**SMALL, seed=1)
+    assert a.tokens.equals(b.tokens)
+    timed = a.card["quantity"] == "forward latency"
+    assert timed.sum() == 1
+    assert a.card[~timed].equals(b.card[~timed])
+    for k in ("params", "flops", "activation_bytes", "n_tokens", "vocab_size"):
+        assert a[k] == b[k], k
+    changed = [
+        (x, y) for x, y in zip(a.code.splitlines(), b.code.splitlines(), strict=True) if x != y
+    ]
+    assert changed == [("    seed = 0", "    seed = 1"), ("SEED = 0", "SEED = 1")]
