@@ -120,9 +120,16 @@ def line(
     A frame over several seeds (a ``seed`` column with more than one value) is drawn
     as each group's median line over a band from its lowest to its highest seed
     (:func:`seed_band`); one seed's frame is the same chart without the band."""
-    band = None
+    band, raw = None, df
     if over_seeds(df):
         keys = [c for c in (color, x) if c]
+        # A tooltip column that names its point (a label, a block) stays with it; one
+        # that varies between seeds cannot be said of their median, and is left out.
+        extra = [c for c in tooltip_cols or [] if c not in (*keys, y, SEED)]
+        if extra and len(df):
+            same = df.groupby(keys, dropna=False)[extra].nunique(dropna=False).max() <= 1
+            keys += [c for c in extra if bool(same[c])]
+            tooltip_cols = [c for c in tooltip_cols or [] if c in keys]
         summary = seed_band(df, keys, y)
         lo, hi = summary[f"{y}_lo"], summary[f"{y}_hi"]
         ok = np.isfinite(lo) & np.isfinite(hi) & ((lo > 0) if log_y else True)
@@ -163,12 +170,18 @@ def line(
                 x=alt.X(f"{x}:Q", scale=scale_x),
                 y=alt.Y(f"{y}_lo:Q", scale=scale_y),
                 y2=alt.Y2(f"{y}_hi:Q"),
-                color=enc_color,
+                # Filled by group, on the lines' palette, with no legend of its own: the
+                # legend's swatches are the lines'.
+                fill=(
+                    alt.Fill(f"{color}:N", scale=alt.Scale(range=PALETTE), legend=None)
+                    if color
+                    else alt.value(PALETTE[0])
+                ),
                 tooltip=tips,
             )
         )
         layers.insert(0, area)
-    rules = _divergence_rules(df, x, color, enc_color) if mark_diverged else None
+    rules = _divergence_rules(raw, x, color, enc_color) if mark_diverged else None
     bad = data[data["status"] != "ok"].copy()
     if len(bad):
         # Points a log axis cannot show (0, Inf, NaN) are flagged at the bottom of the
@@ -203,7 +216,7 @@ def _divergence_rules(
     hit = df["diverged"].fillna(False).astype(bool).to_numpy()
     if not hit.any():
         return None
-    keep = [c for c in (color, x) if c]
+    keep = [c for c in (color, x, SEED if SEED in df.columns else None) if c]
     marks = df.loc[hit, keep].copy()
     marks["reason"] = (
         df.loc[hit, "divergence"].astype(str).to_numpy() if "divergence" in df else "diverged"

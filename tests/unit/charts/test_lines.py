@@ -77,3 +77,34 @@ def test_bars_over_seeds_are_medians_with_a_min_max_rule():
     rows = _data(spec, layers[0])
     assert rows == [{"variant": "a", "share": 0.3, "share_lo": 0.2, "share_hi": 0.5, "seeds": 3}]
     assert layers[1]["mark"]["type"] == "rule"
+
+
+def test_over_seeds_a_label_column_stays_in_the_tooltip_and_divergence_is_still_marked():
+    import pandas as pd
+
+    df = pd.DataFrame(
+        [
+            {
+                "seed": s,
+                "variant": "a",
+                "step": t,
+                "loss": float(s + t),
+                "where": f"step {t}",
+                "diverged": s == 1 and t == 2,
+                "divergence": "loss is NaN" if s == 1 and t == 2 else "",
+            }
+            for s in range(3)
+            for t in range(3)
+        ]
+    )
+    spec, layers = _layers(
+        charts.line(df, x="step", y="loss", color="variant", tooltip_cols=["where", "loss"])
+    )
+    median = _data(spec, layers[1])
+    assert [r["where"] for r in median] == ["step 0", "step 1", "step 2"]
+    rules = [ly for ly in layers if "rule" in str(ly.get("mark"))]
+    assert len(rules) == 1
+    marked = _data(spec, rules[0])
+    assert [(r["seed"], r["step"]) for r in marked] == [(1, 2)]
+    # The band is filled on the lines' palette with no legend of its own.
+    assert layers[0]["encoding"]["fill"]["legend"] is None
