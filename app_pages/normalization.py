@@ -531,11 +531,11 @@ def stability_section() -> None:
             "best a run can do is a loss of 1 in expectation (predict 0; one batch can dip a "
             "little below it); the curves show where each run's loss goes against that floor and "
             "how large its gradients grow. "
+            + band_words(r.seeds)
+            + " "
             + W.start_end_words(r.history)
             + f" At learning rate {s_lr:g}: "
             + W.divergence_words(r.history)
-            + " "
-            + band_words(r.seeds)
         )
         csv(sec, r, "history", "stability_training")
         sec.table(r, "summary", "stability_summary", column_config=significant(r.summary))
