@@ -423,6 +423,10 @@ def training_panel(
     )
 
 
+# The models of a training section: one table, the same in every seed's result.
+MODELS = "r.per_seed[0].models"
+
+
 def log_lines(y: str, title: str) -> dict[str, Any]:
     return dict(
         x="step", y=y, color="variant", log_y=True, points=False, x_title="step", y_title=title
@@ -462,7 +466,7 @@ def warmup_section() -> None:
     views.table(
         N.variant_table(variants),
         "warmup_variants",
-        caption="The two models (the run's result holds the same table, `r.models`).",
+        caption="The two models (each seed's result holds the same table, `r.per_seed[0].models`).",
     )
 
     def draw(r: Result) -> None:
@@ -483,7 +487,7 @@ def warmup_section() -> None:
             **log_lines("loss", "cross-entropy (log)"),
         )
         sec.table(r, "summary", "warmup_summary", column_config=significant(r.summary))
-        sec.notebook.code("r.models").frame("warmup_variants", "r.models")
+        sec.notebook.code(MODELS).frame("warmup_variants", MODELS)
 
     settings = dict(w_layers=w_layers, w_lr=w_lr, w_steps=w_steps, w_warm=w_warm, seed=ctx.seed)
     training_panel("warmup", sec, R.warmup, settings, 2 * w_steps, draw, blocked)
@@ -518,7 +522,7 @@ def stability_section() -> None:
     )
 
     def draw(r: Result) -> None:
-        sec.notebook.code("r.models").frame("stability_variants", "r.models")
+        sec.notebook.code(MODELS).frame("stability_variants", MODELS)
         c1, c2 = st.columns(2)
         with c1:
             chart_only(sec, "line", r, "history", **log_lines("loss", "MSE loss (log)"))

@@ -218,6 +218,9 @@ def test_warmup_words_read_the_trained_runs_of_every_seed():
     r = R.warmup(w_layers=2, w_lr=0.001, w_steps=20, w_warm=10, seed=0, seeds=3)
     h = r.history
     assert list(h["seed"].unique()) == [0, 1, 2]
+    # The models table is the same in every seed (the page shows it once, seed 0's).
+    for x in r.per_seed[1:]:
+        pd.testing.assert_frame_equal(x.models, r.per_seed[0].models)
     words = W.warmup_seeds(h, 10)
     final = h[h["step"] == 19].set_index(["seed", "variant"])["loss"]
     for place in ("Post-LN", "Pre-LN"):
