@@ -262,7 +262,7 @@ def preln_stream_doubles(r: Result) -> Answer:
     return Answer(
         "yes" if last > 2 * first else "no",
         f"Pre-LN's ||x_l||²/d goes from {format_number(first)} at the input to "
-        f"{format_number(last)} after layer {layers} ({format_number(last / first)} times).",
+        f"{format_number(last)} after layer {layers} ({format_number(last / first, 4)} times).",
     )
 
 
