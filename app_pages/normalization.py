@@ -407,6 +407,11 @@ def training_panel(
         if final:
             sec.download(f"normalization_{name}")
         elif job.state == "stopped":
+            if len(r.seeds) < n_seeds:
+                st.caption(
+                    f"Stopped with {seeds_label(r.seeds)} of the {n_seeds} seeds asked for: "
+                    "the sentences above count only those."
+                )
             st.caption(
                 "The notebook of this section reproduces a finished run: run it to the end to "
                 "download it."

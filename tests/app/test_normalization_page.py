@@ -303,3 +303,20 @@ def test_warmup_over_two_seeds_trains_each_and_counts_them(app, monkeypatch):
         else:
             assert "The seeds split evenly" in cap
     assert sorted(seen["warmup_training"]["seed"].unique()) == [0, 1]
+
+
+def test_a_training_run_over_seeds_can_be_stopped(app):
+    # Stopped as soon as it starts: whatever the seeds had done is drawn (nothing
+    # breaks on a run cut off before or between seeds), and it says it stopped.
+    url = dict(w_layers="2", w_steps="300", w_warm="10", seeds="3")
+    at = app(PAGE, section="Warm-up", **url).run()
+    at.button(key="warmup:start").click().run()
+    at.button(key="warmup:stop").click().run()
+    assert ui.jobs.REGISTRY.wait(120)
+    at.run()
+    clean(at)
+    assert any("stopped" in w.value and "of 1800 steps" in w.value for w in at.warning)
+    assert not any("Finished" in c.value for c in at.caption)
+    assert any(
+        c.value.startswith("Stopped with seed 0 of the 3 seeds asked for") for c in at.caption
+    )
