@@ -464,8 +464,9 @@ def warmup_section() -> None:
         f"Post-LN and Pre-LN encoders ({w_layers} layers, d = {cfg.d_model}, {cfg.n_heads} "
         f"heads) are trained to copy their input tokens (vocabulary {cfg.vocab_size}, batch "
         f"16 x 16) with Adam at a peak rate of {w_lr:g}, once at that rate from step 0 and "
-        f"{W.schedule_words(w_lr, w_steps, w_warm)}. Both models are built from the same seed; "
-        "each is trained twice, without and with warm-up, on the same batches."
+        f"{W.schedule_words(w_lr, w_steps, w_warm)}. In each seed both models are built from that "
+        "seed, and each is trained twice, without and with warm-up, on the same batches; more "
+        "Seeds (sidebar) train all four runs again per seed."
     )
     sec = Section(TITLE, S.WARMUP, dev)
     views.table(
