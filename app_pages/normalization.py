@@ -605,10 +605,10 @@ def cost_section() -> None:
         caption=f"Measured on {r.device} just now: {int(t['repeats'].iloc[0])} timed calls "
         "after one warm-up, median (min and max in the CSV). RMSNorm skips the mean, so it "
         "does less arithmetic; whether that makes it faster depends on the kernels PyTorch "
-        f"has for this device. Here RMSNorm took {W.cost_words(r.timing)}. One timing, with "
-        "no Seeds setting: the seed draws only the input's values, which do not change the "
-        "work either norm does; what varies between two timings is the machine (the CSV's min "
-        "and max over the calls show it).",
+        f"has for this device. Here RMSNorm took {W.cost_words(r.timing)}. One timing: the "
+        "sidebar's Seeds does not apply here, because the seed draws only the input's values, "
+        "which do not change the work either norm does; what varies between two timings is "
+        "the machine (the CSV's min and max over the calls show it).",
     )
     sec.code(
         chart_code(
