@@ -15,13 +15,13 @@ import resviz as rv
 from resviz import norms as N
 from resviz.recipes import norms as R
 from resviz.recipes.core import Recipe, Result, recipe_name
-from resviz.train.divergence import divergence_note
 from resviz.words import norms as W
+from resviz.words.seeds import band_words, seeds_label
 from ui import charts, jobs, views
 from ui.budget import budget
 from ui.cache import POLICY
 from ui.params import PageParams
-from ui.section import Section, chart_code
+from ui.section import Section, chart_code, with_seeds
 from ui.shell import page_setup
 from ui.specs import normalization as S
 
@@ -33,7 +33,7 @@ ctx = page_setup(
     "transformer trains. Post-LN (the original Transformer) normalizes after each sum, "
     "`x = LN(x + f(x))`; Pre-LN normalizes the branch's input, `x = x + f(LN(x))`, and once "
     "more after the last block (Xiong et al. 2020). Every number below is computed live from "
-    "the settings and seed on screen.",
+    "the settings and seeds on screen.",
 )
 p = PageParams("normalization")
 tabs = p.sections()
@@ -63,6 +63,21 @@ def significant(df: pd.DataFrame) -> dict[str, Any]:
     }
 
 
+def one_seed(sec: Section, r: Result) -> tuple[Result, int]:
+    """The first seed's own result, for the charts that cannot show a spread
+    (heatmaps, histograms, one token's values); the notebook names it ``r0``."""
+    first = r.seeds[0] if r.seeds else ctx.seed
+    sec.code(f"r0 = r.per_seed[0]  # seed {first}: the charts drawn from one seed")
+    return r.per_seed[0], first
+
+
+def seeds_words(seeds: tuple[int, ...]) -> str:
+    """``"seed 0"`` or ``"lowest to highest over seeds 0-2"``: what a quoted range is."""
+    if len(seeds) <= 1:
+        return f"seed {seeds[0] if seeds else ctx.seed}"
+    return f"lowest to highest over {seeds_label(seeds)}"
+
+
 # The input batch, shared by the first three sections: drawn at the top of each, it
 # keeps its values (and its place in the URL) while another section is open.
 def input_settings() -> dict[str, Any]:
@@ -85,18 +100,19 @@ def four_views_section(batch_settings: dict[str, Any]) -> None:
     s = batch_settings
     sec = Section(TITLE, S.FOUR_VIEWS, dev)
     r = sec.run(R.four_views, **s, seed=ctx.seed)
+    r0, first = one_seed(sec, r)
     st.markdown(
         f"Gaussian input of {s['batch']} samples x {s['tokens']} tokens x {s['d']} features; "
         f"features 0 to {s['d'] // 2 - 1} multiplied by {s['big']:g}, the rest by "
-        f"{s['small']:g}. The heatmaps show sample 0 (rows: tokens, columns: features), each "
-        "with its own colour scale."
+        f"{s['small']:g}. The heatmaps show sample 0 of seed {first}'s batch (rows: tokens, "
+        "columns: features), each with its own colour scale."
     )
     cols = st.columns(2) + st.columns(2)
     for col, view in zip(cols, N.VIEWS, strict=True):
         with col:
             views.altair(
                 charts.grid_heatmap(
-                    r.views[r.views["view"] == view],
+                    r0.views[r0.views["view"] == view],
                     "feature",
                     "token",
                     "value",
@@ -107,33 +123,35 @@ def four_views_section(batch_settings: dict[str, Any]) -> None:
             )
     sec.code(
         "for view in rv.norms.VIEWS:\n"
-        "    display(rv.charts.grid_heatmap(r.views[r.views['view'] == view], 'feature', "
+        "    display(rv.charts.grid_heatmap(r0.views[r0.views['view'] == view], 'feature', "
         "'token', 'value', title=rv.norms.VIEW_TITLES[view], height=220))"
     )
     csv(sec, r, "views", "norm_views")
+    halves = [x.halves for x in r.per_seed]
     st.caption(
         "Mean |value| of the left half of the features as a multiple of the right half's, in "
-        f"sample 0: raw {W.halves_words(r.halves, 'raw')}. RMSNorm divides each row (token) by one "
-        "positive number, which keeps the halves' ratio inside every row; over the sample's "
-        f"rows: {W.halves_words(r.halves, 'RMSNorm')}. LayerNorm first subtracts the row's mean, "
-        "which moves every feature of the row by the same amount: "
-        f"{W.halves_words(r.halves, 'LayerNorm')}. BatchNorm rescales each column (feature) to "
-        f"std 1 over the batch and its tokens, {W.bn_halves_words(r.halves)}."
+        f"sample 0 ({seeds_words(r.seeds)}): raw {W.halves_words(halves, 'raw')}. RMSNorm "
+        "divides each row (token) by one positive number, which keeps the halves' ratio inside "
+        f"every row; over the sample's rows: {W.halves_words(halves, 'RMSNorm')}. LayerNorm "
+        "first subtracts the row's mean, which moves every feature of the row by the same "
+        f"amount: {W.halves_words(halves, 'LayerNorm')}. BatchNorm rescales each column "
+        "(feature) to std 1 over the batch and its tokens. " + W.bn_halves_seeds(halves, r.seeds)
     )
     sec.chart(
         "histograms",
-        r,
+        r0,
         "histograms",
         "norm_histograms",
-        caption="All values of the batch. "
+        caption=f"All values of seed {first}'s batch. "
         + (
             f"Raw values mix two scales, x{s['big']:g} and x{s['small']:g}. "
             if s["big"] != s["small"]
             else f"Raw values share one scale, x{s['big']:g}. "
         )
         + "Each norm sets a mean square of 1 (up to eps): LayerNorm and RMSNorm per token, "
-        "BatchNorm per feature. The largest |value| after each: "
+        f"BatchNorm per feature. The largest |value| after each ({seeds_words(r.seeds)}): "
         f"{W.abs_max_words(r.stats)}.",
+        var="r0",
         facet="view",
         sort=list(N.VIEWS),
     )
@@ -144,7 +162,7 @@ def four_views_section(batch_settings: dict[str, Any]) -> None:
         caption="Per token: mean and std over its features; per feature: over the batch and "
         "tokens (population std); abs_max: the largest |value|. LayerNorm sets every token's "
         "mean to 0 and std to 1, BatchNorm every feature's, RMSNorm every token's root mean "
-        "square to 1 (its mean is not set to 0); all up to eps.",
+        "square to 1 (its mean is not set to 0); all up to eps. A row per view and seed.",
         column_config=significant(r.stats),
     )
     sec.download("normalization_four_views")
@@ -160,10 +178,14 @@ def textbook_section(batch_settings: dict[str, Any]) -> None:
     )
     sec = Section(TITLE, S.TEXTBOOK, dev)
     r = sec.run(R.textbook, **batch_settings, seed=ctx.seed)
+    runs = r.per_seed
+    measured = [x.measured_max for x in runs]
     m1, m2, m3 = st.columns(3)
-    m1.metric("measured max |textbook - torch|", rv.format_number(r.measured_max, 4))
-    m2.metric("predicted by the formulas", rv.format_number(r.predicted_max, 4))
-    m3.metric("first order: max|y| (1 - sqrt((n-1)/n))", rv.format_number(r.approx_max, 4))
+    m1.metric("measured max |textbook - torch|", W.span(measured, 4))
+    m2.metric("predicted by the formulas", W.span([x.predicted_max for x in runs], 4))
+    m3.metric("first order: max|y| (1 - sqrt((n-1)/n))", W.span([x.approx_max for x in runs], 4))
+    st.caption(f"Each number: {seeds_words(r.seeds)}.")
+    fit = [x.fit for x in runs]
     sec.chart(
         "line",
         r,
@@ -173,10 +195,13 @@ def textbook_section(batch_settings: dict[str, Any]) -> None:
         f"so its outputs are smaller by the factor sqrt((n-1)/n) = {r.factor:.5f}, apart "
         "from eps: 1e-6 added to the std there, 1e-5 to the variance in torch, which change a "
         "token's outputs by relative amounts of at most 1e-6/s and 1e-5/(2σ²). For the "
-        f"smallest token std here, σ = {rv.format_number(r.sigma_min)}, that is at most "
-        f"{rv.format_number(r.eps_bound)}. The measured and predicted curves differ by at "
-        f"most {rv.format_number(r.fit)}, against a gap of up to "
-        f"{rv.format_number(r.measured_max)}: the two LayerNorms are not the same function.",
+        f"smallest token std here, σ = {rv.format_number(min(x.sigma_min for x in runs))}, "
+        f"that is at most {rv.format_number(max(x.eps_bound for x in runs))}. The measured "
+        f"and predicted curves differ by at most {rv.format_number(max(fit))}, against a gap "
+        f"of up to {rv.format_number(max(measured))}. "
+        + W.textbook_seeds(measured, fit, r.seeds)
+        + " "
+        + band_words(r.seeds),
         x="token",
         y="gap",
         color="what",
@@ -201,9 +226,9 @@ def invariances_section(batch_settings: dict[str, Any]) -> None:
         "wide",
         "invariances",
         caption="max |output change| of each norm, on h = x W^T (x the batch above, W a random "
-        "d x d matrix), in float64. Below 1e-4 counts as invariant; here that holds for "
-        + "; ".join(f"{n}: {W.invariant_rows(r.table, n)}" for n in N.INVARIANCE_NORMS)
-        + ". In exact arithmetic LayerNorm ignores a shift or a scale of a token (so also a "
+        "d x d matrix), in float64, a row per seed. Below 1e-4 counts as invariant. "
+        + W.invariance_seeds([x.table for x in r.per_seed], N.INVARIANCE_NORMS, r.seeds)
+        + " In exact arithmetic LayerNorm ignores a shift or a scale of a token (so also a "
         "re-scaled or re-centred W) and RMSNorm a scale; eps under the square root makes the "
         "scale invariance approximate. BatchNorm in training mode normalizes each feature over "
         "the batch and its tokens, so sample 0's output depends on the other samples; in eval "
@@ -230,15 +255,17 @@ def batch_section() -> None:
     st.subheader("BatchNorm's batch dependence")
     sec = Section(TITLE, S.BATCH, dev)
     r = sec.run(R.batch_dependence, seed=ctx.seed)
+    r0, first = one_seed(sec, r)
     c1, c2 = st.columns(2)
     for col, mode in ((c1, "train"), (c2, "eval")):
         with col:
             sec.chart(
                 "line",
-                r,
+                r0,
                 mode,
                 f"batchnorm_{mode}_values",
-                title=f"{mode} mode: sample 0, token 0",
+                var="r0",
+                title=f"{mode} mode: sample 0, token 0 (seed {first})",
                 **BATCH_LINE,
             )
     sec.table(
@@ -247,9 +274,11 @@ def batch_section() -> None:
         "batchnorm_batch_dependence",
         caption="The same token, normalized with different batch-mates (batch "
         f"{r.batch_size} x {r.seq_len} tokens x {r.d_model} features, halves "
-        f"x{r.big:g} / x{r.small:g}). Largest change of its output in training mode: "
-        f"{W.batch_change_words(r.summary, 'train')}. In eval mode, with the running statistics of the "
-        f"original batch: {W.batch_change_words(r.summary, 'eval')}.",
+        f"x{r.big:g} / x{r.small:g}; the charts show seed {first}, the table a row per "
+        f"scenario, mode and seed). Largest change of its output in training mode "
+        f"({seeds_words(r.seeds)}): {W.batch_change_words(r.summary, 'train')}. In eval mode, "
+        "with the running statistics of the original batch: "
+        f"{W.batch_change_words(r.summary, 'eval')}.",
         column_config=significant(r.summary),
     )
     sec.download("normalization_batch_dependence")
@@ -280,13 +309,20 @@ def prepost_section() -> None:
     )
     sec = Section(TITLE, S.PREPOST, dev)
     r = sec.run(R.prepost_ln, layers=layers, d_model=d_model, init=init, seed=ctx.seed)
-    raw_pre = r.raw_stream[r.raw_stream["variant"] == "Pre-LN"].sort_values("block")
+    runs = r.per_seed
+    raw0 = [
+        float(x.raw_stream.query("variant == 'Pre-LN' and block == 0")["sq_norm_per_dim"].iloc[0])
+        for x in runs
+    ]
     st.markdown(
         "Without that standardization (the raw N(0, 1) embedding plus positions, about "
         "1 + 1/2 per feature) the input's ||x₀||²/d is "
-        f"{rv.format_number(raw_pre['sq_norm_per_dim'].iloc[0])} for this model, and under "
-        f"PyTorch's default init the Pre-LN stream's ||x_l||²/d {W.stream_words(r.raw_stream)} "
-        f"over {layers} layer(s)."
+        f"{W.span(raw0)} for this model ({seeds_words(r.seeds)}). "
+        + W.stream_seeds(
+            [x.raw_stream for x in runs],
+            r.seeds,
+            f"under PyTorch's default init the Pre-LN stream's ||x_l||²/d over {layers} layer(s)",
+        )
     )
     sec.chart(
         "line",
@@ -294,9 +330,12 @@ def prepost_section() -> None:
         "stream",
         "prepost_stream",
         caption="Post-LN ends every layer with a LayerNorm, so its ||x_l||²/d is 1 up to eps: "
-        f"measured, it {W.post_ln_words(r.stream)}. In Pre-LN each sublayer adds its output to an "
-        "un-normalized stream, and Xiong et al. (Lemma 1) show that its expected ||x_l||² "
-        f"grows linearly with l. Here Pre-LN's ||x_l||²/d {W.stream_words(r.stream)}.",
+        f"measured, in every seed it {W.post_ln_words(r.stream)}. In Pre-LN each sublayer adds "
+        "its output to an un-normalized stream, and Xiong et al. (Lemma 1) show that its "
+        "expected ||x_l||² grows linearly with l. "
+        + W.stream_seeds([x.stream for x in runs], r.seeds, "Pre-LN's ||x_l||²/d")
+        + " "
+        + band_words(r.seeds),
         x="block",
         y="sq_norm_per_dim",
         color="variant",
@@ -308,13 +347,13 @@ def prepost_section() -> None:
         r,
         "ratios",
         "last_layer_grad_ratios",
-        caption="Gradient norm of the last layer's second FFN weight, mean of "
-        f"{r.grads['seed'].nunique()} seeds, divided by its value at the shallowest depth. "
-        + W.deepest_ratios(r.summary)
+        caption="Gradient norm of the last layer's second FFN weight (batch 4), divided by "
+        "its value at the shallowest depth, per seed. "
+        + W.deepest_ratios_seeds([x.grads for x in runs], r.seeds)
         + " Xiong et al.: Pre-LN's final LayerNorm divides by ||x_L||, which grows like "
         "sqrt(L), so its last-layer gradient shrinks like 1/sqrt(L) once that growth dominates "
         "the input, while Post-LN's does not shrink with L; hence Pre-LN can take a large "
-        "learning rate from step 0.",
+        "learning rate from step 0. " + band_words(r.seeds),
         x="n_layers",
         y="ratio_to_L1",
         color="variant",
@@ -324,11 +363,11 @@ def prepost_section() -> None:
     )
     sec.table(
         r,
-        "summary",
-        "last_layer_grad_summary",
-        column_config=significant(r.summary),
+        "grads",
+        "last_layer_grad",
+        caption="A row per variant, depth and seed.",
+        column_config=significant(r.grads),
     )
-    csv(sec, r, "grads", "last_layer_grad")
     sec.download("normalization_prepost")
 
 
@@ -346,6 +385,9 @@ def training_panel(
     (``ui/jobs.py``): ``draw`` shows its result so far; the finished result is
     recorded (:meth:`Section.shown`) and offered as a notebook."""
 
+    settings = with_seeds(fn, settings)
+    n_seeds = int(settings.get("seeds", 1))
+
     def work(report, should_stop):  # noqa: ANN001, ANN202
         return fn(**settings, device=ctx.device, progress=report, should_stop=should_stop)
 
@@ -356,10 +398,20 @@ def training_panel(
         final = job.state == "done" and job.result is not None
         if final:
             sec.shown(fn, r, **settings)
+        elif job.live and n_seeds > 1:
+            st.caption(
+                f"Training seed {r.seeds[-1]} ({len(r.seeds)} of {n_seeds}); the curves hold "
+                f"{seeds_label(r.seeds)} so far."
+            )
         draw(r)
         if final:
             sec.download(f"normalization_{name}")
         elif job.state == "stopped":
+            if len(r.seeds) < n_seeds:
+                st.caption(
+                    f"Stopped with {seeds_label(r.seeds)} of the {n_seeds} seeds asked for: "
+                    "the sentences above count only those."
+                )
             st.caption(
                 "The notebook of this section reproduces a finished run: run it to the end to "
                 "download it."
@@ -369,11 +421,15 @@ def training_panel(
         name,
         (recipe_name(fn), tuple(settings.items()), dev),
         work,
-        total,
+        total * n_seeds,
         render,
         start_label="Train",
         blocked=blocked,
     )
+
+
+# The models of a training section: one table, the same in every seed's result.
+MODELS = "r.per_seed[0].models"
 
 
 def log_lines(y: str, title: str) -> dict[str, Any]:
@@ -408,32 +464,36 @@ def warmup_section() -> None:
         f"Post-LN and Pre-LN encoders ({w_layers} layers, d = {cfg.d_model}, {cfg.n_heads} "
         f"heads) are trained to copy their input tokens (vocabulary {cfg.vocab_size}, batch "
         f"16 x 16) with Adam at a peak rate of {w_lr:g}, once at that rate from step 0 and "
-        f"{W.schedule_words(w_lr, w_steps, w_warm)}. Both models are built from the same seed; "
-        "each is trained twice, without and with warm-up, on the same batches."
+        f"{W.schedule_words(w_lr, w_steps, w_warm)}. In each seed both models are built from that "
+        "seed, and each is trained twice, without and with warm-up, on the same batches; more "
+        "Seeds (sidebar) train all four runs again per seed."
     )
     sec = Section(TITLE, S.WARMUP, dev)
     views.table(
         N.variant_table(variants),
         "warmup_variants",
-        caption="The two models (the run's result holds the same table, `r.models`).",
+        caption="The two models (each seed's result holds the same table, `r.per_seed[0].models`).",
     )
 
     def draw(r: Result) -> None:
         sec.chart(
             "line",
             r,
-            "runs",
+            "history",
             "warmup_training",
             caption=f"Guessing uniformly costs log {r.vocab_size} = "
             f"{math.log(r.vocab_size):.2f}. "
-            + W.warmup_words(r.runs, r.w_warm)
+            + W.warmup_seeds(r.history, r.w_warm)
             + "Xiong et al. explain why Post-LN needs warm-up at large learning rates: at init "
             "its gradients near the output are large, so full-size early steps can throw it "
-            "off, while Pre-LN's are not. " + divergence_note(r.runs),
+            "off, while Pre-LN's are not. "
+            + W.divergence_words(r.history)
+            + " "
+            + band_words(r.seeds),
             **log_lines("loss", "cross-entropy (log)"),
         )
         sec.table(r, "summary", "warmup_summary", column_config=significant(r.summary))
-        sec.notebook.code("r.models").frame("warmup_variants", "r.models")
+        sec.notebook.code(MODELS).frame("warmup_variants", MODELS)
 
     settings = dict(w_layers=w_layers, w_lr=w_lr, w_steps=w_steps, w_warm=w_warm, seed=ctx.seed)
     training_panel("warmup", sec, R.warmup, settings, 2 * w_steps, draw, blocked)
@@ -468,24 +528,26 @@ def stability_section() -> None:
     )
 
     def draw(r: Result) -> None:
-        sec.notebook.code("r.models").frame("stability_variants", "r.models")
+        sec.notebook.code(MODELS).frame("stability_variants", MODELS)
         c1, c2 = st.columns(2)
         with c1:
-            chart_only(sec, "line", r, "runs", **log_lines("loss", "MSE loss (log)"))
+            chart_only(sec, "line", r, "history", **log_lines("loss", "MSE loss (log)"))
         with c2:
             chart_only(
-                sec, "line", r, "runs", **log_lines("grad_norm", "total gradient norm (log)")
+                sec, "line", r, "history", **log_lines("grad_norm", "total gradient norm (log)")
             )
         st.caption(
             "The targets are fresh random numbers each step, independent of the inputs, so the "
             "best a run can do is a loss of 1 in expectation (predict 0; one batch can dip a "
             "little below it); the curves show where each run's loss goes against that floor and "
             "how large its gradients grow. "
-            + W.start_end_words(r.runs)
+            + band_words(r.seeds)
+            + " "
+            + W.start_end_words(r.history)
             + f" At learning rate {s_lr:g}: "
-            + divergence_note(r.runs)
+            + W.divergence_words(r.history)
         )
-        csv(sec, r, "runs", "stability_training")
+        csv(sec, r, "history", "stability_training")
         sec.table(r, "summary", "stability_summary", column_config=significant(r.summary))
 
     settings = dict(
@@ -543,7 +605,10 @@ def cost_section() -> None:
         caption=f"Measured on {r.device} just now: {int(t['repeats'].iloc[0])} timed calls "
         "after one warm-up, median (min and max in the CSV). RMSNorm skips the mean, so it "
         "does less arithmetic; whether that makes it faster depends on the kernels PyTorch "
-        f"has for this device. Here RMSNorm took {W.cost_words(r.timing)}.",
+        f"has for this device. Here RMSNorm took {W.cost_words(r.timing)}. One timing: the "
+        "sidebar's Seeds does not apply here, because the seed draws only the input's values, "
+        "which do not change the work either norm does; what varies between two timings is "
+        "the machine (the CSV's min and max over the calls show it).",
     )
     sec.code(
         chart_code(

@@ -223,17 +223,23 @@ def batch_dependence(*, seed: int = 0) -> Result:
 def prepost_ln(
     *, layers: int = 8, d_model: int = 64, init: str = "xavier", seed: int = 0
 ) -> Result:
-    """Pre-LN vs Post-LN: two encoders at init (Xiong et al. 2020).
+    """Pre-LN vs Post-LN: two encoders at init (Xiong et al. 2020), built from ``seed``.
 
     Frames: ``stream`` (variant, block, sq_norm_per_dim, norm: ``||x_l||^2 / d`` after
     each layer, standardized input), ``raw_stream`` (the same for PyTorch's default
     init and the raw embedding plus positions), ``grads`` (the last layer's
-    ``||dL/dW2||`` per depth and seed), ``summary`` (its mean, min and max over seeds,
-    ``ratio_to_L1``: relative to the shallowest depth, and ``inv_sqrt_L``) and
-    ``ratios`` (the chart's lines: both variants' ratio and 1/sqrt(L))."""
+    ``||dL/dW2||`` per variant and depth L, ``ratio_to_L1``: relative to the
+    shallowest depth, and ``inv_sqrt_L``: sqrt(L_min / L)) and ``ratios`` (the
+    chart's lines: both variants' ratio and 1/sqrt(L)). One seed's models and
+    batch (batch 4 for the gradients): ``seeds=N`` gives the spread over seeds."""
     layers, d_model, init = int(layers), int(d_model), str(init)
-    grads = prepost.prepost_grads(layers, d_model, seed, init)
-    summary = prepost.grad_summary(grads)
+    grads = prepost.last_layer_grad(
+        prepost.xiong_depths(layers), (seed,), d_model, init, batch_size=4
+    ).drop(columns="seed")
+    l0 = int(grads["n_layers"].min())
+    first = grads[grads["n_layers"] == l0].set_index("variant")["grad_norm"]
+    grads["ratio_to_L1"] = grads["grad_norm"] / grads["variant"].map(first)
+    grads["inv_sqrt_L"] = (l0 / grads["n_layers"]) ** 0.5
     return Result(
         {
             "stream": prepost.prepost_stream(layers, d_model, seed, init),
@@ -241,8 +247,7 @@ def prepost_ln(
                 layers, d_model, seed, "default", standardize=False
             ),
             "grads": grads,
-            "summary": summary,
-            "ratios": prepost.grad_ratio_lines(summary),
+            "ratios": prepost.grad_ratio_lines(grads),
         }
     )
 
@@ -257,7 +262,7 @@ def preln_stream_doubles(r: Result) -> Answer:
     return Answer(
         "yes" if last > 2 * first else "no",
         f"Pre-LN's ||x_l||²/d goes from {format_number(first)} at the input to "
-        f"{format_number(last)} after layer {layers} ({format_number(last / first)} times).",
+        f"{format_number(last)} after layer {layers} ({format_number(last / first, 4)} times).",
     )
 
 
@@ -269,12 +274,12 @@ def _trained(
 ) -> Result:
     """A training section's result: the models, the runs so far and their summary."""
     return Result(
-        {"models": models, "runs": runs, "summary": norm_training.run_summary(runs)},
+        {"models": models, "history": runs, "summary": norm_training.run_summary(runs)},
         {**values, "stopped": bool(runs.attrs.get("stopped", False))},
     )
 
 
-@recipe
+@recipe(seeds=1)
 def warmup(
     *,
     w_layers: int = 8,
@@ -290,10 +295,11 @@ def warmup(
     once at ``w_lr`` from step 0 and once warmed up linearly over ``w_warm`` steps;
     same seed, same batches (batch 16 x 16).
 
-    Frames: ``models`` (the two encoders), ``runs`` (variant, step, loss, grad_norm,
-    lr, diverged, divergence, warmup) and ``summary`` (per run: first, final and
-    lowest loss, largest gradient, steps run, divergence). ``progress(result, done,
-    total)`` gets the runs so far."""
+    Frames: ``models`` (the two encoders), ``history`` (variant, step, loss,
+    grad_norm, lr, diverged, divergence, warmup) and ``summary`` (per run: first,
+    final and lowest loss, largest gradient, steps run, divergence). ``progress(result,
+    done, total)`` gets the runs so far. One seed by default (``seeds=1``): each seed
+    trains all four runs again."""
     variants = norm_training.warmup_models(w_layers)
     models = norm_training.variant_table(variants)
     cfg = variants["Post-LN"]
@@ -321,7 +327,7 @@ def warmup(
     return _trained(models, runs, values)
 
 
-@recipe
+@recipe(seeds=1)
 def stability(
     *,
     s_norm: str = "layer",
@@ -371,7 +377,7 @@ def cost_size(t_size: str) -> tuple[int, int, int]:
     return b, t, d
 
 
-@recipe
+@recipe(seeds=None)
 def cost(
     *, t_size: str = "16x128x256", seed: int = 0, device: torch.device | str = "cpu"
 ) -> Result:
@@ -379,7 +385,10 @@ def cost(
     on ``device``, measured now (one warm-up call, then 7 timed calls).
 
     Frame ``timing`` (norm, pass, median_ms, min_ms, max_ms, repeats, elements).
-    A timing differs from run to run: only its columns can be reproduced."""
+    A timing differs from run to run: only its columns can be reproduced. No
+    ``seeds`` setting: the seed draws the input's values, which do not change the
+    work either norm does, and what varies between two timings is the machine (the
+    CSV's min and max over the 7 calls show that spread), not the seed."""
     b, t, d = cost_size(t_size)
     timing = norm_cost.norm_timing(b, t, d, repeats=7, device=device, seed=seed)
     return Result({"timing": timing}, {"device": str(torch.device(device))})

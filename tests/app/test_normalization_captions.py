@@ -29,87 +29,118 @@ def test_warmup_caption_states_which_run_ends_lower(app):
     assert "stays at the loss of guessing" not in cap
     for place in ("Post-LN", "Pre-LN"):
         no, warm = final[f"{place}, no warm-up"], final[f"{place}, warm-up 10"]
-        m = re.search(rf"{place}: (without warm-up|with) ends lower \({NUM} against {NUM} for", cap)
+        # One seed (the training default): said as one seed's finding, with its numbers.
+        m = re.search(
+            rf"In the one seed run \(seed 0\) {place} (without|with) warm-up ends lower "
+            rf"\({NUM} without, {NUM} with\); run more seeds",
+            cap,
+        )
         assert m, cap
-        lower, higher = sorted([no, warm])
-        assert m[1] == ("without warm-up" if no < warm else "with")
-        assert float(m[2]) == pytest.approx(lower, rel=5e-3)
-        assert float(m[3]) == pytest.approx(higher, rel=5e-3)
+        assert m[1] == ("without" if no < warm else "with")
+        assert float(m[2]) == pytest.approx(no, rel=5e-3)
+        assert float(m[3]) == pytest.approx(warm, rel=5e-3)
     # The old caption said Post-LN without warm-up stays at log 64 and warm-up learns.
     assert final["Post-LN, no warm-up"] < math.log(64) - 1
-    assert "Post-LN: without warm-up ends lower" in cap
+    assert "Post-LN without warm-up ends lower" in cap
 
 
-def test_prepost_sentences_quote_this_model(app):
+def _range(values) -> list[float]:
+    return [min(values), max(values)]
+
+
+def _quoted(m, i: int) -> list[float]:
+    """A quoted range ``a-b`` (groups i, i+1; a lone number when the seeds agree)."""
+    lo = float(m[i])
+    return [lo, float(m[i + 1]) if m[i + 1] else lo]
+
+
+def test_prepost_sentences_quote_this_model_in_every_seed(app):
     at = app(PAGE, section="Pre-LN vs Post-LN", layers="4", init="default").run()
     clean(at)
     text = " ".join(m.value for m in at.markdown)
     assert "9.7" not in text and "10.9" not in text
-    raw = N.prepost_stream(4, 64, 0, "default", standardize=False)
-    raw = raw[raw["variant"] == "Pre-LN"]["sq_norm_per_dim"].tolist()
-    m = re.search(rf"the input's \|\|x₀\|\|²/d is {NUM} for this model", text)
-    assert m and float(m[1]) == pytest.approx(raw[0], rel=5e-3)
-    assert re.search(rf"from {NUM} to {NUM}\)? over 4 layer", text)
-    end = float(re.search(rf"from {NUM} to {NUM}\)? over 4 layer", text)[2])
-    assert end == pytest.approx(raw[-1], rel=5e-3)
-    shown = N.prepost_stream(4, 64, 0, "default")
-    pre = shown[shown["variant"] == "Pre-LN"]["sq_norm_per_dim"].tolist()
+    seeds = range(3)  # the section's default: 3 seeds
+    raw = [N.prepost_stream(4, 64, s, "default", standardize=False) for s in seeds]
+    raw = [r[r["variant"] == "Pre-LN"]["sq_norm_per_dim"].tolist() for r in raw]
+    m = re.search(rf"the input's \|\|x₀\|\|²/d is {NUM}(?:-{NUM})? for this model", text)
+    assert m and _quoted(m, 1) == pytest.approx(_range([r[0] for r in raw]), rel=5e-3)
+    m = re.search(
+        rf"over 4 layer\(s\) grows by a factor of .*, from {NUM}(?:-{NUM})? to "
+        rf"{NUM}(?:-{NUM})?\.",
+        text,
+    )
+    assert m, text
+    assert "In 3 of 3 seeds under PyTorch's default init" in text
+    assert _quoted(m, 3) == pytest.approx(_range([r[-1] for r in raw]), rel=5e-3)
+    shown = [N.prepost_stream(4, 64, s, "default") for s in seeds]
+    pre = [x[x["variant"] == "Pre-LN"]["sq_norm_per_dim"].tolist() for x in shown]
     cap = find_caption(at, "Post-LN ends every layer with a LayerNorm")
-    m = re.search(rf"Here Pre-LN's \|\|x_l\|\|²/d .*from {NUM} to {NUM}\)?\.$", cap)
+    m = re.search(rf"Pre-LN's \|\|x_l\|\|²/d .*from {NUM}(?:-{NUM})? to {NUM}(?:-{NUM})?\.", cap)
     assert m, cap
-    assert float(m[1]) == pytest.approx(pre[0], rel=5e-3)
-    assert float(m[2]) == pytest.approx(pre[-1], rel=5e-3)
-    # The gradient caption quotes the summary table at the deepest L.
-    summary = find_table(at, "variant", "Pre-LN")
-    deepest = summary[summary["n_layers"] == 4].set_index("variant")["ratio_to_L1"]
+    assert _quoted(m, 1) == pytest.approx(_range([p[0] for p in pre]), rel=5e-3)
+    assert _quoted(m, 3) == pytest.approx(_range([p[-1] for p in pre]), rel=5e-3)
+    # The gradient caption quotes the table at the deepest L, over the seeds.
+    grads = find_table(at, "variant", "Pre-LN", having="ratio_to_L1")
+    deepest = grads[grads["n_layers"] == 4]
     cap = find_caption(at, "Gradient norm of the last layer's second FFN weight")
-    m = re.search(rf"At L = 4 it is {NUM} for Post-LN and {NUM} for Pre-LN; sqrt\(1/4\) = 0.5", cap)
+    m = re.search(
+        rf"At L = 4 it is {NUM}(?:-{NUM})? for Post-LN and {NUM}(?:-{NUM})? for Pre-LN; "
+        r"sqrt\(1/4\) = 0.5",
+        cap,
+    )
     assert m, cap
-    assert float(m[1]) == pytest.approx(deepest["Post-LN"], abs=1e-3, rel=5e-3)
-    assert float(m[2]) == pytest.approx(deepest["Pre-LN"], abs=1e-3, rel=5e-3)
+    for i, variant in ((1, "Post-LN"), (3, "Pre-LN")):
+        mine = deepest[deepest["variant"] == variant]["ratio_to_L1"].tolist()
+        assert len(mine) == 3
+        assert _quoted(m, i) == pytest.approx(_range(mine), abs=1e-3, rel=5e-3)
 
 
 def test_four_views_and_invariances_follow_the_batch_above(app):
     at = app(PAGE, big="1", small="1", d="16", batch="4").run()
     clean(at)
     cap = find_caption(at, "Mean |value| of the left half")
-    x = N.scaled_batch(4, 16, 16, 1.0, 1.0, 0)[0]
-    expected = float(x[:, :8].abs().mean() / x[:, 8:].abs().mean())
-    m = re.search(rf"raw {NUM} times", cap)
-    assert m and float(m[1]) == pytest.approx(expected, rel=5e-3)
-    assert 0.5 < expected < 2  # no half "dominates"
-    cap = find_caption(at, "All values of the batch.")
+    expected = []
+    for seed in range(3):
+        x = N.scaled_batch(4, 16, 16, 1.0, 1.0, seed)[0]
+        expected.append(float(x[:, :8].abs().mean() / x[:, 8:].abs().mean()))
+    m = re.search(rf"raw {NUM}-{NUM} times", cap)
+    assert m and [float(m[1]), float(m[2])] == pytest.approx(_range(expected), rel=5e-3)
+    assert all(0.5 < e < 2 for e in expected)  # no half "dominates"
+    cap = find_caption(at, "All values of seed 0's batch.")
     assert "share one scale, x1" in cap
     # The invariance table is measured on this batch, and its caption lists its rows.
     open_section(at, "Invariances")
     clean(at)
     table = find_table(at, "transformation", "re-scale the weights W")
-    direct = N.invariance_table(4, 16, 16, seed=0, big=1.0, small=1.0)
-    rms = direct[direct["norm"] == "RMSNorm"].set_index(["transformation", "measured_on"])
-    shown = table.set_index(["transformation", "measured_on"])["RMSNorm"]
-    assert shown.to_numpy() == pytest.approx(
-        rms.loc[shown.index, "max_abs_change"].to_numpy(), rel=1e-6, abs=1e-12
-    )
+    assert sorted(table["seed"].unique()) == [0, 1, 2]
+    direct = [N.invariance_table(4, 16, 16, seed=s, big=1.0, small=1.0) for s in range(3)]
+    for seed, d in enumerate(direct):
+        rms = d[d["norm"] == "RMSNorm"].set_index(["transformation", "measured_on"])
+        mine = table[table["seed"] == seed]
+        shown = mine.set_index(["transformation", "measured_on"])["RMSNorm"]
+        assert shown.to_numpy() == pytest.approx(
+            rms.loc[shown.index, "max_abs_change"].to_numpy(), rel=1e-6, abs=1e-12
+        )
     cap = find_caption(at, "max |output change| of each norm")
     for norm in N.INVARIANCE_NORMS:
-        rows = direct[direct["norm"] == norm]
-        part = cap.split(f"{norm}: ")[1].split(";")[0].split(". In exact")[0]
-        if rows["invariant"].all():
-            assert part == "every row"
-        elif not rows["invariant"].any():
-            assert part == "no row"
-        else:
-            assert len(part) > 0
+        flags = [d.loc[d["norm"] == norm, "invariant"] for d in direct]
+        if all(f.all() for f in flags):  # invariant everywhere in every seed
+            assert f"{norm}: every row" in cap or f"holds for {norm} in every row" in cap
+        elif not any(f.any() for f in flags):
+            assert f"{norm}: no row" in cap or f"holds for {norm} in no row" in cap
 
 
 def test_batch_dependence_caption_quotes_its_table(app):
     at = app(PAGE, section="Batch dependence").run()
     clean(at)
     summ = find_table(at, "scenario", "other samples x10")
-    train = summ[summ["mode"] == "train"].set_index("scenario")["max_abs_change"]
+    train = summ[(summ["mode"] == "train") & (summ["scenario"] == "other samples x10")]
+    assert len(train) == 3  # a row per seed
     cap = find_caption(at, "The same token, normalized with different batch-mates")
-    m = re.search(rf"other samples x10: {NUM};", cap)
-    assert m and float(m[1]) == pytest.approx(train["other samples x10"], rel=5e-3)
+    m = re.search(rf"other samples x10: {NUM}-{NUM};", cap)
+    assert m and [float(m[1]), float(m[2])] == pytest.approx(
+        _range(train["max_abs_change"].tolist()), rel=5e-3
+    )
     assert "batch of 1 token: cannot be normalized" in cap
     open_section(at, "Cost")
     clean(at)
@@ -124,7 +155,8 @@ def test_no_table_prints_0_for_a_value_that_is_not_0(app):
     # 1e-8, not 0) showed as 0; the Pre-LN summary lost all but 4 decimals.
     at = app(PAGE).run()
     clean(at)
-    stats = find_table(at, "view", "LayerNorm", having="token_mean_absmax").set_index("view")
+    stats = find_table(at, "view", "LayerNorm", having="token_mean_absmax")
+    stats = stats[stats["seed"] == 0].set_index("view")
     v = N.apply_norms(N.scaled_batch(8, 16, 64, 10.0, 0.1, 0))
     direct = N.norm_stats(v).set_index("view")
     assert stats.loc["LayerNorm", "token_mean_absmax"] > 0
@@ -133,22 +165,24 @@ def test_no_table_prints_0_for_a_value_that_is_not_0(app):
     )
     at = open_section(at, "Pre-LN vs Post-LN")
     clean(at)
-    summary = find_table(at, "variant", "Pre-LN", having="grad_norm_mean")
-    assert (summary["grad_norm_mean"] != summary["grad_norm_mean"].round(4)).any()
+    grads = find_table(at, "variant", "Pre-LN", having="grad_norm")
+    assert (grads["grad_norm"] != grads["grad_norm"].round(4)).any()
 
 
 def test_batchnorm_halves_are_called_alike_only_when_they_are(app):
-    # Two samples of two tokens: BatchNorm's halves in sample 0 differ by 1.83 times;
-    # the old caption said "so the halves come out alike" at every setting.
-    at = app(PAGE, batch="2", tokens="2", d="16").run()
+    # Two samples of two tokens, one seed: BatchNorm's halves in sample 0 differ by
+    # 1.83 times; the old caption said "so the halves come out alike" at every setting.
+    at = app(PAGE, batch="2", tokens="2", d="16", seeds="1").run()
     clean(at)
     cap = find_caption(at, "Mean |value| of the left half")
     assert "come out alike" not in cap
-    m = re.search(rf"the halves still differ: {NUM} times", cap)
+    m = re.search(
+        rf"In the one seed run \(seed 0\) the halves of sample 0 still differ: {NUM}", cap
+    )
     assert m and float(m[1]) == pytest.approx(1.83, abs=0.01)
     at = app(PAGE).run()
-    assert "the halves come out alike (within a factor of 1.5)" in find_caption(
-        at, "Mean |value| of the left half"
+    assert "In 3 of 3 seeds the halves of sample 0 come out alike (within a factor of 1.5)" in (
+        find_caption(at, "Mean |value| of the left half")
     )
 
 

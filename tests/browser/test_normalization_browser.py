@@ -35,6 +35,18 @@ def test_normalization_deep_link_download_and_training(server, page):
     rows = {r["view"]: r for r in csv.DictReader(io.StringIO(open(download.path()).read()))}
     assert set(rows) == {"raw", "LayerNorm", "BatchNorm", "RMSNorm"}
     assert abs(float(rows["LayerNorm"]["token_std_max"]) - 1) < 1e-3
+    # Three seeds by default at init: a row per view and seed (rows above: the last seed's).
+    frame = pd.read_csv(download.path())
+    assert sorted(frame["seed"].unique()) == [0, 1, 2] and len(frame) == 12
+
+    # Five seeds from the URL: the Pre-LN chart draws the median of the seeds over a
+    # band, and its caption says so and counts the seeds.
+    page.goto(f"{server.url}/normalization?section=Pre-LN+vs+Post-LN&seeds=5")
+    wait_ready(page, charts=2, timeout=120_000)
+    assert page.locator("[data-testid='stException']").count() == 0
+    page.get_by_text("Lines: the median of 5 seeds (0-4)").first.wait_for(timeout=60_000)
+    assert page.get_by_text("In 5 of 5 seeds Pre-LN's").count() >= 1
+    screenshot(page, "normalization_prepost_5_seeds")
 
     page.goto(f"{server.url}/normalization?section=Stability&s_steps=30&s_lr=0.1")
     # The models' CSV; the notebook comes with the finished run.

@@ -82,3 +82,19 @@ def test_a_measure_takes_the_settings_as_the_page_holds_them_or_typed():
     text = MEASURES["textbook_gap_large"].at({"d": "16", "big": "10"}, 1)
     typed = MEASURES["textbook_gap_large"].at({"d": 16, "big": 10.0}, 1)
     assert text == typed
+
+
+def test_preln_stream_doubles_over_seeds_agree_and_split():
+    # Xavier, 8 layers: every seed's stream more than doubles.
+    agree = _measure("preln_stream_doubles")
+    assert agree.sentence.startswith("In 3 of 3 seeds: yes. Seed 0: ")
+    # PyTorch's default init at 12 layers sits on the threshold: seeds 0 and 1 grow
+    # 2.01 and 2.07 times, seed 2 just under 2 (pinned split). The answer is the
+    # majority, with its count; seed 2's own sentence shows the ratio below 2, never
+    # rounded up to "2 times".
+    split = _measure("preln_stream_doubles", layers=12, init="default")
+    assert split.answer == "yes" and split.sentence.startswith("In 2 of 3 seeds: yes.")
+    one = MEASURES["preln_stream_doubles"].at({"layers": 12, "init": "default", "seeds": 1}, 2)
+    assert one.answer == "no"
+    m = re.search(rf"after layer 12 \({NUM} times\)", one.sentence)
+    assert m and 1.99 < float(m[1]) < 2
