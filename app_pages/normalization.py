@@ -13,9 +13,9 @@ import torch
 
 import resviz as rv
 from resviz import norms as N
+from resviz import words as W
 from resviz.recipes import norms as R
 from resviz.recipes.core import Recipe, Result, recipe_name
-from resviz.words import norms as W
 from resviz.words.seeds import band_words, seeds_label
 from ui import charts, jobs, views
 from ui.budget import budget

@@ -9,9 +9,7 @@ Post-LN ``x = LN(x + f(x))`` against Pre-LN ``x = x + f(LN(x))`` (Xiong et al. 2
 "On Layer Normalization in the Transformer Architecture"), at init and in training.
 
 Settings arrive as the page's URL holds them (``d="64"``, ``big="10"``) or typed
-(``d=64``): each recipe converts them itself. The wording functions at the end turn
-a result into the fragments the page's captions print; they are computed from the
-frames, so they hold at every setting.
+(``d=64``): each recipe converts them itself.
 """
 
 from __future__ import annotations
@@ -47,9 +45,8 @@ def input_batch(
 ) -> torch.Tensor:
     """The batch of the first three sections: Gaussian ``(batch, tokens, d)``, the first
     half of the features multiplied by ``big``, the second by ``small``."""
-    return normalization.scaled_batch(
-        int(batch), int(tokens), int(d), float(big), float(small), seed
-    )
+    sizes = int(batch), int(tokens), int(d)
+    return normalization.scaled_batch(*sizes, float(big), float(small), seed)
 
 
 @recipe
@@ -68,8 +65,8 @@ def four_views(
     Frames: ``views`` (view, token, feature, value: sample 0), ``histograms`` (view,
     bin_start, bin_end, count: every value of the batch), ``stats`` (per view: token
     and feature means and population stds, mean token RMS, largest |value|) and
-    ``halves`` (view, first_half, second_half, ratio: mean |value| of each half of
-    the features in sample 0)."""
+    ``halves`` (view, first_half, second_half, ratio: mean |value| of each feature
+    half in sample 0)."""
     v = normalization.apply_norms(input_batch(batch, tokens, d, big, small, seed))
     views = normalization.norm_views(v, 0)
     stats = normalization.norm_stats(v)
@@ -190,7 +187,7 @@ def invariances(
 
 
 def _default(fn: Callable[..., Any], name: str) -> Any:
-    """The default of ``fn``'s argument ``name`` (the sizes a fixed experiment uses)."""
+    """The default of ``fn``'s argument ``name`` (a fixed experiment's sizes)."""
     return inspect.signature(fn).parameters[name].default
 
 
@@ -203,10 +200,8 @@ def batch_dependence(*, seed: int = 0) -> Result:
     Frames: ``train`` and ``eval`` (scenario, mode, feature, value: the first 16
     features) and ``summary`` (scenario, mode, max_abs_change, note). Values: the
     batch's ``batch_size``, ``seq_len``, ``d_model``, ``big``, ``small``."""
-    sizes = {
-        k: _default(norm_invariance.batch_dependence, k)
-        for k in ("batch_size", "seq_len", "d_model")
-    }
+    keys = ("batch_size", "seq_len", "d_model")
+    sizes = {k: _default(norm_invariance.batch_dependence, k) for k in keys}
     scales = {k: _default(normalization.scaled_batch, k) for k in ("big", "small")}
     values, summary = norm_invariance.batch_dependence(**sizes, seed=seed)
     return Result(
@@ -267,11 +262,7 @@ def preln_stream_doubles(r: Result) -> Answer:
 
 
 # ---------------------------------------------------------------------- training
-def _trained(
-    models: pd.DataFrame,
-    runs: pd.DataFrame,
-    values: Mapping[str, Any],
-) -> Result:
+def _trained(models: pd.DataFrame, runs: pd.DataFrame, values: Mapping[str, Any]) -> Result:
     """A training section's result: the models, the runs so far and their summary."""
     return Result(
         {"models": models, "history": runs, "summary": norm_training.run_summary(runs)},

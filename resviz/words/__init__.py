@@ -2,23 +2,25 @@
 
 from resviz.words.encoder import share_words
 from resviz.words.gradients import AGREE_RTOL, scaled_shortcut_words, zero_sv_words
+from resviz.words.norm_training import (
+    divergence_words,
+    schedule_words,
+    start_end_words,
+    warmup_seeds,
+)
 from resviz.words.norms import (
     abs_max_words,
     batch_change_words,
     bn_halves_seeds,
     cost_words,
     deepest_ratios_seeds,
-    divergence_words,
     halves_words,
     invariance_seeds,
     invariant_rows,
     post_ln_words,
-    schedule_words,
     span,
-    start_end_words,
     stream_seeds,
     textbook_seeds,
-    warmup_seeds,
 )
 from resviz.words.numbers import (
     agreement_words,

@@ -10,11 +10,11 @@ import pytest
 import torch
 
 from resviz import norms as N
+from resviz import words as W
 from resviz.hooks import capture
 from resviz.recipes import RECIPES
 from resviz.recipes import norms as R
 from resviz.recipes.core import settings_of
-from resviz.words import norms as W
 from ui.specs.normalization import SPEC
 
 NUM = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"

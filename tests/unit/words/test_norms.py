@@ -7,7 +7,7 @@ import re
 import pandas as pd
 import pytest
 
-from resviz.words import norms as W
+from resviz import words as W
 
 NUM = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"
 
