@@ -41,7 +41,7 @@ def _square(m: torch.Tensor, row: str = "p", col: str = "q") -> pd.DataFrame:
     return df
 
 
-@recipe
+@recipe(seeds=None)
 def table(
     *, text: str = "I am a robot", d: int = 4, n: int = 100, dec: int = 2, seed: int = 0
 ) -> Result:
@@ -70,7 +70,7 @@ def table(
     )
 
 
-@recipe
+@recipe(seeds=None)
 def matrix(
     *, positions: int = 100, d_model: int | str = 512, base: float | str = 10000.0, seed: int = 0
 ) -> Result:
@@ -86,7 +86,7 @@ def matrix(
     )
 
 
-@recipe
+@recipe(seeds=None)
 def waves(
     *,
     positions: int = 100,
@@ -110,7 +110,7 @@ def waves(
     return Result({"waves": w, "wavelengths": P.wavelengths(d, b)}, {"beyond": beyond})
 
 
-@recipe
+@recipe(seeds=None)
 def relative(
     *,
     positions: int = 100,
