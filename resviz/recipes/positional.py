@@ -5,8 +5,10 @@
 ``positions``, ``d_model`` and ``base`` are shared by every section after the table
 (``d_model`` and ``base`` may come as the URL's text, "512", or as numbers). The
 sinusoidal table has nothing random: only ``alternatives`` (a learned table, a RoPE
-vector) and ``embeddings`` (token embeddings) read ``seed``; the others accept it
-and ignore it, so that every recipe is called the same way.
+vector) and ``embeddings`` (token embeddings) read ``seed``, and they run several
+seeds (``seeds``, 3 by default; frames stacked under a ``seed`` column). The others
+are formulas: they take no ``seeds`` (tests check that two seeds give the same
+frames), accept ``seed`` and ignore it, so that every recipe is called the same way.
 """
 
 from __future__ import annotations

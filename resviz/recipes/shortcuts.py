@@ -7,8 +7,13 @@ init (:func:`signal`), the unrolled paths (:func:`paths`, Veit et al. 2016), He 
 al.'s degradation experiment (:func:`degradation`) and Veit et al.'s lesion study
 (:func:`lesion`). The two trained sections take ``progress`` and ``should_stop``.
 
-    r = rv.recipes.shortcuts.lesion(l_depth=16, l_steps=400, seed=0)
-    r.summary  # one row per stack: intact accuracy, mean and worst deletion
+Seeds: Stack and Paths are structure and counting (no ``seeds``: two seeds give the
+same frames); Signal runs 3 seeds by default (``seeds=``), Degradation and Lesion
+train one (``seeds=1``, more on request, one run each); every seed's rows stand
+under a ``seed`` column and ``r.per_seed`` holds each seed's own result.
+
+    r = rv.recipes.shortcuts.lesion(l_depth=16, l_steps=400, seed=0, seeds=3)
+    r.summary  # one row per seed and stack: intact accuracy, mean and worst deletion
 """
 
 from __future__ import annotations

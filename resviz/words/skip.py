@@ -243,7 +243,7 @@ def _seeds(seeds: Sequence[int] | None, n: int) -> tuple[int, ...]:
     return tuple(seeds) if seeds else tuple(range(n))
 
 
-def spread(values: Sequence[float]) -> str:
+def spread(values: Sequence[float], digits: int = 3) -> str:
     """Several seeds' values of one number: ``"0.41"`` when they print alike, else
     ``"0.38 to 0.43"`` (lowest to highest); values that are not finite are counted."""
     v = [float(x) for x in values]
@@ -251,7 +251,7 @@ def spread(values: Sequence[float]) -> str:
     note = f" ({len(v) - len(finite)} not finite)" if len(finite) < len(v) else ""
     if not finite:
         return "not finite"
-    lo, hi = format_number(min(finite)), format_number(max(finite))
+    lo, hi = format_number(min(finite), digits), format_number(max(finite), digits)
     return (lo if lo == hi else f"{lo} to {hi}") + note
 
 
