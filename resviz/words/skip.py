@@ -114,7 +114,7 @@ def share_caption(r: Result) -> str:
         f"block {row.block}, seed {row.seed}" if many else f"block {row.block}"
         for row in t.itertuples()
     ]
-    over = " over the seeds" if many else ""
+    subject = "over the seeds, identity_share" if many else "here identity_share"
     return (
         "identity_share = ||s||^2 / (||s||^2 + ||u||^2), where a block joins the shortcut "
         "term s and the update u (y = s + u, inside the activation when joined before it): "
@@ -123,7 +123,7 @@ def share_caption(r: Result) -> str:
         "the stream holds. Whether that holds is measured, at init here and after training "
         "in the Degradation section (no cosine where a block has no shortcut, or with "
         "concat, which places x and f(x) side by side instead of adding them). "
-        + value_range(t["identity_share"], labels, f"here{over} identity_share")
+        + value_range(t["identity_share"], labels, subject)
         + " "
         + value_range(t["cosine"], labels, "the cosine")
         + " "
