@@ -1,6 +1,7 @@
 """The skip-connections page's lesson measures: each reads its section's recipe result
 (``resviz.recipes.shortcuts``), and each answer comes out on a setting the page allows."""
 
+import pandas as pd
 import pytest
 
 import resviz as rv
@@ -16,7 +17,7 @@ def test_recipe_defaults_are_the_page_defaults():
     for section, name in S.SPEC.recipes.items():
         fn = rv.recipes.RECIPES[name]
         for setting, default in settings_of(fn).items():
-            if setting == "seed":
+            if setting in ("seed", "seeds"):  # the sidebar's, not the page's
                 continue
             assert S.SPEC.param(setting).default == default, (section, setting)
 
@@ -31,17 +32,21 @@ def test_recipe_defaults_are_the_page_defaults():
     ],
 )
 def test_last_block_term(settings, answer):
+    # The Signal section runs 3 seeds: the answer is theirs (all three agree at each
+    # of these settings), the numbers seed 0's, as the Signal section draws them.
     got = MEASURES["skip_last_block_term"].at(settings, seed=0)
     assert got.answer == answer
-    # The numbers in the sentence are the Signal section's.
-    last = R.signal(**settings, seed=0).terms.iloc[-1]
-    assert f"identity_share = {rv.format_number(last['identity_share'])}" in got.sentence
-    assert f"mean ||u|| {rv.format_number(last['update_norm'])}" in got.sentence
+    head = f"In 3 of 3 seeds: {answer}. Seed 0: "
+    assert got.sentence.startswith(head)
+    said = got.sentence.removeprefix(head)
+    last = R.signal(**settings, seed=0, seeds=1).terms.iloc[-1]
+    assert f"identity_share = {rv.format_number(last['identity_share'])}" in said
+    assert f"mean ||u|| {rv.format_number(last['update_norm'])}" in said
     if settings.get("mode") == "none":
-        assert got.sentence.startswith("Block 16 has no shortcut")
+        assert said.startswith("Block 16 has no shortcut")
     else:
-        assert got.sentence.startswith("At block 16, identity_share = ")
-        assert got.sentence.endswith(f"is the {answer}'s.")
+        assert said.startswith("At block 16, identity_share = ")
+        assert said.endswith(f"is the {answer}'s.")
 
 
 @pytest.mark.parametrize(
@@ -74,3 +79,30 @@ def test_residual_lesion(settings, answer):
         assert f"at worst, block {int(res['worst_block'])}" in got.sentence
     if answer == "suffers":  # the cheapest: .at() runs the recipe and reads it the same
         assert MEASURES["skip_residual_lesion"].at(settings, seed=0) == got
+
+
+@pytest.mark.parametrize("name", ["stack", "paths"])
+@pytest.mark.parametrize("settings", [{}, {"preset": R.PRESETS[1], "mismatch": "project"}])
+def test_structure_sections_take_no_seeds_and_ignore_the_seed(name, settings):
+    """Stack and Paths read the built model's structure and count its paths: no Seeds
+    setting, and two seeds give the same frames (only the code's SEED line differs)."""
+    fn = getattr(R, name)
+    assert "seeds" not in settings_of(fn)
+    a, b = fn(**settings, seed=0), fn(**settings, seed=1)
+    for k in a.frames:
+        pd.testing.assert_frame_equal(a.frames[k], b.frames[k], check_exact=True)
+    differ = {k for k in a.values if a.values[k] != b.values[k]}
+    assert differ <= {"code"}
+    if name == "stack":
+        assert "SEED = 0" in a.code and "SEED = 1" in b.code
+
+
+def test_seeds_per_section():
+    """Signal runs 3 seeds by default (init, well under a second each); the two trained
+    sections one, each frame under a seed column."""
+    assert settings_of(R.signal)["seeds"] == 3
+    assert settings_of(R.degradation)["seeds"] == settings_of(R.lesion)["seeds"] == 1
+    r = R.signal(depth=4, width=8, seed=5)
+    assert r.seeds == (5, 6, 7)
+    for frame in ("signal", "terms", "shares"):
+        assert r[frame].columns[0] == "seed" and set(r[frame]["seed"]) == {5, 6, 7}
