@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from torch import nn
@@ -259,8 +260,96 @@ def capture_grads(
     )
 
 
+@dataclass(frozen=True)
+class SeedsGradNorms:
+    """What :func:`capture_grad_norms_over_states` measures, one value per state
+    (seed) in each tensor: at each hook point the mean over the batch of the output's
+    norm over its last axis (``act_norms``) and ``||dL/d(output)||`` over the whole
+    batch (``grad_norms``), and each named parameter's ``||dL/dW||``."""
+
+    act_norms: dict[str, torch.Tensor]
+    grad_norms: dict[str, torch.Tensor]
+    param_grad_norms: dict[str, torch.Tensor]
+
+
+def capture_grad_norms_over_states(
+    model: nn.Module,
+    states: Sequence[Mapping[str, torch.Tensor]],
+    inputs: torch.Tensor,
+    targets: torch.Tensor,
+    loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    names: Iterable[str],
+    params: Iterable[str] = (),
+) -> SeedsGradNorms:
+    """:func:`capture_grads`'s norms for several copies of one architecture at once:
+    ``states[i]`` (a state dict) runs on ``inputs[i]`` against ``targets[i]``, all in
+    one pass vectorised over the copies (``torch.func.vmap`` of ``grad`` through
+    ``functional_call``). The hook points are observed by forward hooks, as
+    :func:`tap` does; each adds a zero whose gradient is ``dL/d(output)``. ``model``
+    gives the architecture only (its own tensors are not used or changed); batch
+    statistics (BatchNorm in training mode) are not supported."""
+    from torch.func import functional_call, grad, vmap
+
+    names, wanted = list(names), list(params)
+    stacked = {k: torch.stack([st[k] for st in states]) for k in states[0]}
+    weights = {k: stacked.pop(k) for k in wanted}
+    modules = dict(model.named_modules())
+    shapes: dict[str, torch.Size] = {}
+    with capture_shapes(model, names, shapes), torch.no_grad():
+        functional_call(model, {k: v[0] for k, v in {**stacked, **weights}.items()}, (inputs[0],))
+    live: dict[str, Any] = {}
+
+    def add_zero(name: str) -> Callable[..., torch.Tensor]:
+        def hook(_m: nn.Module, _a: tuple, out: torch.Tensor) -> torch.Tensor:
+            out = out + live["zeros"][name]
+            live["acts"][name] = out.norm(dim=-1).mean()
+            return out
+
+        return hook
+
+    def loss(w: dict, zeros: dict, rest: dict, x: torch.Tensor, y: torch.Tensor) -> tuple:
+        live["zeros"], live["acts"] = zeros, {}
+        out = functional_call(model, {**rest, **w}, (x,))
+        return loss_fn(out, y), dict(live["acts"])
+
+    def one(w: dict, rest: dict, x: torch.Tensor, y: torch.Tensor) -> tuple:
+        zeros = {n: torch.zeros(shapes[n], dtype=x.dtype, device=x.device) for n in names}
+        (gw, gz), acts = grad(loss, argnums=(0, 1), has_aux=True)(w, zeros, rest, x, y)
+        return {k: v.norm() for k, v in gw.items()}, {k: v.norm() for k, v in gz.items()}, acts
+
+    handles = [modules[n].register_forward_hook(add_zero(n)) for n in names]
+    try:
+        gw, gz, acts = vmap(one)(weights, stacked, inputs, targets)
+    finally:
+        for h in handles:
+            h.remove()
+        live.clear()
+    return SeedsGradNorms(acts, gz, gw)
+
+
+@contextlib.contextmanager
+def capture_shapes(
+    model: nn.Module, names: Iterable[str], into: dict[str, torch.Size]
+) -> Iterator[dict[str, torch.Size]]:
+    """Within the block, record the output shape of each named hook point."""
+    modules = dict(model.named_modules())
+
+    def hook(name: str) -> Callable[..., None]:
+        return lambda _m, _a, out: into.__setitem__(name, out.shape)
+
+    handles = [modules[n].register_forward_hook(hook(n)) for n in names]
+    try:
+        yield into
+    finally:
+        for h in handles:
+            h.remove()
+
+
 __all__ = [
     "GradCapture",
+    "SeedsGradNorms",
+    "capture_grad_norms_over_states",
+    "capture_shapes",
     "Patch",
     "capture",
     "capture_grads",

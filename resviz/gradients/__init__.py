@@ -8,12 +8,14 @@ from resviz.gradients.layers import (
     depth_sweep,
     identity_ratio,
     identity_ratio_long,
+    input_gain_frame,
     layer_gradients,
     plain_and_residual,
     stream_gradient_frame,
     weight_gradient_frame,
     with_variant,
 )
+from resviz.gradients.over_seeds import layer_gradients_over_seeds
 from resviz.gradients.shattered import (
     acf_curves,
     autocorrelation,
@@ -43,10 +45,12 @@ __all__ = [
     "depth_sweep",
     "identity_ratio",
     "identity_ratio_long",
+    "input_gain_frame",
     "jacobian_norms",
     "jacobian_spectrum",
     "lag_table",
     "layer_gradients",
+    "layer_gradients_over_seeds",
     "layer_heatmap",
     "layer_heatmaps",
     "plain_and_residual",

@@ -150,23 +150,38 @@ def layer_gradients(
     # the gradient by: a running sum of log10s from the output back.
     received = [_log10(cap.grad_scales.get(k, float(cap.grads[k].norm()))) for k in points]
     log_act = list(np.cumsum(received[::-1])[::-1])
-    with np.errstate(invalid="ignore"):
-        log_gain = [float(a - log_act[-1]) for a in log_act]
     log_weight = [
         _log10(cap.param_grad_norms[_first_weight_name(model, i)]) + log_act[i + 1]
         for i in range(cfg.n_blocks)
     ]
     norms = [float(cap.acts[k].norm(dim=-1).mean()) for k in points]
+    return _layer_frame(log_act, log_weight, norms)
+
+
+def _layer_frame(
+    log_act: Sequence[float] | np.ndarray,
+    log_weight: Sequence[float] | np.ndarray,
+    norms: Sequence[float] | np.ndarray,
+) -> pd.DataFrame:
+    """:func:`layer_gradients`'s frame from the log10 stream gradients ``x_0..x_L``,
+    the log10 first-weight gradients of blocks 1..L and the stream norms; given
+    arrays with a leading seed axis, every seed's rows one after another."""
+    act = np.atleast_2d(np.asarray(log_act, dtype=np.float64))
+    weight = np.atleast_2d(np.asarray(log_weight, dtype=np.float64))
+    n_seeds, n_points = act.shape
+    weight = np.concatenate([np.full((n_seeds, 1), np.nan), weight], axis=1)
+    with np.errstate(invalid="ignore"):
+        gain = act - act[:, -1:]
     return pd.DataFrame(
         {
-            "block": range(len(points)),
-            "act_grad": [_power(v) for v in log_act],
-            "gain": [_power(v) for v in log_gain],
-            "weight_grad": [math.nan, *(_power(v) for v in log_weight)],
-            "stream_norm": norms,
-            "log10_act_grad": [float(v) for v in log_act],
-            "log10_gain": log_gain,
-            "log10_weight_grad": [math.nan, *log_weight],
+            "block": np.tile(np.arange(n_points), n_seeds),
+            "act_grad": [_power(v) for v in act.ravel()],
+            "gain": [_power(v) for v in gain.ravel()],
+            "weight_grad": [_power(v) for v in weight.ravel()],
+            "stream_norm": np.asarray(norms, dtype=np.float64).ravel(),
+            "log10_act_grad": act.ravel(),
+            "log10_gain": gain.ravel(),
+            "log10_weight_grad": weight.ravel(),
         }
     )
 
@@ -279,22 +294,38 @@ def _stacked(frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.concat([df.assign(variant=name) for name, df in frames.items()], ignore_index=True)
 
 
+def _seed_first(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
+    """``df[cols]``, after its ``seed`` column where it has one (several seeds' rows)."""
+    return df[["seed", *cols] if "seed" in df.columns else cols]
+
+
 def weight_gradient_frame(per_layer: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """Each stack's first-weight gradient per block, from :func:`layer_gradients` frames
     by label: ``variant``, ``block`` (1 = input side), ``param`` (its name in the
-    model), ``grad_norm`` and ``log10_grad_norm``."""
-    out = _stacked({name: df.iloc[1:] for name, df in per_layer.items()})
+    model), ``grad_norm`` and ``log10_grad_norm`` (and ``seed``, first, where the
+    frames hold several seeds' rows)."""
+    out = _stacked({name: df[df["block"] > 0] for name, df in per_layer.items()})
     out["param"] = "blocks." + (out["block"] - 1).astype(str) + ".fc.weight"
     out = out.rename(columns={"weight_grad": "grad_norm", "log10_weight_grad": "log10_grad_norm"})
-    return out[["variant", "block", "param", "grad_norm", "log10_grad_norm"]]
+    return _seed_first(out, ["variant", "block", "param", "grad_norm", "log10_grad_norm"])
 
 
 def stream_gradient_frame(per_layer: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """Each stack's stream gradient per position, from :func:`layer_gradients` frames by
     label: ``variant``, ``block`` (``l``, 0 = the input), ``act_grad``
-    (``||dL/dx_l||``), ``gain``, ``stream_norm``, ``log10_act_grad`` and ``log10_gain``."""
+    (``||dL/dx_l||``), ``gain``, ``stream_norm``, ``log10_act_grad`` and ``log10_gain``
+    (and ``seed``, first, where the frames hold several seeds' rows)."""
     cols = ["act_grad", "gain", "stream_norm", "log10_act_grad", "log10_gain"]
-    return _stacked(per_layer)[["variant", "block", *cols]]
+    return _seed_first(_stacked(per_layer), ["variant", "block", *cols])
+
+
+def input_gain_frame(per_layer: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Each stack's ``||dL/dx_0|| / ||dL/dx_L||`` (``input_gain``, and its log10), from
+    :func:`layer_gradients` frames by label (and ``seed``, first, where they hold
+    several seeds' rows)."""
+    out = _stacked({name: df[df["block"] == 0] for name, df in per_layer.items()})
+    out = out.rename(columns={"gain": "input_gain", "log10_gain": "log10_input_gain"})
+    return _seed_first(out, ["variant", "input_gain", "log10_input_gain"]).reset_index(drop=True)
 
 
 def identity_ratio_long(ratio: pd.DataFrame) -> pd.DataFrame:
@@ -330,6 +361,7 @@ __all__ = [
     "identity_ratio_long",
     "layer_gradients",
     "plain_and_residual",
+    "input_gain_frame",
     "stream_gradient_frame",
     "weight_gradient_frame",
     "with_variant",

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 
@@ -117,6 +118,25 @@ class Answer:
     sentence: str
 
 
+def split_seeds(frames: Mapping[str, pd.DataFrame], seeds: Sequence[int]) -> Result:
+    """The Result over ``seeds`` of frames that hold every seed's rows under a
+    ``seed`` column (first): what :func:`combine` gives from the seeds' own Results,
+    which are these rows seed by seed."""
+    rows = {k: df["seed"].to_numpy() for k, df in frames.items()}
+    if any(list(df.columns[:1]) != ["seed"] for df in frames.values()):
+        raise ValueError("every frame's first column must be its seed")
+    runs = [
+        Result(
+            {
+                k: df.iloc[np.flatnonzero(rows[k] == s), 1:].reset_index(drop=True)
+                for k, df in frames.items()
+            }
+        )
+        for s in seeds
+    ]
+    return Result(dict(frames), {}, tuple(runs), tuple(int(s) for s in seeds))
+
+
 Recipe = Callable[..., Result]
 
 # Every recipe by its dotted name under resviz.recipes ("gradients.per_layer"): the
@@ -138,7 +158,12 @@ def recipe(fn: Recipe | None = None, /, *, seeds: int | None = SEEDS_AT_INIT) ->
     ``seed + N - 1`` (:func:`combine`; ``recipe.one`` is the one-seed function).
     ``seeds=None``: the section's numbers do not depend on the seed (a formula,
     a fixed model's weights): no ``seeds`` setting, and a test checks that two
-    seeds give the same frames."""
+    seeds give the same frames.
+
+    A recipe may set ``.batched``: ``batched(seeds, **settings)`` computes the seeds
+    together and returns what :func:`combine` would (:func:`split_seeds` makes it
+    from frames over the seeds), or None where it cannot; it must give the same
+    numbers as one run per seed. Several seeds without a progress callback use it."""
 
     def register(fn: Recipe) -> Recipe:
         out = fn if seeds is None else _over_seeds(fn, seeds)
@@ -166,6 +191,11 @@ def _over_seeds(one: Recipe, default: int) -> Recipe:
         n = check_seeds(seeds)
         progress = kw.pop("progress", None)
         should_stop = kw.pop("should_stop", None)
+        batched = run.batched  # type: ignore[attr-defined]
+        if n > 1 and batched is not None and progress is None:
+            together = batched(list(range(seed, seed + n)), **kw)
+            if together is not None:
+                return together
         done: list[Result] = []
         for k in range(n):
             extra: dict[str, Any] = {}
@@ -180,6 +210,7 @@ def _over_seeds(one: Recipe, default: int) -> Recipe:
 
     run.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
     run.one = one  # type: ignore[attr-defined]
+    run.batched = None  # type: ignore[attr-defined]
     return run
 
 
