@@ -127,27 +127,6 @@ def test_spread_words_quote_the_numbers():
 
 
 # ----------------------------------------------------------------- seeds
-@pytest.mark.parametrize(
-    ("name", "settings"),
-    [
-        ("table", {"text": "I am a robot", "d": 8}),
-        ("matrix", {"positions": 50, "d_model": "32"}),
-        ("waves", {"positions": 50, "d_model": "32"}),
-        ("relative", {"positions": 50, "d_model": "32"}),
-    ],
-)
-def test_formula_sections_take_no_seeds_and_ignore_the_seed(name, settings):
-    """The formula sections have no Seeds setting: checked, two seeds give the same
-    frames and values."""
-    fn = getattr(R, name)
-    assert "seeds" not in rv.recipes.core.settings_of(fn)
-    a, b = fn(**settings, seed=0), fn(**settings, seed=1)
-    assert a.frames.keys() == b.frames.keys()
-    for k in a.frames:
-        pd.testing.assert_frame_equal(a.frames[k], b.frames[k], check_exact=True)
-    assert str(a.values) == str(b.values)  # NaN == NaN as text
-
-
 def test_random_sections_run_three_seeds_by_default():
     r = R.alternatives(positions=20, d_model="16", seed=2)
     assert r.seeds == (2, 3, 4) and set(r.norms["seed"]) == {2, 3, 4}
