@@ -106,3 +106,25 @@ def test_seeds_per_section():
     assert r.seeds == (5, 6, 7)
     for frame in ("signal", "terms", "shares"):
         assert r[frame].columns[0] == "seed" and set(r[frame]["seed"]) == {5, 6, 7}
+
+
+def test_a_training_run_stopped_in_its_second_seed_words_what_it_has():
+    """Stop pressed while seed 1 of 3 trains: the result holds seed 0 (finished) and
+    seed 1 (partial, ``stopped``), and the captions word those two seeds only."""
+    from resviz.words import skip as W
+
+    seen = []
+
+    def progress(partial, step, total):  # noqa: ANN001
+        seen.append((step, total))
+
+    def stop() -> bool:
+        return bool(seen) and seen[-1][0] > 60 + 20  # seed 1 (steps 61-120) has begun
+
+    r = R.degradation(shallow=1, deep=2, steps=60, seeds=3, progress=progress, should_stop=stop)
+    assert r.seeds == (0, 1) and {t for _, t in seen} == {180}
+    assert [run.stopped for run in r.per_seed] == [False, True]
+    last = r.final.groupby("seed")["step"].max()
+    assert last[0] == 60 and last[1] < 60
+    cap = W.degradation_caption(r)
+    assert f"(steps {last[1]} to 60)" in cap and "of 2 seeds" in cap
