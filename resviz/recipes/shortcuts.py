@@ -26,7 +26,8 @@ import torch
 
 from resviz.codegen import generate_code
 from resviz.config import StackConfig
-from resviz.recipes.core import SEEDS_TRAINING, Answer, Result, measure, recipe
+from resviz.models import build, reseed
+from resviz.recipes.core import SEEDS_TRAINING, Answer, Result, combine, measure, recipe
 from resviz.shortcuts import decomposition as D
 from resviz.shortcuts import degradation as G
 from resviz.shortcuts import lesions as LS
@@ -221,6 +222,41 @@ def signal(
             "identity_blocks": int((table["shortcut"] == "identity").sum()),
         },
     )
+
+
+def _signal_over_seeds(
+    seeds: list[int], *, device: str | torch.device = "cpu", **settings: Any
+) -> Result | None:
+    """:func:`signal` over ``seeds``, with the same numbers as one run per seed (a test
+    checks them exactly) in less time: the shortcut table (structure, alike in every
+    seed) made once, and each variant's stack built once and then redrawn per seed
+    (:func:`resviz.models.reseed`) instead of built again. None off the CPU (a stack
+    redrawn there would draw other numbers): then the seeds run one by one."""
+    if torch.device(device).type != "cpu":
+        return None
+    cfg = stack_config(**settings, seed=seeds[0])
+    table = SC.shortcut_table(cfg)
+    values = {
+        "blocks": len(table),
+        "identity_blocks": int((table["shortcut"] == "identity").sum()),
+    }
+    models = {name: build(c).eval() for name, c in D.signal_variants(cfg).items()}
+    runs = []
+    for k, s in enumerate(seeds):
+        parts = {}
+        for name, model in models.items():
+            if k:
+                reseed(model, s)
+            # forward_decomposition's batch: 256 standard Gaussian inputs from the seed.
+            x = torch.randn(256, cfg.in_dim, generator=torch.Generator().manual_seed(s))
+            parts[name] = D.layer_decomposition(model, x)
+        sig = D.signal_frame(parts)
+        terms = D.shortcut_terms(sig)
+        runs.append(Result({"signal": sig, "terms": terms, "shares": D.share_long(terms)}, values))
+    return combine(runs, seeds)
+
+
+signal.batched = _signal_over_seeds  # type: ignore[attr-defined]
 
 
 @measure("skip_last_block_term", of=signal, choices=("shortcut", "update"))

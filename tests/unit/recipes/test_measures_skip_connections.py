@@ -128,3 +128,26 @@ def test_a_training_run_stopped_in_its_second_seed_words_what_it_has():
     assert last[0] == 60 and last[1] < 60
     cap = W.degradation_caption(r)
     assert f"(steps {last[1]} to 60)" in cap and "of 2 seeds" in cap
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},
+        {"preset": R.PRESETS[1], "mismatch": "project"},
+        {"mode": "scaled", "alpha": 0.5, "learnable": False, "init": "kaiming"},
+        {"mode": "concat", "project": True, "depth": 5, "width": 8},
+        {"mode": "none", "act": "tanh", "init": "small"},
+    ],
+)
+def test_signal_over_seeds_at_once_gives_each_seeds_own_numbers(settings):
+    """Signal's seeds share one shortcut table and one built stack per variant,
+    redrawn per seed: exactly the numbers of one run per seed."""
+    together = R.signal(**settings, seed=2, seeds=4)
+    one_by_one = rv.recipes.core.combine(
+        [R.signal.one(**settings, seed=s) for s in range(2, 6)], range(2, 6)
+    )
+    for k in one_by_one.frames:
+        pd.testing.assert_frame_equal(together.frames[k], one_by_one.frames[k], check_exact=True)
+    assert together.values == one_by_one.values and together.seeds == (2, 3, 4, 5)
+    assert R._signal_over_seeds([0, 1], device="meta", **settings) is None  # CPU only
