@@ -451,7 +451,12 @@ def lesion_section() -> None:
             r,
             "lesion",
             "lesion",
-            caption=W.lesion_seeds_caption([run.summary for run in r.per_seed], r.seeds, r.classes)
+            caption=W.lesion_seeds_caption(
+                [run.summary for run in r.per_seed],
+                r.seeds,
+                r.classes,
+                [run.lesion for run in r.per_seed],
+            )
             + " "
             + band_words(r.seeds),
             x="block",

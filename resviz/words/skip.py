@@ -454,15 +454,27 @@ LESION_VERDICT_WORDS = {
 }
 
 
-def worst_block_seeds(rows: Sequence[Any], kind: str, seeds: Sequence[int] | None = None) -> str:
+def _blocks_words(blocks: Sequence[int]) -> str:
+    """``"block 3"``, ``"block 2 or 5"``, ``"block 2, 5 or 7"``."""
+    b = [str(int(x)) for x in blocks]
+    return "block " + (b[0] if len(b) == 1 else ", ".join(b[:-1]) + " or " + b[-1])
+
+
+def worst_block_seeds(
+    rows: Sequence[Any],
+    kind: str,
+    seeds: Sequence[int] | None = None,
+    lesions: Sequence[pd.DataFrame] | None = None,
+) -> str:
     """Which deleted block hurts the ``kind`` stack most, from every seed's
     :func:`resviz.lesion_summary` row: it moves with the seed (at the page's defaults
     the residual stack's worst block is 3, 2, 2 in seeds 0-2), so it is stated only
-    where the seeds agree. A seed whose stack did not learn, or that no deletion
-    hurts, says so instead of naming a block."""
+    where the seeds agree. With each seed's lesion frame (``lesions``: ``kind, block,
+    accuracy``), blocks tied for the lowest accuracy are named together. A seed whose
+    stack did not learn, or that no deletion hurts, says so instead of naming a block."""
     ss = _seeds(seeds, len(rows))
     outcomes, says = [], {}
-    for row in rows:
+    for i, row in enumerate(rows):
         if not bool(row["learned"]):
             o = "did not learn"
             says[o] = f"the {kind} stack did not learn, so no deletion can be said to hurt it most"
@@ -470,20 +482,29 @@ def worst_block_seeds(rows: Sequence[Any], kind: str, seeds: Sequence[int] | Non
             o = "none"
             says[o] = f"no deletion lowers the {kind} stack's accuracy"
         else:
-            o = f"block {int(row['worst_block'])}"
-            says[o] = f"deleting {o} hurts the {kind} stack most"
+            worst = [int(row["worst_block"])]
+            if lesions is not None:
+                g = lesions[i][lesions[i]["kind"] == kind]
+                worst = [int(b) for b in g.loc[g["accuracy"] == g["accuracy"].min(), "block"]]
+            o = _blocks_words(worst)
+            tied = " (tied)" if len(worst) > 1 else ""
+            says[o] = f"deleting {o} hurts the {kind} stack most{tied}"
         outcomes.append(o)
     return seeds_sentence(outcomes, says, ss)
 
 
 def lesion_seeds_caption(
-    summaries: Sequence[pd.DataFrame], seeds: Sequence[int] | None = None, classes: int = 3
+    summaries: Sequence[pd.DataFrame],
+    seeds: Sequence[int] | None = None,
+    classes: int = 3,
+    lesions: Sequence[pd.DataFrame] | None = None,
 ) -> str:
     """What the lesion chart shows, from every seed's :func:`resviz.lesion_summary`:
     for each stack its verdict on every deletion (:func:`resviz.lesion_verdict`) and
     which block hurts it most, each stated where the seeds agree and split where they
     do not. One seed: that seed's :func:`resviz.lesion_sentence` with its numbers;
-    several: the spread of the intact accuracy and of the mean and worst drop."""
+    several: the spread of the intact accuracy and of the mean and worst drop.
+    ``lesions``: each seed's lesion frame, to name blocks tied for the worst."""
     # resviz.shortcuts imports resviz.words: the lesion's own verdict and sentence are
     # read at call time, never at import.
     from resviz.shortcuts.lesions import (
@@ -527,7 +548,7 @@ def lesion_seeds_caption(
             )
         if all(v == "did not learn" for v in verdicts):
             continue
-        parts.append(worst_block_seeds(rows, kind, ss))
+        parts.append(worst_block_seeds(rows, kind, ss, lesions))
         top = max(set(verdicts), key=verdicts.count)
         agreed = verdicts.count(top) >= (len(verdicts) if len(verdicts) <= 3 else len(verdicts) - 1)
         if kind == "plain":

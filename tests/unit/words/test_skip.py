@@ -318,3 +318,18 @@ def test_lesion_caption_over_real_seeds():
     row = one.summary[one.summary["kind"] == "residual"].iloc[0]
     sentence = rv.shortcuts.lesion_sentence(row, 3)
     assert f"In the one seed run (seed 1) {sentence[0].lower()}{sentence[1:-1]}; run more" in cap
+
+
+def test_worst_block_seeds_names_tied_blocks_together():
+    # A plain stack whose deletions of blocks 2 and 4 both drop it to chance: neither
+    # alone "hurts most"; the lesion frame shows the tie.
+    les = pd.DataFrame({"kind": "plain", "block": [2, 3, 4], "accuracy": [1 / 3, 0.5, 1 / 3]})
+    row = {"worst_block": 2, "learned": True, "worst_drop": 0.6}
+    assert W.worst_block_seeds([row, row], "plain", [0, 1], [les, les]) == (
+        "In 2 of 2 seeds deleting block 2 or 4 hurts the plain stack most (tied)."
+    )
+    alone = les.assign(accuracy=[1 / 3, 0.5, 0.4])
+    assert W.worst_block_seeds([row], "plain", [5], [alone]) == (
+        "In the one seed run (seed 5) deleting block 2 hurts the plain stack most; run more "
+        "seeds to see whether it holds."
+    )
