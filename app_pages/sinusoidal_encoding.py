@@ -8,6 +8,7 @@ import streamlit as st
 import resviz as rv
 from resviz.recipes import positional as R
 from resviz.words import positional as W
+from resviz.words.seeds import band_words
 from ui.params import PageParams, md_escape
 from ui.section import Section
 from ui.shell import page_setup
@@ -217,7 +218,7 @@ BLURBS = {
     "vector, grey) points the same way (cosine 1), and the norm k·sqrt(d) grows with k, soon "
     "far above a word embedding's (about sqrt(d)).",
     "rope": "Rotary (Su et al. 2021): rotates each token's query and key by its position, so "
-    "their score depends on the offset only. Drawn: the cosine of one fixed random vector, "
+    "their score depends on the offset only. Drawn: the cosine of one random vector, "
     "rotated as query at p and as key at q.",
 }
 
@@ -230,16 +231,23 @@ def alternatives_section() -> None:
     r = sec.run(R.alternatives, large=True, **s, seed=ctx.seed)
     if r.shown < s["positions"]:
         st.caption(f"The first {r.shown} of the {s['positions']} positions.")
+    runs = r.per_seed
+    first = r.seeds[0] if r.seeds else ctx.seed
     blurbs = {
         **BLURBS,
-        "learned": W.spread_words(r.learned_mean, r.learned_std, s["d_model"]),
+        "learned": W.learned_spread_words(
+            [x.learned_mean for x in runs], [x.learned_std for x in runs], s["d_model"], r.seeds
+        ),
     }
+    blurbs["rope"] += f" The vector of seed {first}."
+    # A heatmap has no band: each map is the first seed's (the two formulas are the
+    # same in every seed).
     cols = st.columns(2) + st.columns(2)
     for col, (frame, name) in zip(cols, R.SCHEMES.items(), strict=True):
         with col:
             sec.chart(
                 "image_heatmap",
-                r,
+                runs[0],
                 frame,
                 f"similarity_{frame}",
                 caption=blurbs[frame],
@@ -251,6 +259,7 @@ def alternatives_section() -> None:
                 vmax=1.0,
                 height=220,
                 legend_title="cosine",
+                var="r.per_seed[0]",
             )
     sec.chart(
         "line",
@@ -260,7 +269,8 @@ def alternatives_section() -> None:
         caption=f"Norm per position. Sinusoidal stays at sqrt(d/2) = "
         f"{rv.format_number((s['d_model'] / 2) ** 0.5)}; the integer index grows as k·sqrt(d), "
         "without bound (its norm at position 0 is 0, which a log axis cannot show: the "
-        "triangle at the bottom marks it).",
+        "triangle at the bottom marks it). The learned table's norm is a random draw. "
+        + band_words(r.seeds),
         x="position",
         y="norm",
         color="scheme",
@@ -288,7 +298,8 @@ def embeddings_section() -> None:
         "not concatenated: ||e + p||² = ||e||² + ||p||² + 2 e·p, and for a random e the term "
         "2 e·p has mean 0 and standard deviation 2||p|| = sqrt(2d), small beside ||e||² ≈ d "
         f"when d is large. Here{shown} the sum's norm differs from sqrt(||e||² + ||p||²) by "
-        f"{W.pythagoras_words(r.parts)}.",
+        f"{W.pythagoras_seeds_words([x.parts for x in r.per_seed], r.seeds)}. "
+        + band_words(r.seeds),
         x="position",
         y="norm",
         color="part",

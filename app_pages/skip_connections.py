@@ -11,10 +11,11 @@ import resviz as rv
 from resviz.recipes import Result
 from resviz.recipes import shortcuts as R
 from resviz.words import skip as W
+from resviz.words.seeds import band_words
 from ui import charts, jobs, views
 from ui.budget import budget
 from ui.params import PageParams
-from ui.section import Section, call_code, chart_code
+from ui.section import Section, call_code, chart_code, with_seeds
 from ui.shell import page_setup
 from ui.specs import skip_connections as S
 
@@ -128,7 +129,7 @@ def stack_section() -> None:
     )
     st.markdown(
         "The PyTorch code for exactly this stack. It needs only `torch`; `build_model()` "
-        "creates the same weights as the page (same seed, same creation order)."
+        f"creates the same weights as the page's seed {ctx.seed} (same creation order)."
     )
     st.code(r.code, language="python")
     sec.code("print(r.formula)  # the block, as LaTeX\nprint(r.code)  # this stack, torch only")
@@ -199,15 +200,19 @@ def paths_section() -> None:
 
 
 # ------------------------------------------------------------------ training
-def task_picture(sec: Section, cfg: rv.shortcuts.SpiralStacksConfig, name: str) -> None:
-    """The spirals the stacks learn, drawn before any training. ``r.task`` of the
-    section's recipe is this frame (the same function, ``resviz.skip.task_frame``):
-    the notebook draws and declares that."""
+def task_picture(sec: Section, cfg: rv.shortcuts.SpiralStacksConfig, name: str, seeds: int) -> None:
+    """The spirals the stacks learn, drawn before any training: the first seed's
+    points (each seed draws its own). ``r.per_seed[0].task`` of the section's recipe
+    is this frame (the same function, ``resviz.shortcuts.task_frame``): the notebook
+    draws and declares that."""
     points = rv.shortcuts.task_frame(cfg, ctx.seed)
     kw = dict(x="x1", y="x2", color="class", title=f"The task: {W.per_arm(cfg.turns)}", height=340)
-    views.chart(charts.scatter(points, **kw), points, name)
-    sec.code(chart_code("scatter", "r.task", kw))
-    sec.notebook.frame(name, "r.task")
+    caption = f"The points of seed {ctx.seed}" + (
+        f"; each of the {seeds} seeds trains on points of its own." if seeds > 1 else "."
+    )
+    views.chart(charts.scatter(points, **kw), points, name, caption=caption)
+    sec.code(chart_code("scatter", "r.per_seed[0].task", kw))
+    sec.notebook.frame(name, "r.per_seed[0].task")
 
 
 def begin_notebook(sec: Section, fn: Any, key: tuple, v: dict[str, Any]) -> Result | None:
@@ -221,21 +226,44 @@ def begin_notebook(sec: Section, fn: Any, key: tuple, v: dict[str, Any]) -> Resu
     return None
 
 
+def stopped(r: Result) -> bool:
+    """Whether any seed's training was stopped early."""
+    return any(run.stopped for run in r.per_seed)
+
+
 def stopped_note(sec: Section, r: Result) -> None:
-    if r.stopped:
+    if stopped(r):
         sec.notebook.md(
             "The run on screen was stopped early; this notebook trains every step, so its "
             "numbers go further than the page's."
         )
 
 
+def seed_range(n: int) -> tuple[int, ...]:
+    """The seeds a section of ``n`` seeds runs: the sidebar's seed and the next ones."""
+    return tuple(range(ctx.seed, ctx.seed + n))
+
+
 CURVE = dict(x="step", color="variant", points=False, height=280)
 
 
-def progress_curves(job: jobs.Job, csv: str | None) -> None:
+def seed_progress(job: jobs.Job, seeds: int) -> str:
+    """Which seed a live run of ``seeds`` seeds is training, and how far it is: the
+    recipe counts every seed's steps in one total (seed k of n: k*steps + step)."""
+    per = max(job.total // seeds, 1)
+    k = min(job.step // per, seeds - 1)
+    return (
+        f"Seed {ctx.seed + k} ({k + 1} of {seeds}): step {job.step - k * per} of {per}. "
+        "The curves below are this seed's so far."
+    )
+
+
+def progress_curves(job: jobs.Job, csv: str | None, seeds: int) -> None:
     """A live run's curves so far (the final result is drawn outside the panel)."""
     if isinstance(job.result, Result) or job.frame is None or not len(job.frame):
         return
+    if seeds > 1:
+        st.caption(seed_progress(job, seeds))
     curves = job.frame
     loss = charts.line(curves, y="loss", log_y=True, y_title="training loss (log)", **CURVE)
     if csv:
@@ -266,13 +294,15 @@ def degradation_section() -> None:
     if v["mode"] == "none":
         st.caption("Shortcut is set to none; the residual stacks here use add.")
     sec = Section(TITLE, S.DEGRADATION, dev)
+    v = with_seeds(R.degradation, v)  # the sidebar's Seeds: the job runs as many
+    n = v["seeds"]
     key = ("skip_connections:degradation", tuple(v.items()), ctx.seed, dev)
     r = begin_notebook(sec, R.degradation, key, v)
     text, picture = st.columns([3, 2])
     with text:
-        st.markdown(W.degradation_intro(dcfg))
+        st.markdown(W.degradation_intro(dcfg) + " " + W.seeds_run_words(seed_range(n)))
     with picture:
-        task_picture(sec, dcfg, "spirals")
+        task_picture(sec, dcfg, "spirals", n)
 
     # The four stacks train side by side; the refusal, if any, is shown by the panel below.
     refusal = budget().check(
@@ -292,8 +322,8 @@ def degradation_section() -> None:
         "degradation",
         key,
         work,
-        dcfg.steps,
-        lambda job: progress_curves(job, "degradation_curves"),
+        dcfg.steps * n,
+        lambda job: progress_curves(job, "degradation_curves", n),
         start_label="Train",
         blocked=refusal,
     )
@@ -319,21 +349,27 @@ def degradation_result(sec: Section, r: Result, v: dict[str, Any]) -> None:
     )
     sec.code(chart_code("line", "r.curves", dict(y="error", y_title="training error", **CURVE)))
     st.caption(W.degradation_caption(r))
+    many = len(r.per_seed) > 1
     for row in r.curves[r.curves["diverged"].astype(bool)].itertuples():
         st.warning(
-            f"{row.variant} diverged at step {row.step} ({row.divergence}); training of "
-            "that stack stopped there (dashed line).",
+            f"{row.variant} diverged at step {row.step} ({row.divergence})"
+            + (f" in seed {row.seed}" if many else "")
+            + "; training of that stack stopped there"
+            + (" (dashed line)." if not many else "."),
             icon=":material/warning:",
         )
+    seconds = sum(run.seconds for run in r.per_seed)
     sec.table(
         r,
         "final",
         "degradation_final",
-        caption=f"After training ({r.seconds:.1f} s for all four stacks, lesions and "
-        "cosines included)."
+        caption=f"After training ({seconds:.1f} s for all four stacks"
+        + (f" in each of the {len(r.per_seed)} seeds" if many else "")
+        + ", lesions and cosines included)."
+        + (" One row per seed and stack." if many else "")
         + (
             " Training was stopped early: the step column says where each stack ended."
-            if r.stopped
+            if stopped(r)
             else ""
         ),
     )
@@ -373,13 +409,19 @@ def lesion_section() -> None:
     if v["mode"] == "none":
         st.caption("Shortcut is set to none; the residual stack here uses add.")
     sec = Section(TITLE, S.LESION, dev)
+    v = with_seeds(R.lesion, v)  # the sidebar's Seeds: the job runs as many
+    n = v["seeds"]
     key = ("skip_connections:lesion", tuple(v.items()), ctx.seed, dev)
     r = begin_notebook(sec, R.lesion, key, v)
     text, picture = st.columns([3, 2])
     with text:
-        st.markdown(W.lesion_intro(lcfg, rv.shortcuts.DegradationConfig.turns))
+        st.markdown(
+            W.lesion_intro(lcfg, rv.shortcuts.DegradationConfig.turns)
+            + " "
+            + W.seeds_run_words(seed_range(n))
+        )
     with picture:
-        task_picture(sec, lcfg, "lesion_spirals")
+        task_picture(sec, lcfg, "lesion_spirals", n)
 
     # The panel shows the refusal itself (with Train disabled): check without showing.
     refusal = budget().check(
@@ -398,8 +440,8 @@ def lesion_section() -> None:
         "lesion",
         key,
         work,
-        lcfg.steps,
-        lambda job: progress_curves(job, None),
+        lcfg.steps * n,
+        lambda job: progress_curves(job, None, n),
         start_label="Lesion",
         blocked=refusal,
     )
@@ -409,14 +451,26 @@ def lesion_section() -> None:
             r,
             "lesion",
             "lesion",
-            caption=rv.shortcuts.lesion_caption(r.summary, r.classes),
+            caption=W.lesion_seeds_caption(
+                [run.summary for run in r.per_seed],
+                r.seeds,
+                r.classes,
+                [run.lesion for run in r.per_seed],
+            )
+            + " "
+            + band_words(r.seeds),
             x="block",
             y="accuracy",
             color="variant",
             y_title="accuracy, block deleted",
             height=280,
         )
-        sec.table(r, "summary", "lesion_summary")
+        sec.table(
+            r,
+            "summary",
+            "lesion_summary",
+            caption="One row per seed and stack." if len(r.per_seed) > 1 else None,
+        )
         stopped_note(sec, r)
     sec.download("skip_lesion")
 

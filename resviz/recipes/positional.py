@@ -5,8 +5,10 @@
 ``positions``, ``d_model`` and ``base`` are shared by every section after the table
 (``d_model`` and ``base`` may come as the URL's text, "512", or as numbers). The
 sinusoidal table has nothing random: only ``alternatives`` (a learned table, a RoPE
-vector) and ``embeddings`` (token embeddings) read ``seed``; the others accept it
-and ignore it, so that every recipe is called the same way.
+vector) and ``embeddings`` (token embeddings) read ``seed``, and they run several
+seeds (``seeds``, 3 by default; frames stacked under a ``seed`` column). The others
+are formulas: they take no ``seeds`` (tests check that two seeds give the same
+frames), accept ``seed`` and ignore it, so that every recipe is called the same way.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def _square(m: torch.Tensor, row: str = "p", col: str = "q") -> pd.DataFrame:
     return df
 
 
-@recipe
+@recipe(seeds=None)
 def table(
     *, text: str = "I am a robot", d: int = 4, n: int = 100, dec: int = 2, seed: int = 0
 ) -> Result:
@@ -70,7 +72,7 @@ def table(
     )
 
 
-@recipe
+@recipe(seeds=None)
 def matrix(
     *, positions: int = 100, d_model: int | str = 512, base: float | str = 10000.0, seed: int = 0
 ) -> Result:
@@ -86,7 +88,7 @@ def matrix(
     )
 
 
-@recipe
+@recipe(seeds=None)
 def waves(
     *,
     positions: int = 100,
@@ -110,7 +112,7 @@ def waves(
     return Result({"waves": w, "wavelengths": P.wavelengths(d, b)}, {"beyond": beyond})
 
 
-@recipe
+@recipe(seeds=None)
 def relative(
     *,
     positions: int = 100,

@@ -7,8 +7,13 @@ init (:func:`signal`), the unrolled paths (:func:`paths`, Veit et al. 2016), He 
 al.'s degradation experiment (:func:`degradation`) and Veit et al.'s lesion study
 (:func:`lesion`). The two trained sections take ``progress`` and ``should_stop``.
 
-    r = rv.recipes.shortcuts.lesion(l_depth=16, l_steps=400, seed=0)
-    r.summary  # one row per stack: intact accuracy, mean and worst deletion
+Seeds: Stack and Paths are structure and counting (no ``seeds``: two seeds give the
+same frames); Signal runs 3 seeds by default (``seeds=``), Degradation and Lesion
+train one (``seeds=1``, more on request, one run each); every seed's rows stand
+under a ``seed`` column and ``r.per_seed`` holds each seed's own result.
+
+    r = rv.recipes.shortcuts.lesion(l_depth=16, l_steps=400, seed=0, seeds=3)
+    r.summary  # one row per seed and stack: intact accuracy, mean and worst deletion
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ import torch
 
 from resviz.codegen import generate_code
 from resviz.config import StackConfig
-from resviz.recipes.core import Answer, Result, measure, recipe
+from resviz.models import build, reseed
+from resviz.recipes.core import SEEDS_TRAINING, Answer, Result, combine, measure, recipe
 from resviz.shortcuts import decomposition as D
 from resviz.shortcuts import degradation as G
 from resviz.shortcuts import lesions as LS
@@ -132,7 +138,9 @@ def lesion_config(
 
 
 # ------------------------------------------------------------------ Stack
-@recipe
+# Structure only (the table, the formula): the seed sets the code's SEED line alone,
+# so the section takes no seeds (tests check that two seeds give the same frames).
+@recipe(seeds=None)
 def stack(
     *,
     preset: str = PRESETS[0],
@@ -216,6 +224,41 @@ def signal(
     )
 
 
+def _signal_over_seeds(
+    seeds: list[int], *, device: str | torch.device = "cpu", **settings: Any
+) -> Result | None:
+    """:func:`signal` over ``seeds``, with the same numbers as one run per seed (a test
+    checks them exactly) in less time: the shortcut table (structure, alike in every
+    seed) made once, and each variant's stack built once and then redrawn per seed
+    (:func:`resviz.models.reseed`) instead of built again. None off the CPU (a stack
+    redrawn there would draw other numbers): then the seeds run one by one."""
+    if torch.device(device).type != "cpu":
+        return None
+    cfg = stack_config(**settings, seed=seeds[0])
+    table = SC.shortcut_table(cfg)
+    values = {
+        "blocks": len(table),
+        "identity_blocks": int((table["shortcut"] == "identity").sum()),
+    }
+    models = {name: build(c).eval() for name, c in D.signal_variants(cfg).items()}
+    runs = []
+    for k, s in enumerate(seeds):
+        parts = {}
+        for name, model in models.items():
+            if k:
+                reseed(model, s)
+            # forward_decomposition's batch: 256 standard Gaussian inputs from the seed.
+            x = torch.randn(256, cfg.in_dim, generator=torch.Generator().manual_seed(s))
+            parts[name] = D.layer_decomposition(model, x)
+        sig = D.signal_frame(parts)
+        terms = D.shortcut_terms(sig)
+        runs.append(Result({"signal": sig, "terms": terms, "shares": D.share_long(terms)}, values))
+    return combine(runs, seeds)
+
+
+signal.batched = _signal_over_seeds  # type: ignore[attr-defined]
+
+
 @measure("skip_last_block_term", of=signal, choices=("shortcut", "update"))
 def last_block_term(r: Result) -> Answer:
     """In the last block's y = s + u, which term holds most of it: "shortcut" when its
@@ -240,7 +283,8 @@ def last_block_term(r: Result) -> Answer:
 
 
 # ------------------------------------------------------------------ Paths
-@recipe
+# Combinatorics of the shortcuts: nothing random, no seeds.
+@recipe(seeds=None)
 def paths(
     *,
     preset: str = PRESETS[0],
@@ -293,7 +337,7 @@ def _trained(dcfg: G.SpiralStacksConfig, result: G.DegradationResult) -> dict[st
     }
 
 
-@recipe
+@recipe(seeds=SEEDS_TRAINING)
 def degradation(
     *,
     act: str = "relu",
@@ -336,7 +380,7 @@ def degradation(
     )
 
 
-@recipe
+@recipe(seeds=SEEDS_TRAINING)
 def lesion(
     *,
     act: str = "relu",

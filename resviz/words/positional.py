@@ -14,6 +14,8 @@ from collections.abc import Sequence
 import pandas as pd
 
 from resviz.words.numbers import format_number
+from resviz.words.seeds import seeds_label
+from resviz.words.skip import spread
 
 
 def last_pair_words(positions: int, d_model: int, last_angle: float) -> str:
@@ -82,4 +84,45 @@ def spread_words(mean: float, std: float, d_model: int) -> str:
         f"{format_number(mean)} and standard deviation {format_number(std)} (1/sqrt(d) = "
         f"{format_number(d_model**-0.5)} for independent random directions); only training "
         "can give them a pattern by distance."
+    )
+
+
+def learned_spread_words(
+    means: Sequence[float], stds: Sequence[float], d_model: int, seeds: Sequence[int]
+) -> str:
+    """:func:`spread_words` from every seed's learned table: one seed's mean and
+    standard deviation, named; several seeds' as their lowest to highest."""
+    ref = (
+        f"(1/sqrt(d) = {format_number(d_model**-0.5)} for independent random directions); "
+        "only training can give them a pattern by distance."
+    )
+    if len(means) == 1:
+        return (
+            f"Random at init (N(0, 0.02²) per entry): in {seeds_label(seeds)}'s table, off the "
+            f"diagonal the cosines have mean {format_number(means[0])} and standard deviation "
+            f"{format_number(stds[0])} {ref}"
+        )
+    return (
+        f"Random at init (N(0, 0.02²) per entry), drawn here from seed {seeds[0]}: over "
+        f"{seeds_label(seeds)}, off the diagonal the cosines have mean {spread(means)} and "
+        f"standard deviation {spread(stds)} (lowest to highest seed) {ref}"
+    )
+
+
+def pythagoras_seeds_words(parts: Sequence[pd.DataFrame], seeds: Sequence[int]) -> str:
+    """:func:`pythagoras_words` from every seed's frame: one seed's figures, or the
+    seeds' mean gap as lowest to highest and the largest gap of any seed."""
+    if len(parts) == 1:
+        return f"{pythagoras_words(parts[0])} ({seeds_label(seeds)})"
+    gaps = []
+    for p in parts:
+        wide = p.pivot(index="position", columns="part", values="norm")
+        pyth = (wide["token"] ** 2 + wide["position"] ** 2) ** 0.5
+        gaps.append(((wide["sum"] - pyth).abs() / pyth) * 100)
+    means = [float(g.mean()) for g in gaps]
+    worst = max(range(len(gaps)), key=lambda i: float(gaps[i].max()))
+    return (
+        f"{spread(means, 2)}% on average (lowest to highest of "
+        f"{seeds_label(seeds)}) and at most {format_number(float(gaps[worst].max()), 2)}% "
+        f"(seed {seeds[worst]})"
     )

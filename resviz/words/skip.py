@@ -2,17 +2,28 @@
 
 Each function takes a result of :mod:`resviz.recipes.shortcuts` (and the settings it
 was computed at, by URL name) and returns the caption the page shows under it: every
-figure comes from the result, every claim holds for the settings given. The lesion
-study's sentences are :func:`resviz.lesion_caption` (with the lesion code).
+figure comes from the result, every claim holds for the settings given.
+
+A result may hold several seeds (``r.per_seed``). Every sentence that states a
+direction (the norm rises, the deeper stack trains worse, the cosine falls, which
+deleted block hurts most) is worded from each seed's own outcome with
+:func:`resviz.words.seeds.seeds_sentence`: stated when the seeds agree, with how many
+do, and the split shown when they do not. Numbers over several seeds are quoted as
+their lowest to highest (:func:`spread`); one seed's numbers name the seed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from resviz.words.runs import degradation_summary, stack_norm_rule, stage_change
-from resviz.words.sentences import trend, value_range
+import pandas as pd
+
+from resviz.words.numbers import format_number
+from resviz.words.runs import stack_norm_rule
+from resviz.words.seeds import band_words, seeds_label, seeds_sentence
+from resviz.words.sentences import change, compare, order, trend, value_range
 
 if TYPE_CHECKING:
     from resviz.recipes.core import Result
@@ -20,14 +31,22 @@ if TYPE_CHECKING:
 
 __all__ = [
     "cosine_caption",
+    "cosine_seeds",
     "degradation_caption",
     "degradation_intro",
+    "degradation_seeds",
     "lesion_intro",
+    "lesion_seeds_caption",
     "paths_caption",
     "per_arm",
+    "seeds_run_words",
     "share_caption",
     "shortcut_table_caption",
     "signal_caption",
+    "spread",
+    "trend_outcome",
+    "trend_seeds",
+    "worst_block_seeds",
 ]
 
 
@@ -72,13 +91,17 @@ def signal_caption(r: Result, v: Mapping[str, Any]) -> str:
                     f"That holds in the {r.identity_blocks} of {r.blocks} blocks whose "
                     "shortcut is the identity."
                 )
-    for name, g in r.signal.groupby("variant", sort=False):
+    seeds = r.seeds or None
+    for name in dict.fromkeys(r.signal["variant"]):
         who = (
-            "here, without a shortcut"
+            "without a shortcut"
             if name == "plain" or mode == "none"
             else f"with the shortcut ({mode})"
         )
-        parts.append(trend(g["norm"], [f"block {b}" for b in g["block"]], f"{who}, the mean norm"))
+        per = [run.signal[run.signal["variant"] == name] for run in r.per_seed]
+        labels = [f"block {b}" for b in per[0]["block"]]
+        parts.append(trend_seeds([g["norm"] for g in per], labels, f"the mean norm {who}", seeds))
+    parts.append(band_words(_seeds(seeds, len(r.per_seed))))
     return " ".join(parts)
 
 
@@ -86,7 +109,12 @@ def share_caption(r: Result) -> str:
     """Under the Signal section's identity share and cosine: their definitions and
     their measured ranges."""
     t = r.terms
-    labels = [f"block {b}" for b in t["block"]]
+    many = "seed" in t.columns and t["seed"].nunique() > 1
+    labels = [
+        f"block {row.block}, seed {row.seed}" if many else f"block {row.block}"
+        for row in t.itertuples()
+    ]
+    subject = "over the seeds, identity_share" if many else "here identity_share"
     return (
         "identity_share = ||s||^2 / (||s||^2 + ||u||^2), where a block joins the shortcut "
         "term s and the update u (y = s + u, inside the activation when joined before it): "
@@ -95,9 +123,11 @@ def share_caption(r: Result) -> str:
         "the stream holds. Whether that holds is measured, at init here and after training "
         "in the Degradation section (no cosine where a block has no shortcut, or with "
         "concat, which places x and f(x) side by side instead of adding them). "
-        + value_range(t["identity_share"], labels, "here identity_share")
+        + value_range(t["identity_share"], labels, subject)
         + " "
         + value_range(t["cosine"], labels, "the cosine")
+        + " "
+        + band_words(_seeds(r.seeds or None, len(r.per_seed)))
     )
 
 
@@ -151,13 +181,15 @@ def degradation_intro(dcfg: DegradationConfig) -> str:
 
 def degradation_caption(r: Result) -> str:
     """Under the Degradation section's curves: what they are, and whether each deeper
-    stack ended higher (:func:`resviz.degradation_summary`)."""
+    stack ended higher, in every seed (:func:`degradation_seeds`)."""
     return (
         f"Cross-entropy and error on all {r.n_points:,} training points, every "
         f"{r.eval_every} steps; guessing one of {r.classes} classes at random gives error "
         f"{r.classes - 1}/{r.classes} on average. He et al.'s degradation is a deeper plain "
         "stack ending higher than a shallower one. "
-        + degradation_summary(r.curves, r.shallow, r.deep)
+        + degradation_seeds([run.curves for run in r.per_seed], r.shallow, r.deep, r.seeds or None)
+        + " "
+        + band_words(_seeds(r.seeds or None, len(r.per_seed)))
     )
 
 
@@ -177,7 +209,9 @@ def cosine_caption(r: Result, v: Mapping[str, Any]) -> str:
             else ". "
         )
         + "Mean over the blocks, at init and trained: "
-        + stage_change(r.cosine, "cosine", "variant", "stage", "init", "trained", "the cosine")
+        + cosine_seeds([run.cosine for run in r.per_seed], r.seeds or None)
+        + " "
+        + band_words(_seeds(r.seeds or None, len(r.per_seed)))
     )
 
 
@@ -195,3 +229,346 @@ def lesion_intro(lcfg: LesionConfig, degradation_turns: float) -> str:
         "deleted in turn (x_{l+1} = x_l) and the stack is scored again. The first block "
         "maps the 2-d points to the width and cannot be deleted."
     )
+
+
+# ------------------------------------------------------------------ over seeds
+def _clause(sentence: str) -> str:
+    """A sentence as a clause: first letter lower case, final full stop dropped."""
+    s = sentence.strip()
+    s = s[:-1] if s.endswith(".") else s
+    return s[:1].lower() + s[1:]
+
+
+def _seeds(seeds: Sequence[int] | None, n: int) -> tuple[int, ...]:
+    return tuple(seeds) if seeds else tuple(range(n))
+
+
+def spread(values: Sequence[float], digits: int = 3) -> str:
+    """Several seeds' values of one number: ``"0.41"`` when they print alike, else
+    ``"0.38 to 0.43"`` (lowest to highest); values that are not finite are counted."""
+    v = [float(x) for x in values]
+    finite = [x for x in v if math.isfinite(x)]
+    note = f" ({len(v) - len(finite)} not finite)" if len(finite) < len(v) else ""
+    if not finite:
+        return "not finite"
+    lo, hi = format_number(min(finite), digits), format_number(max(finite), digits)
+    return (lo if lo == hi else f"{lo} to {hi}") + note
+
+
+def trend_outcome(values: Sequence[float], flat: float = 1.5) -> str:
+    """The direction :func:`resviz.words.trend` words for ``values``: ``"rises"``,
+    ``"falls"``, ``"flat"`` (every value positive, the largest at most ``flat`` times
+    the smallest), ``"returns"`` (ends where it starts), ``"not finite"``, ``"one
+    value"`` or ``"none"``."""
+    v = [float(x) for x in values]
+    if not v:
+        return "none"
+    if len(v) == 1:
+        return "one value"
+    if not all(math.isfinite(x) for x in v):
+        return "not finite"
+    lo, hi = min(v), max(v)
+    if lo > 0 and hi / lo <= flat:
+        return "flat"
+    if v[-1] == v[0]:
+        return "returns"
+    return "rises" if v[-1] > v[0] else "falls"
+
+
+def trend_seeds(
+    per_seed: Sequence[Sequence[float]],
+    labels: Sequence[str],
+    subject: str,
+    seeds: Sequence[int] | None = None,
+    flat: float = 1.5,
+) -> str:
+    """How ``subject`` changes from the first label to the last, in every seed.
+
+    ``per_seed``: one sequence of values per seed (one per label). One seed: its
+    :func:`resviz.words.trend` sentence, as that seed's. Several: each seed's
+    direction (:func:`trend_outcome`), stated when they agree (``"In 3 of 3 seeds the
+    mean norm rises from block 1 to block 16 (block 1: 7.9 to 8.1; block 16: 1.1e4 to
+    1.3e4)"``), the split when they do not."""
+    ss = _seeds(seeds, len(per_seed))
+    vals = [[float(x) for x in v] for v in per_seed]
+    outcomes = [trend_outcome(v, flat) for v in vals]
+    if len(vals) == 1:
+        return seeds_sentence(
+            outcomes, {outcomes[0]: _clause(trend(vals[0], labels, subject, flat))}, ss
+        )
+    first, last = labels[0], labels[-1]
+    says = {}
+    for o in set(outcomes):
+        mine = [v for v, oo in zip(vals, outcomes, strict=True) if oo == o]
+        if o in ("rises", "falls"):
+            says[o] = (
+                f"{subject} {o} from {first} to {last} ({first}: "
+                f"{spread([v[0] for v in mine])}; {last}: {spread([v[-1] for v in mine])})"
+            )
+        elif o == "flat":
+            lo, hi = min(min(v) for v in mine), max(max(v) for v in mine)
+            most = max(max(v) / min(v) for v in mine)
+            says[o] = (
+                f"{subject} stays within a factor of {format_number(flat)} from {first} to "
+                f"{last} (at most {format_number(most)} in any of them; values "
+                f"{format_number(lo)} to {format_number(hi)})"
+            )
+        elif o == "returns":
+            says[o] = f"{subject} ends where it starts ({spread([v[0] for v in mine])})"
+        elif o == "not finite":
+            says[o] = f"{subject} reaches a value that is not finite"
+        else:
+            says[o] = f"{subject} has no change to show ({o})"
+    return seeds_sentence(outcomes, says, ss)
+
+
+DEPTH_OUTCOMES = {1: "worse", -1: "better", 0: "same", None: "not finite"}
+
+
+def degradation_seeds(
+    curves_per_seed: Sequence[pd.DataFrame],
+    shallow: int,
+    deep: int,
+    seeds: Sequence[int] | None = None,
+    rtol: float = 0.05,
+) -> str:
+    """The degradation chart in words, from every seed: for plain and for residual,
+    did the deeper stack end with a higher loss than the shallower one (at each
+    stack's last evaluation; within ``rtol``: about the same)?
+
+    Each frame has ``kind, depth, step, loss`` (:func:`resviz.train_degradation`'s
+    curves, complete or in progress). One seed: both losses and the factor, as that
+    seed's; several: how many seeds show each outcome, and the final losses' spread."""
+    ss = _seeds(seeds, len(curves_per_seed))
+    lasts = [
+        c.groupby(["kind", "depth"], sort=False).tail(1).set_index(["kind", "depth"])
+        for c in curves_per_seed
+    ]
+    steps = [int(x) for last in lasts for x in last["step"]]
+    if not steps:
+        return "No evaluation yet."
+    lo, hi = min(steps), max(steps)
+    parts = [
+        f"At each stack's last evaluation ({f'step {hi}' if lo == hi else f'steps {lo} to {hi}'}):"
+    ]
+    for kind in ("plain", "residual"):
+        pairs = [
+            (float(last.loc[(kind, deep), "loss"]), float(last.loc[(kind, shallow), "loss"]))
+            if (kind, shallow) in last.index and (kind, deep) in last.index
+            else None
+            for last in lasts
+        ]
+        if any(p is None for p in pairs):
+            continue  # a stack without an evaluation yet (a run still starting)
+        outcomes = [DEPTH_OUTCOMES[order(d, s, rtol)] for d, s in pairs]  # type: ignore[misc]
+        verdict = {
+            "worse": f"the deeper {kind} stack trains worse (degradation)",
+            "better": f"the deeper {kind} stack trains better",
+            "same": "depth makes little difference",
+            "not finite": "the two cannot be compared",
+        }
+        if len(pairs) == 1:
+            d, s = pairs[0]  # type: ignore[misc]
+            head = compare(
+                f"the {deep}-block {kind} stack", d, f"the {shallow}-block one", s, "the loss", rtol
+            )
+            parts.append(
+                seeds_sentence(
+                    outcomes, {outcomes[0]: f"{_clause(head)}, so {verdict[outcomes[0]]}"}, ss
+                )
+            )
+            continue
+        says = {
+            "worse": f"the {deep}-block {kind} stack ends with the higher loss, so {verdict['worse']}",
+            "better": f"the {deep}-block {kind} stack ends with the lower loss, so {verdict['better']}",
+            "same": f"the two {kind} stacks end within {rtol:.0%} of each other, so {verdict['same']}",
+            "not finite": f"a {kind} stack's loss is not finite, so {verdict['not finite']}",
+        }
+        parts.append(seeds_sentence(outcomes, says, ss))
+        parts.append(
+            f"Final loss of the {kind} stacks, lowest to highest seed: {deep} blocks "
+            f"{spread([d for d, _ in pairs])}, {shallow} blocks {spread([s for _, s in pairs])}."  # type: ignore[misc]
+        )
+    return " ".join(parts)
+
+
+def cosine_seeds(
+    frames_per_seed: Sequence[pd.DataFrame], seeds: Sequence[int] | None = None
+) -> str:
+    """How the mean cosine over the blocks changes from init to trained, per variant,
+    from every seed (frames with ``variant, stage, cosine``; stages ``init`` and
+    ``trained``; NaN left out). A variant with no finite cosine in any seed is left
+    out (nothing of it is drawn)."""
+    ss = _seeds(seeds, len(frames_per_seed))
+    variants = list(dict.fromkeys(v for f in frames_per_seed for v in f["variant"]))
+    out = []
+    for name in variants:
+        means = []
+        for f in frames_per_seed:
+            g = f[f["variant"] == name]
+            m = {}
+            for st in ("init", "trained"):
+                vals = g.loc[g["stage"] == st, "cosine"].astype(float)
+                vals = vals[vals.map(math.isfinite)]
+                m[st] = float(vals.mean()) if len(vals) else None
+            means.append(m)
+        if all(m["init"] is None and m["trained"] is None for m in means):
+            continue
+        outcomes = []
+        for m in means:
+            if m["init"] is None or m["trained"] is None:
+                outcomes.append("missing")
+            else:
+                o = order(m["trained"], m["init"])
+                outcomes.append({1: "rises", -1: "falls", 0: "stays", None: "missing"}[o])
+        subject = f"the mean cosine of {name}"
+        if len(means) == 1:
+            m = means[0]
+            text = (
+                f"{name} has no finite cosine at {'init' if m['init'] is None else 'trained'}"
+                if outcomes[0] == "missing"
+                else _clause(change(m["init"], m["trained"], subject))  # type: ignore[arg-type]
+            )
+            out.append(seeds_sentence(outcomes, {outcomes[0]: text}, ss))
+            continue
+        says = {}
+        for o in set(outcomes):
+            mine = [m for m, oo in zip(means, outcomes, strict=True) if oo == o]
+            if o == "missing":
+                says[o] = f"{name} has no finite cosine at init or after training"
+                continue
+            nums = f"(init {spread([m['init'] for m in mine])}; trained {spread([m['trained'] for m in mine])})"
+            verb = {"rises": "rises", "falls": "falls", "stays": "stays within 5%"}[o]
+            says[o] = f"{subject} {verb} from init to trained {nums}"
+        out.append(seeds_sentence(outcomes, says, ss))
+    return " ".join(out)
+
+
+LESION_VERDICT_WORDS = {
+    "barely changes": "the {kind} stack barely changes: every deletion costs at most {limit} points",
+    "depends on the block": "for the {kind} stack it depends on the block: some deletions cost "
+    "at most {limit} points, others more",
+    "suffers": "the {kind} stack suffers: every deletion costs more than {limit} points",
+    "did not learn": "the {kind} stack did not learn the task (it needs accuracy {need}), so its "
+    "lesion shows nothing",
+}
+
+
+def _blocks_words(blocks: Sequence[int]) -> str:
+    """``"block 3"``, ``"block 2 or 5"``, ``"block 2, 5 or 7"``."""
+    b = [str(int(x)) for x in blocks]
+    return "block " + (b[0] if len(b) == 1 else ", ".join(b[:-1]) + " or " + b[-1])
+
+
+def worst_block_seeds(
+    rows: Sequence[Any],
+    kind: str,
+    seeds: Sequence[int] | None = None,
+    lesions: Sequence[pd.DataFrame] | None = None,
+) -> str:
+    """Which deleted block hurts the ``kind`` stack most, from every seed's
+    :func:`resviz.lesion_summary` row: it moves with the seed (at the page's defaults
+    the residual stack's worst block is 3, 2, 2 in seeds 0-2), so it is stated only
+    where the seeds agree. With each seed's lesion frame (``lesions``: ``kind, block,
+    accuracy``), blocks tied for the lowest accuracy are named together. A seed whose
+    stack did not learn, or that no deletion hurts, says so instead of naming a block."""
+    ss = _seeds(seeds, len(rows))
+    outcomes, says = [], {}
+    for i, row in enumerate(rows):
+        if not bool(row["learned"]):
+            o = "did not learn"
+            says[o] = f"the {kind} stack did not learn, so no deletion can be said to hurt it most"
+        elif float(row["worst_drop"]) <= 0:
+            o = "none"
+            says[o] = f"no deletion lowers the {kind} stack's accuracy"
+        else:
+            worst = [int(row["worst_block"])]
+            if lesions is not None:
+                g = lesions[i][lesions[i]["kind"] == kind]
+                worst = [int(b) for b in g.loc[g["accuracy"] == g["accuracy"].min(), "block"]]
+            o = _blocks_words(worst)
+            tied = " (tied)" if len(worst) > 1 else ""
+            says[o] = f"deleting {o} hurts the {kind} stack most{tied}"
+        outcomes.append(o)
+    return seeds_sentence(outcomes, says, ss)
+
+
+def lesion_seeds_caption(
+    summaries: Sequence[pd.DataFrame],
+    seeds: Sequence[int] | None = None,
+    classes: int = 3,
+    lesions: Sequence[pd.DataFrame] | None = None,
+) -> str:
+    """What the lesion chart shows, from every seed's :func:`resviz.lesion_summary`:
+    for each stack its verdict on every deletion (:func:`resviz.lesion_verdict`) and
+    which block hurts it most, each stated where the seeds agree and split where they
+    do not. One seed: that seed's :func:`resviz.lesion_sentence` with its numbers;
+    several: the spread of the intact accuracy and of the mean and worst drop.
+    ``lesions``: each seed's lesion frame, to name blocks tied for the worst."""
+    # resviz.shortcuts imports resviz.words: the lesion's own verdict and sentence are
+    # read at call time, never at import.
+    from resviz.shortcuts.lesions import (
+        LESION_SMALL_DROP,
+        format_accuracy,
+        learned_accuracy,
+        lesion_sentence,
+        lesion_verdict,
+    )
+
+    ss = _seeds(seeds, len(summaries))
+    need = format_accuracy(learned_accuracy(classes))
+    limit = format_number(100 * LESION_SMALL_DROP)
+    parts = [
+        "Veit et al. (2016): each trained stack with one block deleted (x_{l+1} = x_l), "
+        f"scored on the training points; chance is 1/{classes}. A stack counts as having "
+        f"learned the task at accuracy {need} or more (halfway from chance to perfect), and "
+        f"a deletion as small when it costs at most {limit} accuracy points."
+    ]
+    kinds = list(dict.fromkeys(k for s in summaries for k in s["kind"]))
+    for kind in kinds:
+        rows = [s[s["kind"] == kind].iloc[0] for s in summaries]
+        verdicts = [lesion_verdict(row) for row in rows]
+        if len(rows) == 1:
+            parts.append(
+                seeds_sentence(
+                    verdicts, {verdicts[0]: _clause(lesion_sentence(rows[0], classes))}, ss
+                )
+            )
+        else:
+            says = {
+                v: w.format(kind=kind, limit=limit, need=need)
+                for v, w in LESION_VERDICT_WORDS.items()
+            }
+            parts.append(seeds_sentence(verdicts, says, ss))
+            parts.append(
+                f"Over {seeds_label(ss)}, the {kind} stack's intact accuracy is "
+                f"{spread([r['intact'] for r in rows])}; a deletion changes it by "
+                f"{spread([-100 * float(r['mean_drop']) for r in rows])} points on average and "
+                f"{spread([-100 * float(r['worst_drop']) for r in rows])} at worst."
+            )
+        if all(v == "did not learn" for v in verdicts):
+            continue
+        parts.append(worst_block_seeds(rows, kind, ss, lesions))
+        top = max(set(verdicts), key=verdicts.count)
+        agreed = verdicts.count(top) >= (len(verdicts) if len(verdicts) <= 3 else len(verdicts) - 1)
+        if kind == "plain":
+            parts.append("A plain stack has a single path, and every deletion cuts it.")
+        elif agreed and top == "barely changes":
+            parts.append(
+                "Deleting one of its blocks removes only the paths through that block's "
+                "branch, half of them; the other half still reach the output."
+            )
+        elif agreed and top == "suffers":
+            parts.append(
+                "At these settings it does not shrug a deletion off the way Veit et al.'s "
+                "deep residual networks did."
+            )
+    return " ".join(parts)
+
+
+def seeds_run_words(seeds: Sequence[int]) -> str:
+    """Which seeds a trained section ran: ``"Trained from seed 0."`` or ``"Trained from
+    seeds 0-2, one run each."``"""
+    if len(seeds) == 1:
+        return f"Trained from {seeds_label(seeds)}."
+    return f"Trained from {seeds_label(seeds)}, one run each."

@@ -83,7 +83,9 @@ def test_gradient_flow_weights_follow_the_sidebar_seed(frames):
 def test_skip_connections_weights_follow_the_sidebar_seed(frames):
     seed = 4
     shown = frames("app_pages/skip_connections.py", seed, "Signal")["forward_signal"]
-    shown = shown[shown["variant"] == "shortcut: add"].drop(columns=["variant"])
+    assert sorted(set(shown["seed"])) == [4, 5, 6]  # seeds 4, 5, 6 (Seeds: auto = 3)
+    shown = shown[(shown["seed"] == seed) & (shown["variant"] == "shortcut: add")]
+    shown = shown.drop(columns=["seed", "variant"])
     cfg = rv.StackConfig(  # the page's defaults
         depth=16, width=64, activation="relu", alpha=0.0, alpha_learnable=True, seed=seed
     )

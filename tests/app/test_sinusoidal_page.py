@@ -63,3 +63,44 @@ def test_unknown_section_warns_and_opens_the_first(app):
     warning = " ".join(w.value for w in at.warning)
     assert "section" in warning and "`" in warning  # echoed as code, never a link
     assert at.dataframe  # the table, the first section
+
+
+def test_seeds_only_where_something_is_random(app, monkeypatch):
+    """The formula sections take no seeds (the URL's Seeds changes nothing there);
+    Alternatives and Embeddings run them, every frame under a seed column."""
+    import io
+
+    import pandas as pd
+
+    import ui.views
+    from tests.app.conftest import find_caption
+
+    seen = {}
+    original = ui.views.csv_button
+
+    def record(df, name, label="Download CSV"):  # noqa: ANN001, ANN202
+        seen[name] = df.copy() if isinstance(df, pd.DataFrame) else pd.read_csv(io.BytesIO(df))
+        original(df, name, label)
+
+    monkeypatch.setattr(ui.views, "csv_button", record)
+    at = app(PAGE, section="Relative position", seeds="5", positions="20").run()
+    assert not at.exception and not at.error
+    assert "seed" not in seen["similarity_by_offset"].columns
+    for section, csv, words in (
+        ("Embeddings", "embedding_vs_position", "Token embeddings"),
+        ("Alternatives", "encoding_norms", "Norm per position"),
+    ):
+        for n in ("5", "1"):
+            at = app(PAGE, section=section, seeds=n, positions="20", d_model="16").run()
+            assert not at.exception and not at.error, (section, n)
+            assert sorted(set(seen[csv]["seed"])) == list(range(int(n))), (section, n)
+            cap = find_caption(at, words)
+            if n == "5":
+                assert "Lines: the median of 5 seeds (0-4)" in cap, cap
+            else:
+                assert "One run (seed 0)" in cap, cap
+    # The heatmaps are one seed's (no band on a picture): the first, named.
+    assert "seed" not in seen["similarity_learned"].columns
+    assert find_caption(at, "Random at init").startswith(
+        "Random at init (N(0, 0.02²) per entry): in seed 0's table"
+    )

@@ -1,12 +1,34 @@
 """The skip-connections page: every widget path, the seed network, a training run."""
 
+import io
+
+import pandas as pd
+import pytest
+
 import resviz as rv
 import ui.jobs
+import ui.views
 from resviz.words.sentences import format_number as num
+from resviz.words.skip import spread
 from tests.app.conftest import chart_frames, clean, find_caption_with, open_section
 from ui.specs.skip_connections import SPEC
 
 PAGE = "app_pages/skip_connections.py"
+
+
+@pytest.fixture
+def csvs(monkeypatch):
+    """Every frame the page offers as a CSV in its runs, by CSV name (the numbers a
+    chart draws over seeds are its frame's, every seed's rows under ``seed``)."""
+    seen: dict[str, pd.DataFrame] = {}
+    original = ui.views.csv_button
+
+    def record(df, name, label="Download CSV"):  # noqa: ANN001, ANN202
+        seen[name] = df.copy() if isinstance(df, pd.DataFrame) else pd.read_csv(io.BytesIO(df))
+        original(df, name, label)
+
+    monkeypatch.setattr(ui.views, "csv_button", record)
+    return seen
 
 
 def test_default_view_is_the_block_its_table_and_code(app):
@@ -108,10 +130,10 @@ def test_train_then_lesion(app):
     summary = next(d.value for d in at.dataframe if "mean_drop" in d.value.columns)
     assert summary["variant"].tolist() == ["plain, 4 blocks", "residual, 4 blocks"]
     assert summary["intact"].between(0, 1).all() and summary["worst_block"].between(2, 4).all()
+    assert summary["seed"].tolist() == [0, 0]  # one seed (the training default), named
     # The caption is worded from the numbers on screen, whatever they are, and judged
-    # on every deletion (the summary counts the small ones).
-    caption = rv.shortcuts.lesion_caption(summary)
-    assert caption in [c.value for c in at.caption]
+    # on every deletion (the summary counts the small ones); one seed says it is one.
+    caption = find_caption_with(at, "Veit et al. (2016): each trained stack")
     res = summary.iloc[1]
     assert (
         f"residual stack (4 blocks, accuracy {rv.shortcuts.format_accuracy(res['intact'])}"
@@ -120,33 +142,54 @@ def test_train_then_lesion(app):
     assert f"at worst, block {res['worst_block']}" in caption
     said = caption.split("residual stack (4 blocks", 1)[1]
     assert rv.shortcuts.lesion_verdict(res) in said.split(":")[0]  # the verdict, then its numbers
+    assert "In the one seed run (seed 0)" in caption
+    assert caption.endswith("One run (seed 0): raise Seeds in the sidebar to see the spread.")
     ui.jobs.REGISTRY.clear()
 
 
 # ----------------------------------------------------------------- measured captions
 
 
-def test_forward_signal_caption_states_the_measured_norms(app):
+def test_forward_signal_caption_states_the_measured_norms(app, csvs):
     # Sigmoid keeps the plain stack's norm flat: the old caption's "shrinks or grows
     # geometrically" was false here.
     at = app(PAGE, section="Signal", act="sigmoid").run()
     clean(at)
-    signal = next(f for f in chart_frames(at) if {"norm", "variant"} <= set(f.columns))
+    signal = csvs["forward_signal"]
+    assert sorted(set(signal["seed"])) == [0, 1, 2]  # three seeds by default
     plain = signal[signal["variant"] == "plain"]
     res = signal[signal["variant"] == "shortcut: add"]
     cap = find_caption_with(at, "Gaussian inputs at init")
     assert "geometrically" not in cap and "cannot vanish" not in cap
-    lo, hi = plain["norm"].min(), plain["norm"].max()
-    assert hi / lo < 1.5  # the setting really is flat
+    per_seed = [g["norm"] for _, g in plain.groupby("seed")]
+    most = max(g.max() / g.min() for g in per_seed)
+    assert most < 1.5  # the setting really is flat, in every seed
     assert (
-        f"Here, without a shortcut, the mean norm stays within a factor of {num(hi / lo)} "
-        f"({num(lo)} to {num(hi)}) from block 1 to block 16." in cap
+        "In 3 of 3 seeds the mean norm without a shortcut stays within a factor of 1.5 "
+        f"from block 1 to block 16 (at most {num(most)} in any of them; values "
+        f"{num(plain['norm'].min())} to {num(plain['norm'].max())})." in cap
     )
-    first, last = res["norm"].iloc[0], res["norm"].iloc[-1]
-    assert f"from {num(first)} at block 1 to {num(last)} at block 16" in cap
+    ends = res.groupby("seed")["norm"].agg(["first", "last"])
+    assert (ends["last"] > ends["first"]).all()
+    assert (
+        "In 3 of 3 seeds the mean norm with the shortcut (add) rises from block 1 to block 16 "
+        f"(block 1: {spread(ends['first'])}; block 16: {spread(ends['last'])})." in cap
+    )
+    assert cap.endswith("Lines: the median of 3 seeds (0-2); bands: their lowest to highest.")
+    # One seed, from the URL: that seed's numbers, and a note that it is one run.
+    at = app(PAGE, section="Signal", act="sigmoid", seeds="1").run()
+    clean(at)
+    signal = csvs["forward_signal"]
+    assert set(signal["seed"]) == {0}
+    first, last = signal[signal["variant"] == "shortcut: add"]["norm"].iloc[[0, -1]]
+    cap = find_caption_with(at, "Gaussian inputs at init")
+    assert (
+        "In the one seed run (seed 0) the mean norm with the shortcut (add) rises from "
+        f"{num(first)} at block 1 to {num(last)} at block 16" in cap
+    )
 
 
-def test_identity_share_caption_measures_concat_cosine(app):
+def test_identity_share_caption_measures_concat_cosine(app, csvs):
     # Concat never adds x and f(x), so there is no cosine of summed terms (one
     # definition, rv.shortcuts.layer_decomposition); the caption says so instead of a range.
     at = app(PAGE, section="Signal", mode="concat", project="true", depth="6", width="16").run()
@@ -160,13 +203,14 @@ def test_identity_share_caption_measures_concat_cosine(app):
     # With added shortcuts the caption gives the measured range.
     at = app(PAGE, section="Signal", depth="6", width="16").run()
     clean(at)
-    share = next(f for f in chart_frames(at) if "measure" in f.columns)
-    cos = share[share["measure"] == "cosine"].dropna()
+    share = csvs["identity_share"]
+    assert {"shortcut_norm", "seed"} <= set(share.columns)  # the terms, wide, every seed
+    cos = share.melt(["seed", "block"], ["cosine"], "measure").dropna()
     cap = find_caption_with(at, "identity_share =")
     lo, hi = cos.loc[cos["value"].idxmin()], cos.loc[cos["value"].idxmax()]
     assert (
-        f"The cosine ranges from {num(lo['value'])} (block {lo['block']}) to "
-        f"{num(hi['value'])} (block {hi['block']})." in cap
+        f"The cosine ranges from {num(lo['value'])} (block {lo['block']}, seed {lo['seed']}) "
+        f"to {num(hi['value'])} (block {hi['block']}, seed {hi['seed']})." in cap
     )
 
 
@@ -243,13 +287,110 @@ def test_degradation_and_cosine_captions_state_the_trained_numbers(app):
     assert "Look for" not in cap
     for kind in ("plain", "residual"):
         deep, shallow = loss[(kind, 3)], loss[(kind, 1)]
-        said = cap.split(f"{kind.capitalize()}: ", 1)[1]
-        assert said.startswith(f"the loss of the 3-block stack ({num(deep)}) is ")
-        assert f"that of the 1-block one ({num(shallow)})" in said.split("; so ")[0]
+        said = cap.split(f"In the one seed run (seed 0) the loss of the 3-block {kind} stack ", 1)[
+            1
+        ]
+        assert said.startswith(f"({num(deep)}) is ")
+        assert f"that of the 1-block one ({num(shallow)})" in said.split(", so ")[0]
         verdict = {1: "trains worse", -1: "trains better", 0: "little difference"}
-        assert verdict[rv.words.order(deep, shallow)] in said.split("; so ", 1)[1].split(".")[0]
+        assert verdict[rv.words.order(deep, shallow)] in said.split(", so ", 1)[1].split(";")[0]
     # Concat adds nothing, so there is no cosine of summed terms: no cosine chart.
     sig = [f for f in chart_frames(at) if "stage" in f.columns and "cosine" in f.columns]
     assert not sig or sig[0]["cosine"].isna().all()
     assert not [c for c in at.caption if c.value.startswith("cos(shortcut, update) per block")]
+    ui.jobs.REGISTRY.clear()
+
+
+# ----------------------------------------------------------------- seeds
+
+
+def test_seeds_from_the_url_on_the_init_sections(app, csvs):
+    # Stack and Paths have no seeds (structure and counting): the URL's seeds change
+    # nothing there, and their notebooks record no seeds.
+    at = app(PAGE, seeds="5").run()
+    clean(at)
+    assert "seeds" not in at.code[0].value and "SEED = 0" in at.code[0].value
+    at = app(PAGE, section="Paths", seeds="5").run()
+    clean(at)
+    assert "seed" not in csvs["path_lengths"].columns
+    # Signal: 5 seeds, every frame under a seed column, the caption says which.
+    for n, label in (("5", "seeds (0-4)"), ("1", None)):
+        csvs.clear()
+        at = app(PAGE, section="Signal", seeds=n, depth="6", width="16").run()
+        clean(at)
+        for name in ("forward_signal", "identity_share"):
+            assert sorted(set(csvs[name]["seed"])) == list(range(int(n))), name
+        cap = find_caption_with(at, "256 Gaussian inputs at init")
+        if label:
+            assert f"the median of 5 {label}" in cap and "In 5 of 5 seeds" in cap
+        else:
+            assert "In the one seed run (seed 0)" in cap
+
+
+def _lesion(app, **params):
+    ui.jobs.REGISTRY.clear()
+    at = app(PAGE, section="Lesion", **params).run()
+    clean(at)
+    at.button(key="lesion:start").click().run()
+    assert ui.jobs.REGISTRY.wait(300)
+    at.run()
+    clean(at)
+    return at
+
+
+def test_lesion_over_seeds_words_the_worst_block_from_every_seed(app, csvs):
+    # The page's defaults, Seeds 3 (seeds 0-2): every seed's residual stack "depends on
+    # the block" (agree), but the block whose deletion hurts most is 3 in seed 0 and 2
+    # in seeds 1-2 (split; issue 25's example of a finding that flips with the seed).
+    at = _lesion(app, seeds="3")
+    summary = csvs["lesion_summary"]
+    assert summary["seed"].tolist() == [0, 0, 1, 1, 2, 2]
+    res = summary[summary["kind"] == "residual"]
+    assert res["worst_block"].tolist() == [3, 2, 2]
+    cap = find_caption_with(at, "Veit et al. (2016): each trained stack")
+    assert "In 3 of 3 seeds for the residual stack it depends on the block" in cap
+    assert (
+        "The seeds disagree: in 2 of 3 (seeds 1-2) deleting block 2 hurts the residual stack "
+        "most; in 1 of 3 (seed 0) deleting block 3 hurts the residual stack most." in cap
+    )
+    assert cap.endswith("Lines: the median of 3 seeds (0-2); bands: their lowest to highest.")
+    assert sorted(set(csvs["lesion"]["seed"])) == [0, 1, 2]
+    # The job ran every seed's steps, counted as one total.
+    job = next(iter(ui.jobs.REGISTRY._jobs.values()))
+    assert job.total == 3 * 400 and job.step == job.total
+    ui.jobs.REGISTRY.clear()
+
+
+def test_degradation_over_two_seeds(app, csvs):
+    ui.jobs.REGISTRY.clear()
+    at = app(PAGE, section="Degradation", shallow="1", deep="3", steps="40", seeds="2").run()
+    clean(at)
+    intro = next(m.value for m in at.markdown if "He et al. (2016" in m.value)
+    assert intro.endswith("Trained from seeds 0-1, one run each.")
+    at.button(key="degradation:start").click().run()
+    assert ui.jobs.REGISTRY.wait(120)
+    at.run()
+    clean(at)
+    final = csvs["degradation_final"]
+    assert final["seed"].tolist() == [0] * 4 + [1] * 4
+    cap = find_caption_with(at, "He et al.'s degradation")
+    assert "Lines: the median of 2 seeds (0-1)" in cap
+    for kind in ("plain", "residual"):
+        f = final[final["kind"] == kind].set_index(["seed", "depth"])["loss"]
+        said = [rv.words.order(f[(s, 3)], f[(s, 1)]) for s in (0, 1)]
+        says = {
+            1: f"the 3-block {kind} stack ends with the higher loss",
+            -1: f"the 3-block {kind} stack ends with the lower loss",
+            0: f"the two {kind} stacks end within 5% of each other",
+        }
+        if said[0] == said[1]:
+            assert f"In 2 of 2 seeds {says[said[0]]}" in cap
+        else:
+            assert f"The seeds split evenly: in 1 of 2 (seed 0) {says[said[0]]}" in cap
+        assert (
+            f"Final loss of the {kind} stacks, lowest to highest seed: 3 blocks "
+            f"{spread(f.xs(3, level='depth'))}, 1 blocks {spread(f.xs(1, level='depth'))}." in cap
+        )
+    table_cap = find_caption_with(at, "After training")
+    assert "in each of the 2 seeds" in table_cap and "One row per seed and stack." in table_cap
     ui.jobs.REGISTRY.clear()

@@ -1,5 +1,6 @@
 """The skip-connections page in Chromium: the light first view with a CSV download,
-then its sections by tab, the Degradation and Lesion runs filling in live."""
+then its sections by tab, the Degradation and Lesion runs filling in live, over two
+seeds (the URL's Seeds): median lines over min-max bands, progress per seed."""
 
 import csv
 import io
@@ -17,7 +18,7 @@ def _charts(page) -> int:
 
 def test_skip_page_trains_live_and_downloads(server, page):
     page.goto(f"{server.url}/skip_connections?preset=seed+network+25%2C25%2C43%2C43%2C54%2C54"
-              "&mismatch=project&shallow=2&deep=6&steps=200&l_depth=4&l_steps=100")  # fmt: skip
+              "&mismatch=project&shallow=2&deep=6&steps=200&l_depth=4&l_steps=100&seeds=2")  # fmt: skip
     wait_ready(page, downloads=2)  # the shortcut table's CSV and the notebook
     assert page.locator("[data-testid='stException']").count() == 0
     assert page.get_by_text("projection").count() >= 1
@@ -42,9 +43,10 @@ def test_skip_page_trains_live_and_downloads(server, page):
     wait_ready(page, charts=1)  # the spirals, before any training
     before = _charts(page)
     page.get_by_role("button", name="Train").click()
-    # The curves fill in while it runs, then the cos(shortcut, update) chart appears.
+    # The curves fill in while it runs (seed by seed: 2 x 200 steps), then the
+    # cos(shortcut, update) chart appears.
     try:
-        page.get_by_text("Finished 200 steps").wait_for(timeout=120_000)
+        page.get_by_text("Finished 400 steps").wait_for(timeout=120_000)
     finally:
         screenshot(page, "skip_connections_training")
     wait_ready(page, charts=before + 3)
@@ -57,8 +59,9 @@ def test_skip_page_trains_live_and_downloads(server, page):
     wait_ready(page, charts=1)
     before = _charts(page)
     page.get_by_role("button", name="Lesion", exact=True).click()
-    page.get_by_text("Finished 100 steps").wait_for(timeout=120_000)
+    page.get_by_text("Finished 200 steps").wait_for(timeout=120_000)
     wait_ready(page, charts=before + 1)
     assert page.get_by_text("Veit et al. (2016): each trained stack").count() == 1
+    assert page.get_by_text("Lines: the median of 2 seeds (0-1)").count() >= 1
     assert page.locator("[data-testid='stException']").count() == 0
     screenshot(page, "skip_connections_lesion")

@@ -6,9 +6,11 @@ import math
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
+import resviz as rv
 from resviz import positional as P
 from resviz.recipes import positional as R
 from resviz.words import positional as W
@@ -67,26 +69,27 @@ def test_waves_keep_the_dims_d_model_has():
 
 
 def test_alternatives_are_the_first_256_positions():
-    r = R.alternatives(positions=1000, d_model="16", base="100", seed=2)
-    assert r.shown == 256
+    r = R.alternatives(positions=1000, d_model="16", base="100", seed=2, seeds=1)
+    assert r.shown == 256 and r.seeds == (2,)
     for frame in R.SCHEMES:
-        assert r[frame].shape == (256, 257)
+        assert r[frame].shape == (256, 258)  # seed, p, then q=0 ... q=255
+        assert r.per_seed[0][frame].shape == (256, 257)
     learned = P.similarity_matrices(256, 16, 100.0, 2)["learned (init)"]
     off = learned[~torch.eye(256, dtype=torch.bool)]
     assert r.learned_std == pytest.approx(float(off.std()), rel=1e-12)
     assert r.learned_mean == pytest.approx(float(off.mean()), rel=1e-12)
-    assert np.isnan(r.integer_index.iloc[0, 1])  # the zero vector has no direction
+    assert np.isnan(r.integer_index.iloc[0, 2])  # the zero vector has no direction
     norms = r.norms[r.norms["scheme"] == "sinusoidal"]["norm"]
     np.testing.assert_allclose(norms, math.sqrt(8), rtol=1e-6)
 
 
 def test_embeddings_gap_words_quote_the_measured_gap():
-    r = R.embeddings(positions=200, d_model="16", seed=0)
+    r = R.embeddings(positions=200, d_model="16", seed=0, seeds=1)
     assert r.shown == 200
-    wide = r.parts.pivot(index="position", columns="part", values="norm")
+    wide = r.per_seed[0].parts.pivot(index="position", columns="part", values="norm")
     pyth = (wide["token"] ** 2 + wide["position"] ** 2) ** 0.5
     rel = (wide["sum"] - pyth).abs() / pyth * 100
-    m = re.search(rf"{NUM}% on average and at most {NUM}%", W.pythagoras_words(r.parts))
+    m = re.search(rf"{NUM}% on average and at most {NUM}%", W.pythagoras_words(r.per_seed[0].parts))
     assert float(m[1]) == pytest.approx(rel.mean(), rel=0.02)
     assert float(m[2]) == pytest.approx(rel.max(), rel=0.02)
 
@@ -121,3 +124,48 @@ def test_rounding_words_on_both_outcomes():
 def test_spread_words_quote_the_numbers():
     words = W.spread_words(8.49e-4, 0.251, 16)
     assert "mean 8.49e-4 and standard deviation 0.251 (1/sqrt(d) = 0.25" in words
+
+
+# ----------------------------------------------------------------- seeds
+def test_random_sections_run_three_seeds_by_default():
+    r = R.alternatives(positions=20, d_model="16", seed=2)
+    assert r.seeds == (2, 3, 4) and set(r.norms["seed"]) == {2, 3, 4}
+    for s, run in zip(r.seeds, r.per_seed, strict=True):
+        learned = P.similarity_matrices(20, 16, 10000.0, s)["learned (init)"]
+        off = learned[~torch.eye(20, dtype=torch.bool)]
+        assert run.learned_mean == pytest.approx(float(off.mean()), rel=1e-12)
+    with pytest.raises(AttributeError, match="differs between the seeds"):
+        r.learned_mean  # noqa: B018 - no sentence may read one seed's value silently
+    # The formulas are alike in every seed; the learned table is not.
+    sin = r.sinusoidal.drop(columns="seed")
+    n = len(r.per_seed[0].sinusoidal)
+    pd.testing.assert_frame_equal(sin.iloc[:n], sin.iloc[n : 2 * n].reset_index(drop=True))
+    e = R.embeddings(positions=20, d_model="16")
+    assert e.seeds == (0, 1, 2) and set(e.parts["seed"]) == {0, 1, 2}
+
+
+def test_learned_spread_words_one_and_many_seeds():
+    one = W.learned_spread_words([8.49e-4], [0.251], 16, (3,))
+    assert "in seed 3's table, off the diagonal the cosines have mean 8.49e-4 and standard" in one
+    many = W.learned_spread_words([0.01, -0.02, 0.005], [0.25, 0.24, 0.26], 16, (0, 1, 2))
+    assert "drawn here from seed 0: over seeds 0-2" in many
+    assert "mean -0.02 to 0.01 and standard deviation 0.24 to 0.26 (lowest to highest" in many
+
+
+def test_pythagoras_seeds_words_quote_every_seed():
+    r = R.embeddings(positions=50, d_model="16", seeds=3)
+    gaps = []
+    for run in r.per_seed:
+        wide = run.parts.pivot(index="position", columns="part", values="norm")
+        pyth = (wide["token"] ** 2 + wide["position"] ** 2) ** 0.5
+        gaps.append((wide["sum"] - pyth).abs() / pyth * 100)
+    words = W.pythagoras_seeds_words([x.parts for x in r.per_seed], r.seeds)
+    means = [g.mean() for g in gaps]
+    worst = int(np.argmax([g.max() for g in gaps]))
+    assert words == (
+        f"{rv.format_number(min(means), 2)} to {rv.format_number(max(means), 2)}% on average "
+        f"(lowest to highest of seeds 0-2) and at most "
+        f"{rv.format_number(gaps[worst].max(), 2)}% (seed {worst})"
+    )
+    one = W.pythagoras_seeds_words([r.per_seed[1].parts], (1,))
+    assert one == W.pythagoras_words(r.per_seed[1].parts) + " (seed 1)"
