@@ -10,7 +10,9 @@ import streamlit as st
 import resviz as rv
 from resviz.recipes import Result
 from resviz.recipes import shortcuts as R
+from resviz.shortcuts import settings as SS
 from resviz.words import skip as W
+from resviz.words import spirals as WS
 from resviz.words.seeds import band_words
 from ui import charts, jobs, views
 from ui.budget import budget
@@ -87,7 +89,7 @@ def stack_settings() -> dict[str, Any] | None:
     stack that cannot be built."""
     v = settings(full=True)
     try:
-        R.stack_config(**v)
+        SS.stack_config(**v)
     except ValueError as exc:
         st.warning(f"This stack cannot be built: {exc}", icon=":material/warning:")
         return None
@@ -142,7 +144,7 @@ def signal_section() -> None:
     st.subheader("Forward signal, layer by layer")
     v = stack_settings()
     if v is None or views.check_budget(
-        rv.estimate(R.stack_config(**v, seed=ctx.seed), batch=256), "This stack"
+        rv.estimate(SS.stack_config(**v, seed=ctx.seed), batch=256), "This stack"
     ):
         return
     sec = Section(TITLE, S.SIGNAL, dev)
@@ -285,7 +287,7 @@ def degradation_section() -> None:
     with d4:
         v["lr"] = p.select("Learning rate", "lr")
     try:
-        dcfg = R.degradation_config(**v)
+        dcfg = SS.degradation_config(**v)
     except ValueError as exc:
         st.warning(
             f"The experiment cannot run with these settings: {exc}", icon=":material/warning:"
@@ -300,7 +302,7 @@ def degradation_section() -> None:
     r = begin_notebook(sec, R.degradation, key, v)
     text, picture = st.columns([3, 2])
     with text:
-        st.markdown(W.degradation_intro(dcfg) + " " + W.seeds_run_words(seed_range(n)))
+        st.markdown(WS.degradation_intro(dcfg) + " " + WS.seeds_run_words(seed_range(n)))
     with picture:
         task_picture(sec, dcfg, "spirals", n)
 
@@ -348,7 +350,7 @@ def degradation_result(sec: Section, r: Result, v: dict[str, Any]) -> None:
         charts.line(r.curves, y="error", y_title="training error", **CURVE), width="stretch"
     )
     sec.code(chart_code("line", "r.curves", dict(y="error", y_title="training error", **CURVE)))
-    st.caption(W.degradation_caption(r))
+    st.caption(WS.degradation_caption(r))
     many = len(r.per_seed) > 1
     for row in r.curves[r.curves["diverged"].astype(bool)].itertuples():
         st.warning(
@@ -380,7 +382,7 @@ def degradation_result(sec: Section, r: Result, v: dict[str, Any]) -> None:
             r,
             "cosine",
             "cosine_init_vs_trained",
-            caption=W.cosine_caption(r, v),
+            caption=WS.cosine_caption(r, v),
             x="block",
             y="cosine",
             color="series",
@@ -400,7 +402,7 @@ def lesion_section() -> None:
     with l2:
         v["l_steps"] = p.slider("Steps", "l_steps")
     try:
-        lcfg = R.lesion_config(**v)
+        lcfg = SS.lesion_config(**v)
     except ValueError as exc:
         st.warning(
             f"The lesion study cannot run with these settings: {exc}", icon=":material/warning:"
@@ -416,9 +418,9 @@ def lesion_section() -> None:
     text, picture = st.columns([3, 2])
     with text:
         st.markdown(
-            W.lesion_intro(lcfg, rv.shortcuts.DegradationConfig.turns)
+            WS.lesion_intro(lcfg, rv.shortcuts.DegradationConfig.turns)
             + " "
-            + W.seeds_run_words(seed_range(n))
+            + WS.seeds_run_words(seed_range(n))
         )
     with picture:
         task_picture(sec, lcfg, "lesion_spirals", n)
@@ -451,7 +453,7 @@ def lesion_section() -> None:
             r,
             "lesion",
             "lesion",
-            caption=W.lesion_seeds_caption(
+            caption=WS.lesion_seeds_caption(
                 [run.summary for run in r.per_seed],
                 r.seeds,
                 r.classes,

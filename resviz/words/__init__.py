@@ -60,15 +60,17 @@ from resviz.words.sentences import (
     value_range,
 )
 from resviz.words.skip import (
-    cosine_caption,
-    degradation_caption,
-    degradation_intro,
-    lesion_intro,
     paths_caption,
     per_arm,
     share_caption,
     shortcut_table_caption,
     signal_caption,
+)
+from resviz.words.spirals import (
+    cosine_caption,
+    degradation_caption,
+    degradation_intro,
+    lesion_intro,
 )
 
 __all__ = [

@@ -8,12 +8,13 @@ import resviz as rv
 from resviz.recipes import MEASURES
 from resviz.recipes import shortcuts as R
 from resviz.recipes.core import settings_of
+from resviz.shortcuts import settings as SS
 from ui.specs import skip_connections as S
 
 
 def test_recipe_defaults_are_the_page_defaults():
     """A lesson step's settings go over these defaults: they must be the page's."""
-    assert R.PRESETS == S.PRESETS and R.SEED_WIDTHS == S.SEED_WIDTHS
+    assert SS.PRESETS == S.PRESETS and SS.SEED_WIDTHS == S.SEED_WIDTHS
     for section, name in S.SPEC.recipes.items():
         fn = rv.recipes.RECIPES[name]
         for setting, default in settings_of(fn).items():
@@ -82,7 +83,7 @@ def test_residual_lesion(settings, answer):
 
 
 @pytest.mark.parametrize("name", ["stack", "paths"])
-@pytest.mark.parametrize("settings", [{}, {"preset": R.PRESETS[1], "mismatch": "project"}])
+@pytest.mark.parametrize("settings", [{}, {"preset": SS.PRESETS[1], "mismatch": "project"}])
 def test_structure_sections_take_no_seeds_and_ignore_the_seed(name, settings):
     """Stack and Paths read the built model's structure and count its paths: no Seeds
     setting, and two seeds give the same frames (only the code's SEED line differs)."""
@@ -111,7 +112,7 @@ def test_seeds_per_section():
 def test_a_training_run_stopped_in_its_second_seed_words_what_it_has():
     """Stop pressed while seed 1 of 3 trains: the result holds seed 0 (finished) and
     seed 1 (partial, ``stopped``), and the captions word those two seeds only."""
-    from resviz.words import skip as W
+    from resviz.words import spirals as WS
 
     seen = []
 
@@ -126,7 +127,7 @@ def test_a_training_run_stopped_in_its_second_seed_words_what_it_has():
     assert [run.stopped for run in r.per_seed] == [False, True]
     last = r.final.groupby("seed")["step"].max()
     assert last[0] == 60 and last[1] < 60
-    cap = W.degradation_caption(r)
+    cap = WS.degradation_caption(r)
     assert f"(steps {last[1]} to 60)" in cap and "of 2 seeds" in cap
 
 
@@ -134,7 +135,7 @@ def test_a_training_run_stopped_in_its_second_seed_words_what_it_has():
     "settings",
     [
         {},
-        {"preset": R.PRESETS[1], "mismatch": "project"},
+        {"preset": SS.PRESETS[1], "mismatch": "project"},
         {"mode": "scaled", "alpha": 0.5, "learnable": False, "init": "kaiming"},
         {"mode": "concat", "project": True, "depth": 5, "width": 8},
         {"mode": "none", "act": "tanh", "init": "small"},

@@ -8,9 +8,11 @@ import pytest
 
 import resviz as rv
 from resviz.recipes import shortcuts as R
+from resviz.shortcuts import settings as SS
 from resviz.words import skip as W
+from resviz.words import spirals as WS
 
-SEED_NET = {"preset": R.PRESETS[1]}
+SEED_NET = {"preset": SS.PRESETS[1]}
 
 
 def _v(**kw):
@@ -98,7 +100,7 @@ def test_cosine_caption_non_negative_claim(settings, noted):
     v = {k: v[k] for k in rv.recipes.core.settings_of(R.degradation) if k not in ("seed", "seeds")}
     r = R.degradation(**v)
     init = r.cosine[r.cosine["stage"] == "init"]["cosine"].dropna()
-    cap = W.cosine_caption(r, v)
+    cap = WS.cosine_caption(r, v)
     assert ("cannot be negative there" in cap) == noted
     if noted:
         assert (init >= 0).all()
@@ -107,12 +109,12 @@ def test_cosine_caption_non_negative_claim(settings, noted):
 
 
 def test_intros_say_what_is_trained():
-    dcfg = R.degradation_config(mode="concat", shallow=2, deep=5)
-    intro = W.degradation_intro(dcfg)
+    dcfg = SS.degradation_config(mode="concat", shallow=2, deep=5)
+    intro = WS.degradation_intro(dcfg)
     assert "four stacks of width 32" in intro and "2 and 5 blocks" in intro
     assert "with the shortcut (concat)" in intro and "projected back to the width" in intro
-    assert "has no shortcut (the widths differ)" in W.degradation_intro(R.degradation_config())
-    intro = W.lesion_intro(R.lesion_config(mode="none", l_depth=8), 2.0)
+    assert "has no shortcut (the widths differ)" in WS.degradation_intro(SS.degradation_config())
+    intro = WS.lesion_intro(SS.lesion_config(mode="none", l_depth=8), 2.0)
     assert "a residual stack of 8 blocks" in intro and "with the shortcut (add)" in intro
     assert "1 turn per arm, fewer than the Degradation section's 2 turns per arm" in intro
 
@@ -187,7 +189,7 @@ def _curves(plain, residual, step=100):
 
 def test_degradation_seeds_agree_split_tie_and_one():
     agree = [_curves((0.4, 0.9), (0.5, 0.3)), _curves((0.5, 1.0), (0.6, 0.2))]
-    text = W.degradation_seeds(agree, 2, 8, [0, 1])
+    text = WS.degradation_seeds(agree, 2, 8, [0, 1])
     assert text.startswith("At each stack's last evaluation (step 100):")
     assert (
         "In 2 of 2 seeds the 8-block plain stack ends with the higher loss, so the deeper "
@@ -196,23 +198,25 @@ def test_degradation_seeds_agree_split_tie_and_one():
     )
     assert "In 2 of 2 seeds the 8-block residual stack ends with the lower loss" in text
     split = [_curves((0.4, 0.9), (0.5, 0.3))] * 2 + [_curves((0.9, 0.4), (0.5, 0.51))]
-    text = W.degradation_seeds(split, 2, 8, [0, 1, 2])
+    text = WS.degradation_seeds(split, 2, 8, [0, 1, 2])
     assert (
         "The seeds disagree: in 2 of 3 (seeds 0-1) the 8-block plain stack ends with the "
         "higher loss, so the deeper plain stack trains worse (degradation); in 1 of 3 "
         "(seed 2) the 8-block plain stack ends with the lower loss" in text
     )
     assert "in 1 of 3 (seed 2) the two residual stacks end within 5% of each other" in text
-    tie = W.degradation_seeds(split[1:], 2, 8, [1, 2])
+    tie = WS.degradation_seeds(split[1:], 2, 8, [1, 2])
     assert "The seeds split evenly: in 1 of 2 (seed 1) the 8-block plain stack" in tie
-    one = W.degradation_seeds(agree[:1], 2, 8, [7])
+    one = WS.degradation_seeds(agree[:1], 2, 8, [7])
     assert (
         "In the one seed run (seed 7) the loss of the 8-block plain stack (0.9) is higher "
         "than that of the 2-block one (0.4), by a factor of 2.25, so the deeper plain stack "
         "trains worse (degradation); run more seeds to see whether it holds." in one
     )
     # A run stopped in its second seed: the steps differ, and the caption says so.
-    assert "(steps 40 to 100)" in W.degradation_seeds([agree[0], _curves((1, 1), (1, 1), 40)], 2, 8)
+    assert "(steps 40 to 100)" in WS.degradation_seeds(
+        [agree[0], _curves((1, 1), (1, 1), 40)], 2, 8
+    )
 
 
 def _cos(init, trained, variant="residual, 8 blocks"):
@@ -226,24 +230,24 @@ def _cos(init, trained, variant="residual, 8 blocks"):
 
 
 def test_cosine_seeds_agree_split_tie_and_one():
-    assert W.cosine_seeds([_cos(0.5, 0.3), _cos(0.4, 0.2)], [0, 1]) == (
+    assert WS.cosine_seeds([_cos(0.5, 0.3), _cos(0.4, 0.2)], [0, 1]) == (
         "In 2 of 2 seeds the mean cosine of residual, 8 blocks falls from init to trained "
         "(init 0.4 to 0.5; trained 0.2 to 0.3)."
     )
-    split = W.cosine_seeds([_cos(0.5, 0.3), _cos(0.4, 0.6), _cos(0.4, 0.2)], [0, 1, 2])
+    split = WS.cosine_seeds([_cos(0.5, 0.3), _cos(0.4, 0.6), _cos(0.4, 0.2)], [0, 1, 2])
     assert split.startswith(
         "The seeds disagree: in 2 of 3 (seeds 0, 2) the mean cosine of residual, 8 blocks "
         "falls from init to trained"
     )
     assert "in 1 of 3 (seed 1) the mean cosine of residual, 8 blocks rises" in split
-    tie = W.cosine_seeds([_cos(0.5, 0.3), _cos(0.4, 0.41)], [0, 1])
+    tie = WS.cosine_seeds([_cos(0.5, 0.3), _cos(0.4, 0.41)], [0, 1])
     assert "The seeds split evenly" in tie and "stays within 5% from init to trained" in tie
-    assert W.cosine_seeds([_cos(0.5, 0.25)], [2]) == (
+    assert WS.cosine_seeds([_cos(0.5, 0.25)], [2]) == (
         "In the one seed run (seed 2) the mean cosine of residual, 8 blocks falls from 0.5 to "
         "0.25 (a factor of 2); run more seeds to see whether it holds."
     )
     # A variant with no finite cosine anywhere is not worded (nothing of it is drawn).
-    assert W.cosine_seeds([_cos(math.nan, math.nan, "residual, 1 blocks")], [0]) == ""
+    assert WS.cosine_seeds([_cos(math.nan, math.nan, "residual, 1 blocks")], [0]) == ""
 
 
 def test_cosine_caption_over_real_seeds_that_split():
@@ -253,7 +257,7 @@ def test_cosine_caption_over_real_seeds_that_split():
     v = {**_v(), "lr": "0.003", "shallow": 2, "deep": 6, "steps": 100}
     v = {k: v[k] for k in rv.recipes.core.settings_of(R.degradation) if k not in ("seed", "seeds")}
     r = R.degradation(**v, seeds=5)
-    cap = W.cosine_caption(r, v)
+    cap = WS.cosine_caption(r, v)
     assert (
         "The seeds disagree: in 3 of 5 (seeds 2-4) the mean cosine of residual, 2 blocks falls"
         in cap
@@ -272,20 +276,20 @@ def _row(worst, learned=True, drop=0.1):
 
 
 def test_worst_block_seeds_agree_split_tie():
-    assert W.worst_block_seeds([_row(2), _row(2), _row(2)], "residual", [0, 1, 2]) == (
+    assert WS.worst_block_seeds([_row(2), _row(2), _row(2)], "residual", [0, 1, 2]) == (
         "In 3 of 3 seeds deleting block 2 hurts the residual stack most."
     )
-    assert W.worst_block_seeds([_row(3), _row(2), _row(2)], "residual", [0, 1, 2]) == (
+    assert WS.worst_block_seeds([_row(3), _row(2), _row(2)], "residual", [0, 1, 2]) == (
         "The seeds disagree: in 2 of 3 (seeds 1-2) deleting block 2 hurts the residual stack "
         "most; in 1 of 3 (seed 0) deleting block 3 hurts the residual stack most."
     )
-    tie = W.worst_block_seeds([_row(3), _row(5, learned=False)], "plain", [0, 1])
+    tie = WS.worst_block_seeds([_row(3), _row(5, learned=False)], "plain", [0, 1])
     assert tie == (
         "The seeds split evenly: in 1 of 2 (seed 0) deleting block 3 hurts the plain stack "
         "most; in 1 of 2 (seed 1) the plain stack did not learn, so no deletion can be said "
         "to hurt it most."
     )
-    assert "no deletion lowers" in W.worst_block_seeds([_row(3, drop=0.0)], "plain", [0])
+    assert "no deletion lowers" in WS.worst_block_seeds([_row(3, drop=0.0)], "plain", [0])
 
 
 def test_lesion_caption_over_real_seeds():
@@ -293,7 +297,7 @@ def test_lesion_caption_over_real_seeds():
     # but the block that hurts most is 3 in seed 0 and 2 in seeds 1-2 (issue 25's
     # example of a finding that flips with the seed).
     r = R.lesion(seeds=3)
-    cap = W.lesion_seeds_caption([x.summary for x in r.per_seed], r.seeds, r.classes)
+    cap = WS.lesion_seeds_caption([x.summary for x in r.per_seed], r.seeds, r.classes)
     res = r.summary[r.summary["kind"] == "residual"]
     assert res["worst_block"].tolist() == [3, 2, 2]
     assert "In 3 of 3 seeds for the residual stack it depends on the block" in cap
@@ -308,13 +312,13 @@ def test_lesion_caption_over_real_seeds():
     assert "In 3 of 3 seeds the plain stack suffers" in cap
     # 4 blocks, 100 steps, seeds 0-1: both seeds' residual stacks suffer, block 2 worst.
     r = R.lesion(l_depth=4, l_steps=100, seeds=2)
-    cap = W.lesion_seeds_caption([x.summary for x in r.per_seed], r.seeds, r.classes)
+    cap = WS.lesion_seeds_caption([x.summary for x in r.per_seed], r.seeds, r.classes)
     assert "In 2 of 2 seeds the residual stack suffers" in cap
     assert "In 2 of 2 seeds deleting block 2 hurts the residual stack most." in cap
     assert "does not shrug a deletion off" in cap
     # One seed: that seed's own sentence, with its numbers.
     one = R.lesion(l_depth=4, l_steps=100, seeds=1, seed=1)
-    cap = W.lesion_seeds_caption([one.per_seed[0].summary], one.seeds, one.classes)
+    cap = WS.lesion_seeds_caption([one.per_seed[0].summary], one.seeds, one.classes)
     row = one.summary[one.summary["kind"] == "residual"].iloc[0]
     sentence = rv.shortcuts.lesion_sentence(row, 3)
     assert f"In the one seed run (seed 1) {sentence[0].lower()}{sentence[1:-1]}; run more" in cap
@@ -325,11 +329,11 @@ def test_worst_block_seeds_names_tied_blocks_together():
     # alone "hurts most"; the lesion frame shows the tie.
     les = pd.DataFrame({"kind": "plain", "block": [2, 3, 4], "accuracy": [1 / 3, 0.5, 1 / 3]})
     row = {"worst_block": 2, "learned": True, "worst_drop": 0.6}
-    assert W.worst_block_seeds([row, row], "plain", [0, 1], [les, les]) == (
+    assert WS.worst_block_seeds([row, row], "plain", [0, 1], [les, les]) == (
         "In 2 of 2 seeds deleting block 2 or 4 hurts the plain stack most (tied)."
     )
     alone = les.assign(accuracy=[1 / 3, 0.5, 0.4])
-    assert W.worst_block_seeds([row], "plain", [5], [alone]) == (
+    assert WS.worst_block_seeds([row], "plain", [5], [alone]) == (
         "In the one seed run (seed 5) deleting block 2 hurts the plain stack most; run more "
         "seeds to see whether it holds."
     )
