@@ -94,14 +94,14 @@ def combine(runs: Sequence[Result], seeds: Sequence[int]) -> Result:
     names += [n for r in runs for n in r.frames if n not in names]
     frames = {}
     for name in names:
-        parts = []
-        for s, r in zip(seeds, runs, strict=True):
-            if name in r.frames:
-                df = r.frames[name]
-                if "seed" in df.columns:
-                    raise ValueError(f"frame {name!r} has a seed column of its own")
-                parts.append(df.assign(seed=s)[["seed", *df.columns]])
-        frames[name] = pd.concat(parts, ignore_index=True)
+        have = [(s, r.frames[name]) for s, r in zip(seeds, runs, strict=True) if name in r.frames]
+        if any("seed" in df.columns for _, df in have):
+            raise ValueError(f"frame {name!r} has a seed column of its own")
+        # One concatenation and one new column: a copy per seed of a wide frame (a
+        # 100-column matrix) costs more than the section's own computation.
+        out = pd.concat([df for _, df in have], ignore_index=True)
+        out.insert(0, "seed", np.repeat([int(s) for s, _ in have], [len(df) for _, df in have]))
+        frames[name] = out
     first = runs[0].values
     values = {
         k: v for k, v in first.items() if all(k in r.values and _same(v, r.values[k]) for r in runs)
