@@ -405,7 +405,7 @@ def stream_change_over_seeds(
 ) -> str:
     """How each stack's gradient changes from the output back to the input
     (``log10 ||dL/dx_0|| / ||dL/dx_L||`` per seed), worded over the seeds: ``"In 3 of
-    3 seeds, from the output back to the input, the plain stack's gradient shrinks (to
+    3 seeds the plain stack's gradient shrinks from the output back to the input (to
     0.0028 to 0.0035 times its size at the output) and the residual stack's grows (to
     2.7 to 2.8 times)."``"""
     outcomes = [f"{_change(p)} / {_change(r)}" for p, r in zip(plain, residual, strict=True)]
@@ -415,7 +415,7 @@ def stream_change_over_seeds(
         gp = log_span([plain[i] for i in ix])
         gr = log_span([residual[i] for i in ix])
         return (
-            f"from the output back to the input, the plain stack's gradient {cp} (to {gp} "
+            f"the plain stack's gradient {cp} from the output back to the input (to {gp} "
             f"times its size at the output) and the residual stack's {cr} (to {gr} times)"
         )
 
