@@ -2,6 +2,12 @@
 the identity term l^L of ``l·x + f(x)`` (He et al. 2016, Identity Mappings in Deep
 Residual Networks, section 3) and why, and which singular values of a block's
 Jacobian are zero, each worded from the measured frames.
+
+The ``*_over_seeds`` functions word the same findings (and the page's other
+directions: how a gradient changes towards the input, which stack passes the larger
+gradient back, first against last block in training, the first lag below 0.5) from
+every seed's values: a direction only where the seeds agree, with how many do
+(:mod:`resviz.words.seeds`), and the numbers as ranges over the seeds.
 """
 
 from __future__ import annotations

@@ -124,9 +124,9 @@ def test_depth_sweep_captions_quote_the_sweep(app, monkeypatch):
     w = find_job("gradflow_sweep").result.sweep
     w = w.set_index(["seed", "activation", "residual", "depth"])["log10_first_weight_grad"]
     panel_caps = [c.value for c in at.caption if "the plain curve (depth 1 to 100)" in c.value]
-    plain = panel_caps[0].split("the plain curve (depth 1 to 100) ")[1].split(".")[0]
+    plain = panel_caps[0].split("the plain curve (depth 1 to 100) ")[1]
     falls = [w[(s, "tanh", "none", 1)] - w[(s, "tanh", "none", 100)] for s in (0, 1, 2)]
-    m = re.match(rf"falls by a factor of {NUM} to {NUM}", plain + ".")
+    m = re.match(rf"falls by a factor of {NUM} to {NUM}\.", plain)
     assert m, plain
     assert float(m[1]) == pytest.approx(10 ** min(falls), rel=0.03)
     assert float(m[2]) == pytest.approx(10 ** max(falls), rel=0.03)
