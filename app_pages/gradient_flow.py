@@ -584,10 +584,11 @@ def training_section() -> None:
     settings = with_seeds(R.training, settings)
     n_seeds = int(settings["seeds"])
     train_variants = rv.gradients.training_variants(base, scale)
-    # The variants train side by side; the panel below shows the refusal, if any.
+    # The variants train side by side and the seeds one after another (their steps add
+    # up); the panel below shows the refusal, if any.
     blocked = budget().check(
         rv.budget.combine(
-            rv.estimate(c, batch=R.BATCH, steps=steps) for c in train_variants.values()
+            rv.estimate(c, batch=R.BATCH, steps=steps * n_seeds) for c in train_variants.values()
         ),
         "This training run",
     )

@@ -342,3 +342,46 @@ def test_a_stack_whose_float64_measurement_is_over_budget_is_refused_with_its_nu
         assert not at.get("vega_lite_chart")
     at = app("app_pages/gradient_flow.py", depth="100", width="384").run()
     assert not at.error and at.get("vega_lite_chart")
+
+
+def test_training_budget_counts_every_seeds_steps(app, monkeypatch):
+    # The seeds train one after another: 1,000 steps of the default stacks cost about
+    # 31 GFLOP for one seed, 63 for two. Under a 40 GFLOP budget one seed may train and
+    # two may not.
+    monkeypatch.setenv("RESVIZ_MAX_GFLOP", "40")
+    at = app(PAGE, section="Training", steps="1000", seeds="1").run()
+    assert not at.exception and not at.error
+    assert not at.button(key="gradflow_train:start").disabled
+    at = app(PAGE, section="Training", steps="1000", seeds="2").run()
+    assert not at.exception
+    assert any("over this server's budget" in e.value for e in at.error)
+    assert at.button(key="gradflow_train:start").disabled
+
+
+def test_training_over_seeds_shows_each_seeds_progress_and_stops(app):
+    import time
+
+    at = app(PAGE, section="Training", steps="200", seeds="2").run()
+    at.button(key="gradflow_train:start").click().run()
+    job = find_job("gradflow_train")
+    assert job.total == 2 * 200
+    deadline = time.monotonic() + 240
+    while job.step < 210 and job.live and time.monotonic() < deadline:
+        time.sleep(0.2)
+    at.run()  # drawn while seed 1 trains: its progress, and seed 0's finished run
+    clean(at)
+    assert job.live, "the run ended before the second seed could be watched"
+    m = re.search(r"Seed 1 \(2 of 2\): step (\d+) of 200\.", " ".join(c.value for c in at.caption))
+    assert m and 0 < int(m[1]) < 200
+    at.button(key="gradflow_train:stop").click().run()
+    assert ui.jobs.REGISTRY.wait(60)
+    at.run()
+    clean(at)
+    r = job.result
+    assert job.state == "stopped" and r.seeds == (0, 1)
+    first, second = r.per_seed
+    assert not first.stopped and first.loss["step"].max() == 199
+    assert second.stopped and second.loss["step"].max() < 199  # a partial second seed
+    assert len(r.layers[r.layers["seed"] == 0]) == 2 * 200 * 10
+    cap = find_caption_with(at, "Rows are blocks (input side at the top)")
+    assert "The heatmaps show seed 0 (of seeds 0-1)" in cap and "In 2 of 2 seeds" in cap
