@@ -385,3 +385,26 @@ def test_training_over_seeds_shows_each_seeds_progress_and_stops(app):
     assert len(r.layers[r.layers["seed"] == 0]) == 2 * 200 * 10
     cap = find_caption_with(at, "Rows are blocks (input side at the top)")
     assert "The heatmaps show seed 0 (of seeds 0-1)" in cap and "In 2 of 2 seeds" in cap
+
+
+def test_per_layer_over_five_seeds_states_what_four_agree_on(app):
+    # 5 blocks of width 8, ReLU, BatchNorm, seeds 0-4: four seeds pass the larger
+    # gradient back through the residual stack, seed 2 through the plain one. Over
+    # more than 3 seeds all but one may state the direction, naming the one.
+    at = app(PAGE, depth="5", width="8", act="relu", norm="batch", seeds="5").run()
+    clean(at)
+    cap = find_caption_with(at, "passes the larger gradient")
+    assert cap.startswith(
+        "In 4 of 5 seeds the residual stack passes the larger gradient back to its input"
+    )
+    assert cap.endswith("(not in seed 2).")
+    assert find_metric(at, "||dL/dx_0|| / ||dL/dx_L||, plain: f(x) (median of 5 seeds)")
+    for c in ("Weight gradients after", "The gradient with respect to the stream"):
+        assert "Lines: the median of 5 seeds (0-4)" in find_caption_with(at, c)
+    # Each drawn point is a median over all five seeds (the browser test checks the CSV).
+    frames = [f for f in chart_frames(at) if "seeds" in f.columns and "status" in f.columns]
+    assert frames and all((f["seeds"] == 5).all() for f in frames)
+    # At 3 seeds (the default) seeds 0-2 split 2 to 1: no direction is stated.
+    at = app(PAGE, depth="5", width="8", act="relu", norm="batch").run()
+    cap = find_caption_with(at, "passes the larger gradient")
+    assert cap.startswith("The seeds disagree: in 2 of 3 (seeds 0-1) the residual stack")
