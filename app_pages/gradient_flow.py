@@ -622,9 +622,10 @@ def training_section() -> None:
         )
         for seed, run in zip(seeds, r.per_seed, strict=True):
             for name, where in run.values.get("divergence", {}).items():
+                # A banded chart (several seeds) draws no divergence rules.
+                dashed = " (dashed line)" if len(seeds) == 1 else ""
                 st.warning(
-                    f"{name} diverged (seed {seed}): {where}; its training stopped there "
-                    "(dashed line)."
+                    f"{name} diverged (seed {seed}): {where}; its training stopped there{dashed}."
                 )
         # A heatmap has no band: it shows the first seed's run.
         first = r.per_seed[0]

@@ -352,8 +352,15 @@ def below_half_over_seeds(belows: Sequence[pd.DataFrame], seeds: Sequence[int]) 
     return "; ".join(out)
 
 
+def _ratio(a: float, b: float) -> float:
+    """``a / b`` for norms (``>= 0``): ``inf`` where only ``b`` is 0, 1 where both are."""
+    if b == 0:
+        return 1.0 if a == 0 else math.inf
+    return a / b
+
+
 def _relation(ratio: float) -> str:
-    if not math.isfinite(ratio):
+    if math.isnan(ratio):
         return "not comparable with"
     return "smaller than" if ratio < 1 else ("larger than" if ratio > 1 else "equal to")
 
@@ -379,7 +386,7 @@ def first_vs_last_over_seeds(layers: pd.DataFrame, seeds: Sequence[int]) -> str:
                 for step in sorted({int(g["step"].min()), int(g["step"].max())}):
                     at = g[g["step"] == step].set_index("block")["grad_norm"]
                     if first in at.index and last in at.index and first != last:
-                        said.append((float(at[first] / at[last]), step))
+                        said.append((_ratio(float(at[first]), float(at[last])), step))
             found.append(said)
             outcomes.append(" / ".join(_relation(r) for r, _ in said) or "none")
         if set(outcomes) == {"none"}:

@@ -275,3 +275,16 @@ def test_first_vs_last_over_seeds_agree_tie_and_one():
     # One seed's run (what a frame without a seed column is).
     one = W.first_vs_last_over_seeds(r.per_seed[0].layers, [0])
     assert "In the one seed run (seed 0) the first block's gradient norm is" in one
+
+
+def test_first_vs_last_over_seeds_a_zero_norm_is_not_a_division_error():
+    import warnings
+
+    import pandas as pd
+
+    rows = [("a", 0, 1, 1.0), ("a", 0, 2, 0.0), ("a", 5, 1, 0.0), ("a", 5, 2, 0.0)]
+    frame = pd.DataFrame(rows, columns=["variant", "step", "block", "grad_norm"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        text = W.first_vs_last_over_seeds(frame, [0])
+    assert "larger than the last block's at step 0 (Inf times) and equal at step 5" in text
