@@ -625,7 +625,7 @@ def training_section() -> None:
                 # A banded chart (several seeds) draws no divergence rules.
                 dashed = " (dashed line)" if len(seeds) == 1 else ""
                 st.warning(
-                    f"{name} diverged (seed {seed}): {where}; its training stopped there{dashed}."
+                    f"{name} (seed {seed}) diverged: {where}; its training stopped there{dashed}."
                 )
         # A heatmap has no band: it shows the first seed's run.
         first = r.per_seed[0]

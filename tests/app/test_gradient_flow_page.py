@@ -422,6 +422,7 @@ def test_a_divergence_is_reported_per_seed(app):
         at.run()
         clean(at)
         warns = [w.value for w in at.warning if "diverged" in w.value]
-        assert [w.split(" diverged (seed ")[1][0] for w in warns] == list("01"[: int(seeds)])
-        assert all(w.startswith("plain: f(x) diverged (seed ") for w in warns)
+        assert [w.split(" (seed ")[1][0] for w in warns] == list("01"[: int(seeds)])
+        assert all(w.startswith("plain: f(x) (seed ") for w in warns)
+        assert all(") diverged: at step 1 its loss reached" in w for w in warns)
         assert all(("(dashed line)" in w) is dashed for w in warns)
