@@ -8,13 +8,16 @@ import streamlit as st
 
 import resviz as rv
 from resviz import gradients as G
+from resviz.charts.lines import seed_band
 from resviz.recipes import gradients as R
-from resviz.recipes.core import Recipe
-from resviz.words.numbers import format_log10, log_trend_words
+from resviz.recipes.core import Recipe, Result
+from resviz.words import gradients as W
+from resviz.words.numbers import format_log10
+from resviz.words.seeds import band_words, seeds_label
 from ui import charts, jobs, views
 from ui.budget import budget
 from ui.params import PageParams
-from ui.section import Section, call_code, chart_code
+from ui.section import Section, call_code, chart_code, with_seeds
 from ui.shell import page_setup
 from ui.specs import gradient_flow as S
 
@@ -67,13 +70,36 @@ def titled_chart_code(frame: str, title: str, kw: dict) -> str:
     return f"rv.charts.line({frame}, title={title}{args})"
 
 
-def flagged(df: pd.DataFrame, col: str, what: str) -> str:
+def flagged(df: pd.DataFrame, col: str, what: str, by: tuple[str, str]) -> str:
     """The sentence about the points of a column of log10s that a log scale cannot
-    show (exactly 0, or not finite), drawn as triangles at the bottom; empty if none."""
+    show (exactly 0, or not finite), drawn as triangles at the bottom; empty if none.
+    Over several seeds the line is each (color, x) group's median (``by``): the
+    triangles mark the medians that are such a value."""
     n = int((~np.isfinite(df[col])).sum())
     if not n:
         return ""
-    return f" {n} {what}(s) are exactly 0 or not finite: the triangles at the bottom mark them."
+    k = df["seed"].nunique() if "seed" in df.columns else 1
+    if k == 1:
+        return f" {n} {what}(s) are exactly 0 or not finite: the triangles at the bottom mark them."
+    medians = seed_band(df, list(by), col)[col]
+    m = int((~np.isfinite(medians)).sum())
+    marked = (
+        f"the triangles at the bottom mark the {m} point(s) whose median over the seeds is"
+        if m
+        else "no median over the seeds is, so no triangle marks them"
+    )
+    return f" {n} {what}(s) of the {k} seeds are exactly 0 or not finite; {marked}."
+
+
+def seeds_of(r: Result) -> tuple[int, ...]:
+    """The seeds a result holds (a one-seed recipe's result: the sidebar seed)."""
+    return r.seeds or (ctx.seed,)
+
+
+def median_note(r: Result) -> str:
+    """What a metric over several seeds shows."""
+    n = len(r.per_seed)
+    return f" (median of {n} seeds)" if n > 1 else ""
 
 
 def show_notebook(sec: Section, fn: Recipe, job: jobs.Job | None, settings: dict) -> None:
@@ -85,10 +111,20 @@ def show_notebook(sec: Section, fn: Recipe, job: jobs.Job | None, settings: dict
         sec.code(call_code(fn, settings))
 
 
-def towards_input(df: pd.DataFrame, x: str, y: str) -> str:
-    """How ``y`` (a column of log10s) changes from the output side back to the input
-    side (``x`` descending)."""
-    return log_trend_words(df.sort_values(x, ascending=False)[y].tolist())
+def towards_input(r: Result, frame: str, variant: str, y: str, subject: str) -> str:
+    """How ``y`` (a column of log10s) of ``variant`` changes from the output side back
+    to the input side (``block`` descending), in every seed: one sentence."""
+    curves = []
+    for run in r.per_seed:
+        df = run.frames[frame]
+        part = df[df["variant"] == variant].sort_values("block", ascending=False)
+        curves.append(part[y].tolist())
+    return W.trend_over_seeds(subject, curves, seeds_of(r))
+
+
+def gains(r: Result, variant: str, col: str = "log10_input_gain") -> list[float]:
+    """Each seed's ``||dL/dx_0|| / ||dL/dx_L||`` (log10) of ``variant``."""
+    return [float(run.gains.set_index("variant").loc[variant, col]) for run in r.per_seed]
 
 
 # ------------------------------------------------------------------------ per layer
@@ -137,7 +173,7 @@ def per_layer_section() -> None:
         norm=base.norm,
         seed=ctx.seed,
     )
-    weights, acts = r.weights, r.streams
+    seeds = seeds_of(r)
     left, right = st.columns(2)
     with left:
         sec.chart(
@@ -146,15 +182,21 @@ def per_layer_section() -> None:
             "weights",
             "gradient_norms",
             caption="Weight gradients after one MSE backward pass on a Gaussian batch of 32, "
-            "measured in float64. From the last block back to the first, the plain stack's "
-            "||dL/dW|| "
-            f"{towards_input(weights[weights['variant'] == PLAIN], 'block', 'log10_grad_norm')}; the "
-            "residual stack's "
-            f"{towards_input(weights[weights['variant'] == RESID], 'block', 'log10_grad_norm')}. A "
-            "weight gradient is a sum of outer products of the gradient at the layer's output "
-            "with the layer's input, so it scales with the size of that input (the stream "
-            f"entering the block{', after the norm layer' if base.norm != 'none' else ''}) "
-            "as well as with the gradient.",
+            "measured in float64. "
+            + " ".join(
+                towards_input(
+                    r,
+                    "weights",
+                    v,
+                    "log10_grad_norm",
+                    f"the {name} stack's ||dL/dW|| (from the last block back to the first)",
+                )
+                for v, name in ((PLAIN, "plain"), (RESID, "residual"))
+            )
+            + " A weight gradient is a sum of outer products of the gradient at the layer's "
+            "output with the layer's input, so it scales with the size of that input (the "
+            f"stream entering the block{', after the norm layer' if base.norm != 'none' else ''}) "
+            "as well as with the gradient. " + band_words(seeds),
             **WEIGHT_LINE,
         )
     with right:
@@ -164,16 +206,29 @@ def per_layer_section() -> None:
             "streams",
             "activation_gradients",
             caption="The gradient with respect to the stream itself, dL/dx_l: the quantity the "
-            "Derivation section's formula multiplies block by block. From the output x_L back "
-            f"to the input x_0 it {towards_input(acts[acts['variant'] == RESID], 'block', 'log10_act_grad')}"
-            f" with shortcuts and "
-            f"{towards_input(acts[acts['variant'] == PLAIN], 'block', 'log10_act_grad')} without."
-            + flagged(acts, "log10_act_grad", "gradient"),
+            "Derivation section's formula multiplies block by block. "
+            + " ".join(
+                towards_input(
+                    r,
+                    "streams",
+                    v,
+                    "log10_act_grad",
+                    f"the {name} stack's ||dL/dx_l|| (from the output x_L back to the input x_0)",
+                )
+                for v, name in ((RESID, "residual"), (PLAIN, "plain"))
+            )
+            + flagged(r.streams, "log10_act_grad", "gradient", ("variant", "block"))
+            + " "
+            + band_words(seeds),
             **STREAM_LINE,
         )
     cols = st.columns(2)
-    for col, row in zip(cols, r.gains.itertuples(), strict=True):
-        col.metric(f"||dL/dx_0|| / ||dL/dx_L||, {row.variant}", format_log10(row.log10_input_gain))
+    for col, variant in zip(cols, (PLAIN, RESID), strict=True):
+        col.metric(
+            f"||dL/dx_0|| / ||dL/dx_L||, {variant}{median_note(r)}",
+            format_log10(float(np.median(gains(r, variant)))),
+        )
+    st.caption(W.larger_gradient_over_seeds(gains(r, PLAIN), gains(r, RESID), seeds))
     sec.download("gradient_flow_per_layer")
 
 
@@ -200,7 +255,8 @@ RATIO_LINE = dict(
 
 
 def sv_range(spec: pd.DataFrame, matrix: str) -> str:
-    """The residual stack's singular values of ``matrix``, smallest to largest."""
+    """The residual stack's singular values of ``matrix``, smallest to largest (over
+    every seed in ``spec``)."""
     sv = spec[(spec["variant"] == RESID) & (spec["matrix"] == matrix)]["sigma"]
     return f"{rv.format_number(sv.min())} to {rv.format_number(sv.max())}"
 
@@ -253,7 +309,13 @@ def derivation_section() -> None:
         small=small,
         seed=ctx.seed,
     )
-    jac = r.norms.set_index("variant")
+    seeds = seeds_of(r)
+    norms = r.norms
+    over = f" (over {seeds_label(seeds)}, lowest to highest)" if len(seeds) > 1 else ""
+
+    def norm_of(variant: str, col: str) -> str:
+        return W.span(norms.loc[norms["variant"] == variant, col].tolist())
+
     jc1, jc2 = st.columns([2, 3])
     with jc1:
         sec.table(
@@ -263,10 +325,10 @@ def derivation_section() -> None:
             caption=f"Spectral norms (largest singular value) of block {r.block}'s Jacobians for "
             "one sample, in float64. With the shortcut the block Jacobian is I + J, whose norm "
             "lies between 1 - ||J|| and 1 + ||J||: here ||J|| = "
-            f"{rv.format_number(jac.loc[RESID, '||J|| (branch)'])} and ||I + J|| = "
-            f"{rv.format_number(jac.loc[RESID, '||block Jacobian||'])}. Without, the block "
+            f"{norm_of(RESID, '||J|| (branch)')} and ||I + J|| = "
+            f"{norm_of(RESID, '||block Jacobian||')}{over}. Without, the block "
             "Jacobian is J itself (here "
-            f"{rv.format_number(jac.loc[PLAIN, '||block Jacobian||'])}).",
+            f"{norm_of(PLAIN, '||block Jacobian||')}).",
         )
     with jc2:
         sec.chart(
@@ -276,17 +338,22 @@ def derivation_section() -> None:
             "block_jacobian_spectrum",
             caption="All singular values. In the residual stack's block J's run from "
             f"{sv_range(r.spectrum, 'branch J')} and those of I + J from "
-            f"{sv_range(r.spectrum, 'block')}. Every singular value of I + J lies within "
+            f"{sv_range(r.spectrum, 'block')}{over}. Every singular value of I + J lies within "
             "||J|| of 1 (Weyl's inequality), so while ||J|| < 1 none of them is 0 and no "
-            "direction of the gradient is lost." + r.zero_sv,
+            "direction of the gradient is lost."
+            + W.zero_sv_over_seeds([run.spectrum for run in r.per_seed], seeds)
+            + " "
+            + band_words(seeds),
             **SPECTRUM_LINE,
         )
+    measured = [float(run.values["log10_measured"]) for run in r.per_seed]
+    log_m = float(np.median(measured))
     m1, m2, m3 = st.columns(3)
-    m1.metric("measured ||dL/dx_0|| / ||dL/dx_L||", format_log10(r.log10_measured, 4))
+    m1.metric(f"measured ||dL/dx_0|| / ||dL/dx_L||{median_note(r)}", format_log10(log_m, 4))
     m2.metric(f"l^L = {scale:g}^{depth_l}", rv.format_number(r.identity_term, 4))
     m3.metric(
-        "measured / l^L",
-        format_log10(r.log10_measured - r.log10_identity_term, 4)
+        f"measured / l^L{median_note(r)}",
+        format_log10(log_m - r.log10_identity_term, 4)
         if r.identity_term != 0
         else "undefined (l^L = 0)",
     )
@@ -298,8 +365,13 @@ def derivation_section() -> None:
         caption="One backward pass (in float64) gives the whole curve: the gain from the "
         "output down to every x_l."
         + (" On a log scale l^(L-l) is a straight line." if r.identity_term != 0 else "")
-        + f" At x_0 the measurement {r.agreement}. {r.why}"
-        + flagged(r.ratio_curves, "log10_ratio", "value"),
+        + " "
+        + W.agreement_over_seeds(measured, r.log10_identity_term, seeds)
+        + " "
+        + W.why_over_seeds([run.ratio for run in r.per_seed], seeds, scale, base.norm, small)
+        + flagged(r.ratio_curves, "log10_ratio", "value", ("curve", "blocks_above"))
+        + " "
+        + band_words(seeds),
         **RATIO_LINE,
     )
     sec.download("gradient_flow_derivation")
@@ -309,6 +381,33 @@ def derivation_section() -> None:
 SWEEP_ORDER = ("tanh", "sigmoid", "relu", "gelu")
 
 
+def sweep_words(part: pd.DataFrame, ycol: str, seeds: tuple[int, ...]) -> str:
+    """Under one activation's panel: how each variant's curve changes from the
+    shallowest stack to the deepest, in every seed (a seed still running: its depths
+    so far)."""
+    out = []
+    for v, g in part.groupby("variant", sort=True):
+        curves = [
+            g[g["seed"] == s].sort_values("depth")[ycol].tolist() if "seed" in g else []
+            for s in seeds
+        ]
+        have = [i for i, c in enumerate(curves) if c]
+        if "seed" not in g:
+            curves, have = [g.sort_values("depth")[ycol].tolist()], [0]
+        subject = f"the {v} curve (depth {int(g['depth'].min())} to {int(g['depth'].max())})"
+        out.append(W.trend_over_seeds(subject, [curves[i] for i in have], [seeds[i] for i in have]))
+    return " ".join(out)
+
+
+def seed_progress(job: jobs.Job, per_seed: int, n_seeds: int, unit: str) -> str:
+    """Which seed a background run over several seeds is at, and how far into it."""
+    k = min(job.step // max(per_seed, 1), n_seeds - 1)
+    return (
+        f"Seed {ctx.seed + k} ({k + 1} of {n_seeds}): {unit} {job.step - k * per_seed} "
+        f"of {per_seed}."
+    )
+
+
 def sweep_section() -> None:
     """Fresh stacks of 1 to 100 blocks per activation, plain and residual (background)."""
     st.subheader("Depth sweep: what reaches the first layer")
@@ -316,9 +415,11 @@ def sweep_section() -> None:
     sweep_base = dataclasses.replace(stack_settings(("width", "init", "norm")), depth=1)
     measure = p.radio("Measure", "measure")
     ycol = "log10_gain" if measure.startswith("||dL/dx_0") else "log10_first_weight_grad"
-    settings = dict(
-        width=sweep_base.width, init=sweep_base.init, norm=sweep_base.norm, seed=ctx.seed
+    settings = with_seeds(
+        R.depth_sweep,
+        dict(width=sweep_base.width, init=sweep_base.init, norm=sweep_base.norm, seed=ctx.seed),
     )
+    n_seeds = int(settings["seeds"])
     depths = G.DEFAULT_DEPTHS
     sweep_key = ("gradflow:sweep", tuple(settings.items()), depths, dev)
     sweep_line = dict(
@@ -344,6 +445,9 @@ def sweep_section() -> None:
         if r is None or not len(r.sweep):
             return
         df = r.sweep
+        seeds = seeds_of(r)
+        if job.live and n_seeds > 1:
+            st.caption(seed_progress(job, n_stacks, n_seeds, "stack"))
         grid = st.columns(2) + st.columns(2)
         for col, activation in zip(grid, SWEEP_ORDER, strict=True):
             part = df[df["activation"] == activation]
@@ -352,28 +456,42 @@ def sweep_section() -> None:
             with col:
                 st.markdown(f"**{activation}**")
                 views.altair(charts.line(part, **sweep_line), width="stretch")
-                st.caption(
-                    "; ".join(
-                        f"{v} (depth {int(g['depth'].min())} to {int(g['depth'].max())}): "
-                        + log_trend_words(g.sort_values("depth")[ycol].tolist())
-                        for v, g in part.groupby("variant")
-                    )
-                    + "."
-                )
+                st.caption(sweep_words(part, ycol, seeds))
         zeros = df[~np.isfinite(df[ycol])]
-        note = (
-            f" {len(zeros)} point(s) are exactly 0 or not finite (the triangles at the "
-            f"bottom of their plots, first at depth {int(zeros['depth'].min())})."
-            if len(zeros)
-            else " No point is 0 or not finite."
+        if not len(zeros):
+            note = " No point is 0 or not finite."
+        elif len(seeds) == 1:
+            note = (
+                f" {len(zeros)} point(s) are exactly 0 or not finite (the triangles at the "
+                f"bottom of their plots, first at depth {int(zeros['depth'].min())})."
+            )
+        else:
+            medians = seed_band(df, ["activation", "variant", "depth"], ycol)[ycol]
+            m = int((~np.isfinite(medians)).sum())
+            note = (
+                f" {len(zeros)} point(s) of the {len(seeds)} seeds are exactly 0 or not "
+                f"finite (first at depth {int(zeros['depth'].min())}); "
+                + (
+                    f"the triangles at the bottom of their plots mark the {m} whose median "
+                    "over the seeds is."
+                    if m
+                    else "no median over the seeds is, so no triangle marks them."
+                )
+            )
+        point = (
+            "Each point is a fresh stack of that depth"
+            if len(seeds) == 1
+            else f"Each point is the median of {len(seeds)} fresh stacks of that depth, one per seed"
         )
         st.caption(
-            "Each point is a fresh stack of that depth (width, init and norm as set above), "
+            f"{point} (width, init and norm as set above), "
             "one backward pass in float64 with the gradient's size kept in log space, so a "
             "gradient under float64's range is measured too. Under each plot: how its curves "
-            "change from the "
-            "shallowest stack to the deepest. A curve that is a straight line on the log axis "
-            "changes by the same factor with every block." + note
+            "change from the shallowest stack to the deepest, in every seed. A curve that is "
+            "a straight line on the log axis changes by the same factor with every block."
+            + note
+            + " "
+            + band_words(seeds)
         )
         views.csv_button(df, "depth_sweep")
 
@@ -386,17 +504,18 @@ def sweep_section() -> None:
         "This depth sweep",
     )
     n_stacks = len(depths) * 8
+    per_seed = f" for each of {n_seeds} seeds" if n_seeds > 1 else ""
     st.caption(
         f"**Sweep** builds {n_stacks} stacks of {min(depths)} to {max(depths)} blocks at width "
-        f"{sweep_base.width} (the wider, the longer it takes) and backpropagates once through "
-        "each. Finished results are kept for a while, so a second visit with the same settings "
-        "shows them at once."
+        f"{sweep_base.width}{per_seed} (the wider, the longer it takes) and backpropagates once "
+        "through each. Finished results are kept for a while, so a second visit with the same "
+        "settings shows them at once."
     )
     job = jobs.panel(
         "gradflow_sweep",
         sweep_key,
         sweep_work,
-        n_stacks,
+        n_stacks * n_seeds,
         sweep_render,
         start_label="Sweep",
         blocked=sweep_blocked,
@@ -462,14 +581,22 @@ def training_section() -> None:
     if with_scaled:
         settings["l"] = scale
     settings["seed"] = ctx.seed
+    settings = with_seeds(R.training, settings)
+    n_seeds = int(settings["seeds"])
     train_variants = rv.gradients.training_variants(base, scale)
-    # The variants train side by side; the panel below shows the refusal, if any.
+    # The variants train side by side and the seeds one after another (their steps add
+    # up); the panel below shows the refusal, if any.
     blocked = budget().check(
         rv.budget.combine(
-            rv.estimate(c, batch=R.BATCH, steps=steps) for c in train_variants.values()
+            rv.estimate(c, batch=R.BATCH, steps=steps * n_seeds) for c in train_variants.values()
         ),
         "This training run",
     )
+    if n_seeds > 1:
+        st.caption(
+            f"{n_seeds} seeds train one after another ({seeds_label(range(ctx.seed, ctx.seed + n_seeds))}), "
+            "each from its own weights and batches: the progress counts the steps of all of them."
+        )
     train_key = ("gradflow:train", tuple(settings.items()), dev)
     sec = Section(TITLE, S.TRAINING, dev)
 
@@ -484,10 +611,27 @@ def training_section() -> None:
         r = job.result if job.result is not None else job.frame
         if r is None or not len(r.loss):
             return
-        views.chart(charts.line(r.loss, **LOSS_LINE), r.loss, "training_loss")
-        for name, where in r.divergence.items():
-            st.warning(f"{name} diverged: {where}; its training stopped there (dashed line).")
-        maps = rv.gradients.layer_heatmaps(r.layers, r.steps, r.loss["variant"].unique())
+        seeds = seeds_of(r)
+        if job.live and n_seeds > 1:
+            st.caption(seed_progress(job, steps, n_seeds, "step"))
+        views.chart(
+            charts.line(r.loss, **LOSS_LINE),
+            r.loss,
+            "training_loss",
+            caption="Training loss. " + band_words(seeds),
+        )
+        for seed, run in zip(seeds, r.per_seed, strict=True):
+            for name, where in run.values.get("divergence", {}).items():
+                # A banded chart (several seeds) draws no divergence rules.
+                dashed = " (dashed line)" if len(seeds) == 1 else ""
+                st.warning(
+                    f"{name} (seed {seed}) diverged: {where}; its training stopped there{dashed}."
+                )
+        # A heatmap has no band: it shows the first seed's run.
+        first = r.per_seed[0]
+        maps = rv.gradients.layer_heatmaps(
+            first.layers, first.values["steps"], r.loss["variant"].unique()
+        )
         cols = st.columns(len(maps.matrices))
         for col, (name, m) in zip(cols, maps.matrices.items(), strict=True):
             with col:
@@ -507,11 +651,18 @@ def training_section() -> None:
             if maps.zeros
             else ""
         )
+        which = (
+            f"The heatmaps show seed {seeds[0]} (of {seeds_label(seeds)}); the sentence on the "
+            "first and last block reads every seed. "
+            if len(seeds) > 1
+            else ""
+        )
         st.caption(
             "Rows are blocks (input side at the top), columns are steps; colour is log10 of the "
             "block's gradient norm, on one scale for all panels. Grey is not run (yet, or after "
             "a run diverged and stopped) or not finite. "
-            + rv.words.first_vs_last_block(r.layers)
+            + which
+            + W.first_vs_last_over_seeds(r.layers, seeds)
             + " Adam divides each step by the gradient's running size, so a cold block is not "
             "necessarily a slow learner until its gradient's entries near Adam's eps (1e-8)."
             + zero_note
@@ -522,7 +673,7 @@ def training_section() -> None:
         "gradflow_train",
         train_key,
         train_work,
-        steps,
+        steps * n_seeds,
         train_render,
         start_label="Train",
         blocked=blocked,
@@ -531,7 +682,9 @@ def training_section() -> None:
     sec.code(chart_code("line", "r.loss", LOSS_LINE))
     sec.code(
         "from IPython.display import display\n\n"
-        "maps = rv.gradients.layer_heatmaps(r.layers, r.steps, r.loss['variant'].unique())\n"
+        "first = r.per_seed[0]  # a heatmap shows one seed's run\n"
+        "maps = rv.gradients.layer_heatmaps(first.layers, first.steps, "
+        "r.loss['variant'].unique())\n"
         "for name, m in maps.matrices.items():\n"
         "    display(rv.charts.image_heatmap(m, title=name, vmin=maps.vmin, "
         f"vmax=maps.vmax, **{HEATMAP!r}))"
@@ -580,18 +733,31 @@ def shattered_section() -> None:
     bn = p.toggle("batch normalization (recommended)", "bn")
     sec = Section(TITLE, S.SHATTERED, dev)
     r = sec.run(R.shattered, bn=bn, seed=ctx.seed)
-    grads = r.gradients
+    seeds = seeds_of(r)
+    # The median of several nets' df/dx is no net's gradient (and smoother than each):
+    # the gradients are drawn for one seed, the autocorrelations over all of them.
+    shown = seeds[0]
+    grads = r.gradients[r.gradients["seed"] == shown] if "seed" in r.gradients else r.gradients
+    st.caption(
+        f"df/dx of seed {shown}'s nets"
+        + (
+            f" (the first of {seeds_label(seeds)}; the CSV has every seed's)."
+            if len(seeds) > 1
+            else "."
+        )
+    )
     gcols = st.columns(len(R.SHATTERED_DEPTHS))
     for col, d in zip(gcols, R.SHATTERED_DEPTHS, strict=True):
         with col:
             st.markdown(f"**depth {d}**")
             views.altair(charts.line(grads[grads["depth"] == d], **SHATTER_LINE), width="stretch")
-    views.csv_button(grads, "shattered_gradients", "Download gradients CSV")
+    views.csv_button(r.gradients, "shattered_gradients", "Download gradients CSV")
     panel = titled_chart_code("part", "f'depth {d}'", SHATTER_LINE)
     sec.code(
         "from IPython.display import display\n\n"
+        f"g = r.gradients[r.gradients['seed'] == {shown}]  # one seed's nets\n"
         f"for d in {R.SHATTERED_DEPTHS!r}:\n"
-        "    part = r.gradients[r.gradients['depth'] == d]\n"
+        "    part = g[g['depth'] == d]\n"
         f"    display({panel})"
     )
     sec.notebook.frame("shattered_gradients", "r.gradients")
@@ -602,7 +768,8 @@ def shattered_section() -> None:
             "lag1",
             "shattered_lag1",
             caption="Correlation of df/dx at neighbouring inputs: near 1 is smooth, near 0 is "
-            "white noise. A NaN means the gradient was constant (or not finite) along the line.",
+            "white noise. A NaN means the gradient was constant (or not finite) along the line."
+            + (" One row per seed and depth." if len(seeds) > 1 else ""),
         )
     with a2:
         sec.chart(
@@ -611,7 +778,10 @@ def shattered_section() -> None:
             "acf",
             "shattered_autocorrelation",
             caption="The autocorrelation function of each gradient. The first lag at which it "
-            "falls below 0.5 (the sooner, the rougher the gradient): " + r.below_half + ".",
+            "falls below 0.5 (the sooner, the rougher the gradient): "
+            + W.below_half_over_seeds([run.below for run in r.per_seed], seeds)
+            + ". "
+            + band_words(seeds),
             **ACF_LINE,
         )
     sec.download("gradient_flow_shattered")

@@ -2,10 +2,11 @@
 the pages.
 
 The chart is the Gradient flow page's first chart at that page's default settings
-(seed 0): ``||dL/dx_l||`` at every stream position of a stack without and with the
-shortcut, one backward pass at initialisation: the ``streams`` frame of that section's
-recipe (:func:`resviz.recipes.gradients.per_layer`), the call the page and its notebook
-make. Its caption is worded from that frame.
+(seeds 0-2, that recipe's default count): ``||dL/dx_l||`` at every stream position of
+a stack without and with the shortcut, one backward pass at initialisation per seed,
+drawn as the seeds' median over a min-max band: the ``streams`` frame of that
+section's recipe (:func:`resviz.recipes.gradients.per_layer`), the call the page and
+its notebook make. Its caption is worded from that frame, from every seed.
 """
 
 from __future__ import annotations
@@ -28,44 +29,67 @@ def home_config() -> dict[str, object]:
     return {n: GF.SPEC.param(n).default for n in ("depth", "width", "act", "init", "norm")}
 
 
+def seeds() -> int:
+    """How many seeds the chart runs: the Per layer recipe's default, which is what the
+    Gradient flow page runs at its sidebar's "auto", so the two share one cache entry."""
+    from resviz.recipes import gradients
+    from resviz.recipes.core import settings_of
+
+    return int(settings_of(gradients.per_layer)["seeds"])
+
+
 def input_gradients(depth: int, width: int, act: str, init: str, norm: str) -> pd.DataFrame:
-    """``variant, block, act_grad, gain, stream_norm`` of the plain and the residual
-    stack: the Gradient flow page's Per layer frame at these settings and seed 0, read
-    through the sections' shared cache, so that page's first view reuses it."""
+    """``seed, variant, block, act_grad, gain, stream_norm`` of the plain and the
+    residual stack: the Gradient flow page's Per layer frame at these settings and its
+    default seeds from 0, read through the sections' shared cache, so that page's first
+    view reuses it."""
     from .section import run_recipe
 
-    settings = dict(depth=depth, width=width, act=act, init=init, norm=norm, seed=SEED)
+    settings = dict(
+        depth=depth, width=width, act=act, init=init, norm=norm, seed=SEED, seeds=seeds()
+    )
     result, _ = run_recipe("gradients.per_layer", tuple(sorted(settings.items())), "cpu")
     return result.streams
 
 
-def _change(gain: float) -> str:
-    from resviz import format_number
-
-    if gain < 1:
-        return f"shrinks to {format_number(gain)} times"
-    if gain > 1:
-        return f"grows to {format_number(gain)} times"
-    return "keeps exactly"
-
-
 def caption(acts: pd.DataFrame, depth: int, act: str) -> str:
-    """What the chart shows, worded from its frame."""
-    import resviz as rv
-    from resviz import format_number
-    from resviz.words import ratio_words
+    """What the chart shows, worded from its frame: every seed's numbers (as ranges)
+    and how many seeds show each direction (a frame without a ``seed`` column is one
+    run, seed 0)."""
+    import math
 
-    variants = (rv.gradients.PLAIN, rv.gradients.RESIDUAL)
-    at_input = acts[acts["block"] == 0].set_index("variant")
-    plain, res = (float(at_input.loc[v, "act_grad"]) for v in variants)
-    gain_p, gain_r = (float(at_input.loc[v, "gain"]) for v in variants)
+    import resviz as rv
+    from resviz.words.gradients import log_span, stream_change_over_seeds
+    from resviz.words.seeds import band_words
+
+    if "seed" not in acts.columns:
+        acts = acts.assign(seed=SEED)
+    lg = lambda v: math.log10(v) if v > 0 else (-math.inf if v == 0 else math.nan)  # noqa: E731
+    # The log10 columns hold what a float cannot (a gradient of 1e-420); a frame
+    # without them (a test's) has its values' log10s taken here.
+    for col in ("act_grad", "gain"):
+        if f"log10_{col}" not in acts.columns:
+            acts = acts.assign(**{f"log10_{col}": acts[col].map(lambda v: lg(float(v)))})
+    seeds = list(dict.fromkeys(int(s) for s in acts["seed"]))
+    at_input = acts[acts["block"] == 0].set_index(["seed", "variant"])
+    p, r = rv.gradients.PLAIN, rv.gradients.RESIDUAL
+
+    def per_seed(variant: str, col: str) -> list[float]:
+        return [float(at_input.loc[(s, variant), col]) for s in seeds]
+
+    plain, res = per_seed(p, "log10_act_grad"), per_seed(r, "log10_act_grad")
+    ratios = [b - a for a, b in zip(plain, res, strict=True)]
+    gains = {v: per_seed(v, "log10_gain") for v in (p, r)}
+    runs = (
+        f"one backward pass in each of {len(seeds)} seeds"
+        if len(seeds) > 1
+        else f"one backward pass (seed {seeds[0]})"
+    )
     return (
-        f"Measured on this server: a {depth}-block {act} stack at initialisation, one backward "
-        f"pass. At the input, the gradient norm ||dL/dx_0|| is {format_number(plain)} "
-        f"without shortcuts and {format_number(res)} with them "
-        f"({ratio_words(res, plain)} the plain stack's). From the output back to the "
-        f"input, the plain stack's gradient {_change(gain_p)} its size at the output; "
-        f"the residual stack's {_change(gain_r)}."
+        f"Measured on this server: a {depth}-block {act} stack at initialisation, {runs}. "
+        f"At the input, the gradient norm ||dL/dx_0|| is {log_span(plain)} without shortcuts "
+        f"and {log_span(res)} with them ({log_span(ratios)} times the plain stack's, seed by "
+        f"seed). {stream_change_over_seeds(gains[p], gains[r], seeds)} {band_words(seeds)}"
     )
 
 

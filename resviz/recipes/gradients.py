@@ -19,7 +19,7 @@ from resviz import gradients as G
 from resviz.config import StackConfig
 from resviz.gradients import shattered as SH
 from resviz.gradients import training as T
-from resviz.recipes.core import Answer, Result, measure, recipe, split_seeds
+from resviz.recipes.core import SEEDS_TRAINING, Answer, Result, measure, recipe, split_seeds
 from resviz.words.gradients import AGREE_RTOL, _agrees, scaled_shortcut_words, zero_sv_words
 from resviz.words.numbers import agreement_words, format_log10, format_number
 
@@ -196,6 +196,10 @@ def _sweep_result(df: pd.DataFrame, stopped: bool = False) -> Result:
     return Result({"sweep": G.with_variant(df)}, {"stopped": stopped})
 
 
+# About 1.7 s a seed on a 2-core CPU (104 stacks), so over the 1 s line for 3 seeds by
+# default; it runs in the background with progress, where 3 seeds take about 5 s and
+# every trend under its panels is worded from all of them (a split shows, see
+# tests/app/test_gradient_flow_page.py).
 @recipe
 def depth_sweep(
     *,
@@ -250,7 +254,7 @@ def _training_result(trace: T.GradTrace, device: str | torch.device) -> Result:
     )
 
 
-@recipe
+@recipe(seeds=SEEDS_TRAINING)
 def training(
     *,
     depth: int = 10,

@@ -21,48 +21,79 @@ def test_relu_kaiming_captions_say_the_gradient_grows(app):
     clean(at)
     gain = float(find_metric(at, "||dL/dx_0|| / ||dL/dx_L||, residual").value)
     assert gain > 100  # far from "within a small factor"
+    r = R.per_layer(act="relu", init="kaiming")  # what the section ran: seeds 0-2
+    gains = r.gains[r.gains["variant"] == "residual: x + f(x)"]["input_gain"]
     cap = find_caption(at, "The gradient with respect to the stream itself")
-    m = re.search(rf"it grows by a factor of {NUM}, from {NUM} to {NUM} with shortcuts", cap)
+    m = re.search(
+        rf"In 3 of 3 seeds the residual stack's \|\|dL/dx_l\|\| \(from the output x_L back "
+        rf"to the input x_0\) grows by a factor of {NUM} to {NUM}\.",
+        cap,
+    )
     assert m, cap
-    assert float(m[1]) == pytest.approx(gain, rel=0.03)
-    assert float(m[3]) / float(m[2]) == pytest.approx(gain, rel=0.03)
+    assert float(m[1]) == pytest.approx(gains.min(), rel=0.03)
+    assert float(m[2]) == pytest.approx(gains.max(), rel=0.03)
+    assert gains.min() <= gain <= gains.max()  # the metric: their median
 
-    # The Jacobian captions quote the table beside them.
+    # The Jacobian captions quote the table beside them (a row per seed and stack).
     open_section(at, "Derivation")
     clean(at)
-    table = next(
-        df.value for df in at.dataframe if "||block Jacobian||" in df.value.columns
-    ).set_index("variant")
-    resid, plain = table.loc["residual: x + f(x)"], table.loc["plain: f(x)"]
+    table = next(df.value for df in at.dataframe if "||block Jacobian||" in df.value.columns)
+    assert sorted(set(table["seed"])) == [0, 1, 2] and len(table) == 6
+    resid = table[table["variant"] == "residual: x + f(x)"]
+    plain = table[table["variant"] == "plain: f(x)"]
     cap = find_caption(at, "Spectral norms (largest singular value) of block 1")
-    m = re.search(rf"here \|\|J\|\| = {NUM} and \|\|I \+ J\|\| = {NUM}\. .*\(here {NUM}\)", cap)
+    m = re.search(
+        rf"here \|\|J\|\| = {NUM} to {NUM} and \|\|I \+ J\|\| = {NUM} to {NUM} \(over seeds "
+        rf"0-2, lowest to highest\)\. .*\(here {NUM} to {NUM}\)",
+        cap,
+    )
     assert m, cap
-    assert float(m[1]) == pytest.approx(resid["||J|| (branch)"], rel=5e-3)
-    assert float(m[2]) == pytest.approx(resid["||block Jacobian||"], rel=5e-3)
-    assert float(m[3]) == pytest.approx(plain["||block Jacobian||"], rel=5e-3)
+    got = [float(x) for x in m.groups()]
+    want = [
+        resid["||J|| (branch)"].min(),
+        resid["||J|| (branch)"].max(),
+        resid["||block Jacobian||"].min(),
+        resid["||block Jacobian||"].max(),
+        plain["||block Jacobian||"].min(),
+        plain["||block Jacobian||"].max(),
+    ]
+    assert got == pytest.approx(want, rel=5e-3)
     # Not "lifted to about 1": with ||J|| > 1 the spread of I + J is wide, and the
-    # largest singular value is the table's norm.
+    # largest singular value is the table's largest norm.
     cap = find_caption(at, "All singular values.")
-    m = re.search(rf"those of I \+ J from {NUM} to {NUM}\.", cap)
+    m = re.search(rf"those of I \+ J from {NUM} to {NUM} \(over seeds 0-2", cap)
     assert m, cap
-    assert float(m[2]) == pytest.approx(resid["||block Jacobian||"], rel=5e-3)
+    assert float(m[2]) == pytest.approx(resid["||block Jacobian||"].max(), rel=5e-3)
     assert float(m[1]) < 0.5 < 2 < float(m[2])
+    assert "Lines: the median of 3 seeds (0-2); bands: their lowest to highest." in cap
 
 
 def test_tanh_layer_norm_plain_stack_does_not_shrink(app):
     # "A plain tanh or sigmoid stack's gradient shrinks block by block towards the input"
-    # is false with a LayerNorm before each block.
+    # is false with a LayerNorm before each block. In every seed of the default three:
     at = app(PAGE, act="tanh", norm="layer").run()
     clean(at)
     cap = find_caption(at, "Weight gradients after one MSE backward pass")
-    m = re.search(rf"the plain stack's \|\|dL/dW\|\| stays within a factor of {NUM}", cap)
+    m = re.search(
+        rf"In 3 of 3 seeds the plain stack's \|\|dL/dW\|\| \(from the last block back to the "
+        rf"first\) stays within a factor of {NUM}\.",
+        cap,
+    )
     assert m and float(m[1]) < 10, cap
+    # One seed (seeds=1 in the URL): that run's own numbers, first and last.
+    at = app(PAGE, act="tanh", norm="layer", seeds="1").run()
+    clean(at)
     ratio = float(find_metric(at, "||dL/dx_0|| / ||dL/dx_L||, plain").value)
     cap = find_caption(at, "The gradient with respect to the stream itself")
-    m = re.search(rf"and (?:stays within|falls by|grows by) .*?from {NUM} to {NUM}\)? without", cap)
+    m = re.search(
+        r"In the one seed run \(seed 0\) the plain stack's \|\|dL/dx_l\|\| \(from the "
+        rf"output x_L back to the input x_0\) stays within .*?from {NUM} to {NUM}\)?; run more",
+        cap,
+    )
     assert m, cap
     # From the output back to the input: the last value over the first is the metric.
     assert float(m[2]) / float(m[1]) == pytest.approx(ratio, rel=0.02)
+    assert "One run (seed 0): raise Seeds in the sidebar to see the spread." in cap
 
 
 def test_depth_sweep_captions_quote_the_sweep(app, monkeypatch):
@@ -72,92 +103,133 @@ def test_depth_sweep_captions_quote_the_sweep(app, monkeypatch):
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
     clean(at)
-    df = find_job("gradflow_sweep").result.sweep.set_index(["activation", "residual", "depth"])
-    df = df["gain"]
+    df = find_job("gradflow_sweep").result.sweep
+    df = df.set_index(["seed", "activation", "residual", "depth"])["gain"]
     # One caption per activation panel, in the grid's order.
-    panel_caps = [c.value for c in at.caption if c.value.startswith("plain (depth 1 to 100)")]
+    panel_caps = [c.value for c in at.caption if "the plain curve (depth 1 to 100)" in c.value]
     assert len(panel_caps) == 4
-    for act, cap in zip(("tanh", "sigmoid", "relu", "gelu"), panel_caps, strict=True):
-        resid = cap.split("residual (depth 1 to 100): ")[1]
-        m = re.search(rf"from {NUM} to {NUM}", resid)
-        assert m, cap
-        assert float(m[1]) == pytest.approx(df[(act, "add", 1)], rel=5e-3)
-        assert float(m[2]) == pytest.approx(df[(act, "add", 100)], rel=5e-3)
-    relu = panel_caps[2].split("residual (depth 1 to 100): ")[1]
-    # The old sentence said "within a factor of ten or so over a hundred blocks".
-    m = re.match(rf"grows by a factor of {NUM}", relu)
-    assert m and float(m[1]) > 1e3, relu
-    assert float(m[1]) == pytest.approx(df[("relu", "add", 100)] / df[("relu", "add", 1)], rel=0.03)
+    relu = panel_caps[2].split("the residual curve (depth 1 to 100) ")[1]
+    # The old sentence said "within a factor of ten or so over a hundred blocks": in
+    # every seed the residual ReLU stack's gain grows by more than a thousand.
+    growth = [df[(s, "relu", "add", 100)] / df[(s, "relu", "add", 1)] for s in (0, 1, 2)]
+    m = re.match(rf"grows by a factor of {NUM} to {NUM}\.", relu)
+    assert m, relu
+    assert panel_caps[2].count("In 3 of 3 seeds the residual curve") == 1
+    assert float(m[1]) == pytest.approx(min(growth), rel=0.03)
+    assert float(m[2]) == pytest.approx(max(growth), rel=0.03)
+    assert min(growth) > 1e3
     # The other measure rewords the captions from its own column.
     at.radio(key="gradient_flow:measure").set_value("||dL/dW_1||").run()
     clean(at)
-    w = find_job("gradflow_sweep").result.sweep.set_index(["activation", "residual", "depth"])
-    panel_caps = [c.value for c in at.caption if c.value.startswith("plain (depth 1 to 100)")]
-    m = re.search(rf"from {NUM} to (?:exactly )?{NUM}", panel_caps[0].split(";")[0])
-    assert m, panel_caps[0]
-    assert float(m[2]) == pytest.approx(w.loc[("tanh", "none", 100), "first_weight_grad"], rel=5e-3)
+    w = find_job("gradflow_sweep").result.sweep
+    w = w.set_index(["seed", "activation", "residual", "depth"])["log10_first_weight_grad"]
+    panel_caps = [c.value for c in at.caption if "the plain curve (depth 1 to 100)" in c.value]
+    plain = panel_caps[0].split("the plain curve (depth 1 to 100) ")[1]
+    falls = [w[(s, "tanh", "none", 1)] - w[(s, "tanh", "none", 100)] for s in (0, 1, 2)]
+    m = re.match(rf"falls by a factor of {NUM} to {NUM}\.", plain)
+    assert m, plain
+    assert float(m[1]) == pytest.approx(10 ** min(falls), rel=0.03)
+    assert float(m[2]) == pytest.approx(10 ** max(falls), rel=0.03)
 
 
 def test_heatmap_caption_quotes_step_zero(app):
     # With LayerNorm a plain tanh stack's first block is not "decades colder" at step 0.
+    # Training runs one seed by default: the sentence is that run's, and says so.
     at = app(PAGE, section="Training", act="tanh", norm="layer", steps="20").run()
     at.button(key="gradflow_train:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
     clean(at)
     layers = find_job("gradflow_train").result.layers
+    assert set(layers["seed"]) == {0}
     cap = find_caption(at, "Rows are blocks (input side at the top)")
     for variant in ("plain: f(x)", "residual: x + f(x)"):
         at0 = layers[(layers["variant"] == variant) & (layers["step"] == 0)].set_index("block")
         expected = at0["grad_norm"].iloc[0] / at0["grad_norm"].iloc[-1]
         m = re.search(
-            rf"(?:is |; ){NUM} times the last block's at step 0 and [^;]*? in {re.escape(variant)}",
+            rf"{re.escape(variant)}: In the one seed run \(seed 0\) the first block's gradient "
+            rf"norm is (smaller|larger) than the last block's at step 0 \({NUM} times\) and "
+            rf"(?:smaller|larger) at step 19",
             cap,
         )
         assert m, cap
-        assert float(m[1]) == pytest.approx(expected, rel=5e-3)
+        assert float(m[2]) == pytest.approx(expected, rel=5e-3)
+        assert (m[1] == "smaller") == (expected < 1)
     plain0 = layers[(layers["variant"] == "plain: f(x)") & (layers["step"] == 0)]
     assert plain0["grad_norm"].iloc[0] / plain0["grad_norm"].iloc[-1] > 0.1
-    assert "at step 19" in cap
+
+
+def test_training_over_three_seeds_words_the_split(app):
+    # 4 tanh blocks of width 8, 20 steps, seeds 0-2: each seed's residual stack tells
+    # another story about its first and last block (tests/unit/words pins them); the
+    # plain stack's first block is the colder one at both ends in every seed.
+    at = app(PAGE, section="Training", depth="4", width="8", steps="20", seeds="3").run()
+    clean(at)
+    assert "3 seeds train one after another (seeds 0-2)" in find_caption(at, "3 seeds train")
+    at.button(key="gradflow_train:start").click().run()
+    job = find_job("gradflow_train")
+    assert job.total == 3 * 20 and dict(job.key[1])["seeds"] == 3
+    assert ui.jobs.REGISTRY.wait(120)
+    at.run()
+    clean(at)
+    r = job.result
+    assert r.seeds == (0, 1, 2) and r.loss.columns[0] == "seed"
+    cap = find_caption(at, "Rows are blocks (input side at the top)")
+    assert "The heatmaps show seed 0 (of seeds 0-2)" in cap
+    assert "plain: f(x): In 3 of 3 seeds the first block's gradient norm is smaller" in cap
+    assert "residual: x + f(x): The seeds split evenly: in 1 of 3 (seed 0)" in cap
+    assert "Lines: the median of 3 seeds (0-2)" in find_caption(at, "Training loss.")
 
 
 def test_shattered_caption_without_batch_norm(app):
     # Zero biases and no batch norm: df/dx is a step function, whose autocorrelation at
-    # lag k is 1 - 2k/256, so no net falls below 0.5 by lag 16 (0.875): plain depth 50
-    # does not "drop to about 0 at lag 1".
+    # lag k is 1 - 2k/256, so no net falls below 0.5 by lag 16 (0.875), in any seed:
+    # plain depth 50 does not "drop to about 0 at lag 1".
     at = app(PAGE, section="Shattered").run()
     at.toggle(key="gradient_flow:bn").set_value(False).run()
     clean(at)
     cap = find_caption(at, "The autocorrelation function of each gradient.")
     for variant in ("plain", "residual"):
         for d in (2, 10, 50):
-            assert f"{variant} depth {d}: not by lag 16" in cap, cap
+            assert f"{variant} depth {d}: not by lag 16 (seeds 0-2)" in cap, cap
     on = app(PAGE, section="Shattered").run()
     cap = find_caption(on, "The autocorrelation function of each gradient.")
     lag1 = next(
         df.value for df in on.dataframe if "plain lag-1 autocorrelation" in df.value.columns
-    ).set_index("depth")
-    # Wherever the lag-1 correlation is already below 0.5 the caption says lag 1.
-    for d, row in lag1.iterrows():
-        if row["plain lag-1 autocorrelation"] < 0.5:
-            assert f"plain depth {d}: lag 1;" in cap or cap.endswith(f"plain depth {d}: lag 1.")
+    )
+    assert sorted(set(lag1["seed"])) == [0, 1, 2]
+    # Where every seed's lag-1 correlation is already below 0.5 the caption says lag 1
+    # for all three; where some seed's is not, it does not say so for that seed.
+    for d, g in lag1.groupby("depth"):
+        low = g["plain lag-1 autocorrelation"] < 0.5
+        part = cap.split(f"plain depth {d}: ")[1].split(";")[0]
+        if low.all():
+            assert part == "lag 1 (seeds 0-2)", part
         else:
-            assert f"plain depth {d}: lag 1" not in cap
+            assert part != "lag 1 (seeds 0-2)", part
+    assert any((g["plain lag-1 autocorrelation"] < 0.5).all() for _, g in lag1.groupby("depth"))
+    # The df/dx panels show one seed, named; the CSV holds every seed's.
+    assert find_caption(on, "df/dx of seed 0's nets").startswith(
+        "df/dx of seed 0's nets (the first of seeds 0-2"
+    )
 
 
 def test_spectrum_caption_counts_the_zero_singular_values(app):
     # A ReLU branch zeroes the rows of its inactive units: J has exact zero singular
     # values, which I + J does not (the old caption said zeros "are marked" whatever
-    # the setting; now it counts them, and says nothing where there are none).
+    # the setting; now it counts them in every seed, and says nothing where there are none).
     at = app(PAGE, section="Derivation", act="relu").run()
     clean(at)
     r = R.derivation(act="relu")  # what the section ran, at the same settings
-    j = r.spectrum[(r.spectrum["variant"] == "residual: x + f(x)")]
-    j = j[j["matrix"] == "branch J"]["sigma"]
-    k = int((j <= j.max() * len(j) * 2.220446049250313e-16).sum())
-    assert 0 < k < len(j)
+    ks = []
+    for run in r.per_seed:
+        j = run.spectrum[(run.spectrum["variant"] == "residual: x + f(x)")]
+        j = j[j["matrix"] == "branch J"]["sigma"]
+        ks.append(int((j <= j.max() * len(j) * 2.220446049250313e-16).sum()))
+    assert 0 < min(ks) and max(ks) < len(j)
     cap = find_caption(at, "All singular values.")
-    assert f" {k} of J's {len(j)} singular values are 0 to float64's rounding" in cap, cap
+    k = f"{min(ks)} to {max(ks)}" if min(ks) != max(ks) else f"{ks[0]}"
+    assert f" In 3 of 3 seeds {k} of J's {len(j)} singular values are 0 to float64's" in cap
     assert "so I + J passes all of them" in cap
     at = app(PAGE, section="Derivation", act="tanh").run()
     assert "singular values are 0" not in find_caption(at, "All singular values.")

@@ -28,48 +28,76 @@ def home(tmp_path_factory):
 
 def direct() -> pd.DataFrame:
     """The same frame computed here, without the page: the library's calls at the
-    Gradient flow page's defaults and seed 0."""
+    Gradient flow page's defaults, seeds 0-2 (that section's default count), stacked
+    under a seed column."""
     cfg = ui.home.home_config()
-    base = rv.StackConfig(
-        depth=cfg["depth"],
-        width=cfg["width"],
-        activation=cfg["act"],
-        init=cfg["init"],
-        norm=cfg["norm"],
-        seed=0,
-    )
-    per = {
-        n: rv.gradients.layer_gradients(c, seed=0)
-        for n, c in rv.gradients.plain_and_residual(base).items()
-    }
-    return rv.gradients.stream_gradient_frame(per)
+    parts = []
+    for seed in range(ui.home.seeds()):
+        base = rv.StackConfig(
+            depth=cfg["depth"],
+            width=cfg["width"],
+            activation=cfg["act"],
+            init=cfg["init"],
+            norm=cfg["norm"],
+            seed=seed,
+        )
+        per = {
+            n: rv.gradients.layer_gradients(c, seed=seed)
+            for n, c in rv.gradients.plain_and_residual(base).items()
+        }
+        parts.append(rv.gradients.stream_gradient_frame(per).assign(seed=seed))
+    return pd.concat(parts, ignore_index=True)
 
 
 def test_home_draws_one_chart_of_the_measured_gradients(home):
+    assert ui.home.seeds() == 3
     assert len(home.get("vega_lite_chart")) == 1
-    (drawn,) = chart_frames(home)
+    drawn = chart_frames(home)
+    # The median line and, under it, the band from the lowest seed to the highest.
+    (line,) = [d for d in drawn if "act_grad" in d.columns and "status" in d.columns]
+    (band,) = [d for d in drawn if "act_grad_lo" in d.columns and "status" not in d.columns]
     want = direct()
-    assert set(drawn["variant"]) == {rv.gradients.PLAIN, rv.gradients.RESIDUAL}
+    assert set(line["variant"]) == {rv.gradients.PLAIN, rv.gradients.RESIDUAL}
     for variant, part in want.groupby("variant"):
-        got = drawn[drawn["variant"] == variant].sort_values("block")
-        np.testing.assert_allclose(got["act_grad"], part["act_grad"], rtol=1e-9)
+        by_block = part.groupby("block")["act_grad"]
+        got = line[line["variant"] == variant].sort_values("block")
+        np.testing.assert_allclose(got["act_grad"], by_block.median(), rtol=1e-9)
         assert list(got["block"]) == list(range(ui.home.home_config()["depth"] + 1))
+        assert (got["seeds"] == 3).all()
+        b = band[band["variant"] == variant].sort_values("block")
+        np.testing.assert_allclose(b["act_grad_lo"], by_block.min(), rtol=1e-9)
+        np.testing.assert_allclose(b["act_grad_hi"], by_block.max(), rtol=1e-9)
+        assert (b["act_grad_hi"] > b["act_grad_lo"]).all()  # the seeds differ: a real band
 
 
 def test_the_caption_states_the_drawn_numbers(home):
     text = next(c.value for c in home.caption if c.value.startswith("Measured on this server"))
-    want = direct().set_index(["variant", "block"])
-    plain = want.loc[(rv.gradients.PLAIN, 0), "act_grad"]
-    res = want.loc[(rv.gradients.RESIDUAL, 0), "act_grad"]
-    m = re.search(rf"is {NUM} without shortcuts and {NUM} with them \((\S+) times", text)
+    want = direct()
+    at0 = want[want["block"] == 0].set_index(["seed", "variant"])["act_grad"]
+    plain = [at0[(s, rv.gradients.PLAIN)] for s in range(3)]
+    res = [at0[(s, rv.gradients.RESIDUAL)] for s in range(3)]
+    m = re.search(
+        rf"is {NUM} to {NUM} without shortcuts and {NUM} to {NUM} with them \({NUM} to {NUM} "
+        r"times the plain stack's, seed by seed\)",
+        text,
+    )
     assert m, text
-    assert float(m.group(1)) == pytest.approx(plain, rel=5e-3)
-    assert float(m.group(2)) == pytest.approx(res, rel=5e-3)
-    assert float(m.group(3)) == pytest.approx(res / plain, rel=5e-3)
-    # At these defaults the plain stack loses gradient towards the input, the residual one not.
-    assert "the plain stack's gradient shrinks to" in text
+    got = [float(x) for x in m.groups()]
+    assert got[:2] == pytest.approx([min(plain), max(plain)], rel=5e-3)
+    assert got[2:4] == pytest.approx([min(res), max(res)], rel=5e-3)
+    ratios = [b / a for a, b in zip(plain, res, strict=True)]
+    assert got[4:] == pytest.approx([min(ratios), max(ratios)], rel=5e-3)
+    # At these defaults every seed's plain stack loses gradient towards the input and
+    # every seed's residual stack gains some: the sentence says so, with the count.
+    gains = want[want["block"] == 0].set_index(["seed", "variant"])["gain"]
+    assert all(
+        gains[(s, rv.gradients.PLAIN)] < 1 < gains[(s, rv.gradients.RESIDUAL)] for s in range(3)
+    )
+    assert "In 3 of 3 seeds the plain stack's gradient shrinks from the output back" in text
+    assert "the residual stack's grows" in text
+    assert "Lines: the median of 3 seeds (0-2); bands: their lowest to highest." in text
     depth, act = ui.home.home_config()["depth"], ui.home.home_config()["act"]
-    assert f"a {depth}-block {act} stack" in text
+    assert f"a {depth}-block {act} stack" in text and "in each of 3 seeds" in text
 
 
 def frame(plain: float, res: float, gain_p: float, gain_r: float) -> pd.DataFrame:
@@ -85,14 +113,26 @@ def frame(plain: float, res: float, gain_p: float, gain_r: float) -> pd.DataFram
 def test_the_caption_follows_the_data_where_a_typed_claim_would_be_false():
     # The opposite outcome: the shortcut's input gradient smaller, the plain one growing.
     text = ui.home.caption(frame(2.0, 0.5, 4.0, 0.25), 3, "relu")
-    assert "is 2 without shortcuts and 0.5 with them (0.25 times the plain stack's)" in text
-    assert "plain stack's gradient grows to 4 times" in text
-    assert "residual stack's shrinks to 0.25 times" in text
-    assert "a 3-block relu stack" in text
+    assert "is 2 without shortcuts and 0.5 with them (0.25 times the plain stack's" in text
+    assert "the plain stack's gradient grows from the output back to the input (to 4 times" in text
+    assert "the residual stack's shrinks (to 0.25 times)" in text
+    assert "a 3-block relu stack" in text and "one backward pass (seed 0)" in text
+    assert "In the one seed run (seed 0)" in text
     same = ui.home.caption(frame(1.0, 1.0, 1.0, 1.0), 1, "tanh")
-    assert "(exactly the plain stack's)" in same and "keeps exactly its size" in same
+    assert "(1 times the plain stack's" in same and "gradient keeps its size" in same
     tiny = ui.home.caption(frame(3e-40, 1.0, 3e-40, 1.0), 50, "sigmoid")
     assert "is 3e-40 without shortcuts" in tiny  # never printed as 0
+
+
+def test_the_caption_says_when_the_seeds_split():
+    # Two seeds' frames in which the residual stack's gradient goes opposite ways.
+    two = pd.concat(
+        [frame(0.1, 1.0, 0.1, 2.0).assign(seed=0), frame(0.1, 1.0, 0.1, 0.5).assign(seed=1)]
+    )
+    text = ui.home.caption(two, 2, "tanh")
+    assert "The seeds split evenly: in 1 of 2 (seed 0) the plain stack's gradient shrinks" in text
+    assert "the residual stack's grows (to 2 times); in 1 of 2 (seed 1)" in text
+    assert "the residual stack's shrinks (to 0.5 times)." in text
 
 
 def test_start_here_walks_the_pages_in_order(home):

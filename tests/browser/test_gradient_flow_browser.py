@@ -32,11 +32,16 @@ def test_gradient_flow_sections_download_train_and_sweep(server, page):
     assert _charts(page) == 2
     download = download_named(page, "activation_gradients.csv")
     rows = list(csv.DictReader(io.StringIO(open(download.path()).read())))
-    assert len(rows) == 2 * 7  # one row per position x_0..x_6 per variant
+    # One row per position x_0..x_6 per variant per seed (3 by default), seed first.
+    assert len(rows) == 3 * 2 * 7 and list(rows[0])[0] == "seed"
+    assert {r["seed"] for r in rows} == {"0", "1", "2"}
     assert all(float(r["act_grad"]) >= 0 for r in rows)
     nb = json.loads(open(download_named(page, "gradient_flow_per_layer.ipynb").path()).read())
     code = "\n".join(c["source"] for c in nb["cells"] if c["cell_type"] == "code")
     assert "depth=6" in code and "rv.recipes.gradients.per_layer(" in code
+    assert "seeds=3" in code  # the notebook runs the seeds the page shows
+    # The median lines over a band (the band is an area mark, drawn under the lines).
+    assert page.get_by_text("Lines: the median of 3 seeds (0-2)").count() == 2
     screenshot(page, "gradient_flow_per_layer")
 
     _open(page, "Derivation")

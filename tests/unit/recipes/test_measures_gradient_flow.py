@@ -59,7 +59,7 @@ def test_scaled_shortcut_with_a_norm_layer_says_it_is_not_the_identity_term():
 
 
 def test_scaled_shortcut_reads_the_result_it_is_given():
-    r = R.derivation(l=1.5, L=10, seed=2)
+    r = R.derivation.one(l=1.5, L=10, seed=2)
     out = MEASURES["gradflow_scaled_shortcut"].read(r)
     assert out.answer == "grows"
     assert R.format_number(r.measured) in out.sentence
@@ -69,7 +69,10 @@ def test_scaled_shortcut_reads_the_result_it_is_given():
 def test_plain_shattered(bn, answer):
     out = _measure("gradflow_plain_shattered", bn=bn)
     assert out.answer == answer
-    corr = R.shattered(bn=bn).lag1.set_index("depth").loc[50, "plain lag-1 autocorrelation"]
+    # The sentence quotes the first seed that gives the majority's answer (seed 0 here).
+    assert out.sentence.startswith(f"In 3 of 3 seeds: {answer}. Seed 0: ")
+    one = R.shattered.one(bn=bn, seed=0)
+    corr = one.lag1.set_index("depth").loc[50, "plain lag-1 autocorrelation"]
     m = re.search(rf"autocorrelation of df/dx is {NUM}", out.sentence)
     assert m and float(m[1]) == pytest.approx(corr, rel=5e-3, abs=1e-3), out.sentence
 
@@ -79,3 +82,34 @@ def test_the_seed_is_the_sidebar_seed():
     a = _measure("gradflow_input_gradient", seed=0).sentence
     b = _measure("gradflow_input_gradient", seed=1).sentence
     assert a != b
+
+
+def test_the_input_gradient_measure_answers_with_the_seeds_majority():
+    # 5 ReLU blocks of width 8 with a LayerNorm: two of seeds 0-2 pass the larger
+    # gradient back through the plain stack, one through the residual one.
+    settings = {"depth": 5, "width": 8, "act": "relu", "norm": "layer"}
+    r = R.per_layer(**settings)
+    each = [MEASURES["gradflow_input_gradient"].read(run).answer for run in r.per_seed]
+    assert sorted(each) == ["plain", "plain", "residual"]
+    out = _measure("gradflow_input_gradient", **settings)
+    assert out.answer == "plain"
+    assert out.sentence.startswith("In 2 of 3 seeds: plain. Seed ")
+    # At the defaults all three agree.
+    assert _measure("gradflow_input_gradient").sentence.startswith("In 3 of 3 seeds: residual.")
+
+
+@pytest.mark.parametrize(
+    ("name", "seeds"),
+    [("per_layer", 3), ("derivation", 3), ("shattered", 3), ("depth_sweep", 3), ("training", 1)],
+)
+def test_each_section_runs_its_default_seeds_with_a_seed_column(name, seeds):
+    from resviz.recipes.core import settings_of
+
+    fn = getattr(R, name)
+    assert settings_of(fn)["seeds"] == seeds
+    if name in ("depth_sweep", "training"):
+        return  # long: their frames are checked on the page (tests/app)
+    r = fn(seeds=2, seed=3)
+    assert r.seeds == (3, 4)
+    for frame in r.frames.values():
+        assert frame.columns[0] == "seed" and set(frame["seed"]) == {3, 4}
