@@ -1,6 +1,6 @@
 """Findings worded from the numbers: the number format, sentence fragments and whole sentences, so a caption states what was measured."""
 
-from resviz.words.encoder import share_words
+from resviz.words.encoder import encoder_stream_rule, share_words
 from resviz.words.gradients import AGREE_RTOL, scaled_shortcut_words, zero_sv_words
 from resviz.words.norm_training import (
     divergence_words,
@@ -18,7 +18,6 @@ from resviz.words.norms import (
     invariance_seeds,
     invariant_rows,
     post_ln_words,
-    span,
     stream_seeds,
     textbook_seeds,
 )
@@ -39,16 +38,15 @@ from resviz.words.positional import (
     rounding_words,
     spread_words,
 )
-from resviz.words.runs import (
-    degradation_summary,
-    depth_effect,
-    encoder_stream_rule,
-    first_vs_last_block,
-    loss_race,
-    stack_norm_rule,
-    stage_change,
+from resviz.words.seeds import (
+    Agreement,
+    agreement,
+    band_words,
+    log_span,
+    seeds_label,
+    seeds_sentence,
+    span,
 )
-from resviz.words.seeds import Agreement, agreement, band_words, seeds_label, seeds_sentence
 from resviz.words.sentences import (
     change,
     compare,
@@ -65,6 +63,7 @@ from resviz.words.skip import (
     share_caption,
     shortcut_table_caption,
     signal_caption,
+    stack_norm_rule,
 )
 from resviz.words.spirals import (
     cosine_caption,
@@ -100,18 +99,15 @@ __all__ = [
     "deepest_ratios_seeds",
     "degradation_caption",
     "degradation_intro",
-    "degradation_summary",
-    "depth_effect",
     "encoder_stream_rule",
-    "first_vs_last_block",
     "format_log10",
     "format_number",
     "halves_words",
     "invariant_rows",
     "last_pair_words",
     "lesion_intro",
+    "log_span",
     "log_trend_words",
-    "loss_race",
     "lower_words",
     "monotone_words",
     "order",
@@ -129,7 +125,6 @@ __all__ = [
     "spread_vs",
     "spread_words",
     "stack_norm_rule",
-    "stage_change",
     "start_end_words",
     "stream_seeds",
     "trend",

@@ -17,10 +17,11 @@ from collections.abc import Sequence
 import pandas as pd
 
 from resviz.words.numbers import format_number
-from resviz.words.seeds import seeds_label, seeds_sentence
+from resviz.words.seeds import seeds_label, seeds_sentence, span
 from resviz.words.sentences import _cap, crossing, order
 
 __all__ = [
+    "encoder_stream_rule",
     "attention_spread_words",
     "collapse_words",
     "correct_words",
@@ -41,20 +42,6 @@ def by_seed(df: pd.DataFrame) -> tuple[list[pd.DataFrame], tuple[int, ...]]:
         raise ValueError("the frame has no seed column: pass the recipe's frame")
     seeds = tuple(int(s) for s in pd.unique(df["seed"]))
     return [df[df["seed"] == s].drop(columns="seed") for s in seeds], seeds
-
-
-def span(values: Sequence[float]) -> str:
-    """``"0.41"`` when the values print alike, else ``"0.41 to 0.45"`` (lowest to
-    highest; NaN/Inf spelled out)."""
-    v = [float(x) for x in values]
-    if not v:
-        return "none"  # no seed shows it: a sentence for an outcome no seed has
-    finite = [x for x in v if math.isfinite(x)]
-    if len(finite) < len(v):
-        words = sorted({format_number(x) for x in v}, key=lambda s: s)
-        return " and ".join(words) if len(words) <= 2 else ", ".join(words)
-    lo, hi = format_number(min(finite)), format_number(max(finite))
-    return lo if lo == hi else f"{lo} to {hi}"
 
 
 def _of(seeds: Sequence[int], outcomes: Sequence[str], want: str, values: Sequence[float]):
@@ -376,3 +363,26 @@ def correct_words(predictions: pd.DataFrame) -> str:
                 f"{v}: " + ", ".join(f"{e} (seed {s})" for e, s in zip(each, seeds, strict=True))
             )
     return "Correct guesses at the masked positions: " + "; ".join(out) + "."
+
+
+def encoder_stream_rule(residual: bool, norm: str, position: str) -> str:
+    """What the stream after a sublayer is, for this encoder (a fact of the config)."""
+    normed = norm != "none"
+    name = {"layer": "LayerNorm", "rms": "RMSNorm", "batch": "BatchNorm"}.get(norm, norm)
+    if residual and (position == "pre" or not normed):
+        how = "Pre-LN" if normed else "no norm"
+        return (
+            f"With residuals and {how}, each sublayer adds its output to the stream: after "
+            "sublayer k the stream is the embedding plus the first k sublayer outputs."
+        )
+    if residual:
+        return (
+            f"With residuals and Post-LN, each sum x + f(x) passes through {name}, so every "
+            "point is the mean norm of normalized tokens."
+        )
+    if normed and position == "post":
+        return (
+            f"Without residuals, the stream after a sublayer is that sublayer's output, "
+            f"passed through {name}."
+        )
+    return "Without residuals, the stream after a sublayer is that sublayer's output."

@@ -21,7 +21,7 @@ import pandas as pd
 
 from resviz.gradients.layers import RESIDUAL
 from resviz.words.numbers import format_log10, format_number, log_trend_words
-from resviz.words.seeds import seeds_label, seeds_sentence
+from resviz.words.seeds import log_span, seeds_label, seeds_sentence, span
 
 # How close the measured gain must come to l^L to be said to "agree" with it.
 AGREE_RTOL = 0.05
@@ -69,25 +69,6 @@ def scaled_shortcut_words(ratio: pd.DataFrame, l: float, norm: str, small: bool)
 # as resviz.words.seeds allows: when the seeds agree, with how many do; otherwise the
 # split. A group of seeds with the same outcome quotes its numbers as a range (lowest
 # to highest); a group of one seed quotes that seed's numbers.
-
-
-def log_span(logs: Sequence[float], digits: int = 3) -> str:
-    """Numbers given as log10s, lowest to highest: ``"2.5"`` when they print alike,
-    else ``"2.4 to 2.7"`` (NaN left out; all NaN is ``"NaN"``)."""
-    vals = sorted(float(v) for v in logs if not math.isnan(float(v)))
-    if not vals:
-        return "NaN"
-    lo, hi = format_log10(vals[0], digits), format_log10(vals[-1], digits)
-    return lo if lo == hi else f"{lo} to {hi}"
-
-
-def span(values: Sequence[float], digits: int = 3) -> str:
-    """:func:`log_span` for plain numbers (any sign)."""
-    vals = sorted(float(v) for v in values if not math.isnan(float(v)))
-    if not vals:
-        return "NaN"
-    lo, hi = format_number(vals[0], digits), format_number(vals[-1], digits)
-    return lo if lo == hi else f"{lo} to {hi}"
 
 
 def _over_seeds(

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from resviz.words.norms import SEED, span
+from resviz.words.norms import SEED
 from resviz.words.numbers import format_number, lower_words
-from resviz.words.seeds import seeds_label, seeds_sentence
+from resviz.words.seeds import seeds_label, seeds_sentence, span
 
 
 def schedule_words(w_lr: float, w_steps: int, w_warm: int) -> str:

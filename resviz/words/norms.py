@@ -19,27 +19,9 @@ from collections.abc import Sequence
 import pandas as pd
 
 from resviz.words.numbers import format_number, ratio_words
-from resviz.words.seeds import seeds_sentence
+from resviz.words.seeds import seeds_sentence, span
 
 SEED = "seed"
-
-
-def span(values: Sequence[float], digits: int = 3) -> str:
-    """The values' range as the page prints it: ``"0.5"`` when every value reads
-    the same at ``digits`` significant figures, else ``"0.41-0.52"`` (lowest to
-    highest; ``"-0.5 to 0.2"`` where a value is negative; NaN and Inf left out of
-    the range and named after it)."""
-    vals = [float(v) for v in values]
-    if not vals:
-        raise ValueError("no values")
-    finite = [v for v in vals if math.isfinite(v)]
-    odd = sorted({format_number(v) for v in vals if not math.isfinite(v)})
-    if not finite:
-        return " or ".join(odd)
-    lo, hi = format_number(min(finite), digits), format_number(max(finite), digits)
-    sep = "-" if min(finite) >= 0 else " to "
-    out = lo if lo == hi else f"{lo}{sep}{hi}"
-    return out + (f" (and {', '.join(odd)})" if odd else "")
 
 
 def _per_seed(frame: pd.DataFrame) -> list[pd.DataFrame]:
@@ -252,7 +234,6 @@ __all__ = [
     "invariance_seeds",
     "invariant_rows",
     "post_ln_words",
-    "span",
     "stream_seeds",
     "textbook_seeds",
 ]

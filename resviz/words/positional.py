@@ -14,8 +14,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from resviz.words.numbers import format_number
-from resviz.words.seeds import seeds_label
-from resviz.words.skip import spread
+from resviz.words.seeds import seeds_label, span
 
 
 def last_pair_words(positions: int, d_model: int, last_angle: float) -> str:
@@ -104,8 +103,8 @@ def learned_spread_words(
         )
     return (
         f"Random at init (N(0, 0.02²) per entry), drawn here from seed {seeds[0]}: over "
-        f"{seeds_label(seeds)}, off the diagonal the cosines have mean {spread(means)} and "
-        f"standard deviation {spread(stds)} (lowest to highest seed) {ref}"
+        f"{seeds_label(seeds)}, off the diagonal the cosines have mean {span(means)} and "
+        f"standard deviation {span(stds)} (lowest to highest seed) {ref}"
     )
 
 
@@ -122,7 +121,7 @@ def pythagoras_seeds_words(parts: Sequence[pd.DataFrame], seeds: Sequence[int]) 
     means = [float(g.mean()) for g in gaps]
     worst = max(range(len(gaps)), key=lambda i: float(gaps[i].max()))
     return (
-        f"{spread(means, 2)}% on average (lowest to highest of "
+        f"{span(means, 2)}% on average (lowest to highest of "
         f"{seeds_label(seeds)}) and at most {format_number(float(gaps[worst].max()), 2)}% "
         f"(seed {seeds[worst]})"
     )

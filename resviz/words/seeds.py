@@ -10,17 +10,58 @@ otherwise says that the seeds disagree and how they split.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+
+from resviz.words.numbers import format_log10, format_number
 
 __all__ = [
     "Agreement",
     "agreement",
     "band_words",
+    "log_span",
     "seeds_label",
     "seeds_sentence",
+    "span",
 ]
+
+
+def _span(
+    values: Sequence[float],
+    fmt: Callable[[float, int], str],
+    digits: int,
+    ok: Callable[[float], bool] = math.isfinite,
+) -> str:
+    vals = [float(v) for v in values]
+    if not vals:
+        return "none"  # no seed has it: the words for an outcome no seed shows
+    finite = [v for v in vals if ok(v)]
+    odd = sorted({fmt(v, digits) for v in vals if not ok(v)})
+    if not finite:
+        return " or ".join(odd)
+    lo, hi = fmt(min(finite), digits), fmt(max(finite), digits)
+    # An en dash between two numbers of one sign reads as a range inside "from .. to ..";
+    # with a negative end, where the dash would read as a minus, "to".
+    sep = " to " if lo.startswith("-") or hi.startswith("-") else "–"
+    out = lo if lo == hi else f"{lo}{sep}{hi}"
+    return out + (f" (and {', '.join(odd)})" if odd else "")
+
+
+def span(values: Sequence[float], digits: int = 3) -> str:
+    """Several seeds' values of one number, lowest to highest: ``"0.41"`` when they
+    print alike at ``digits`` significant figures, else ``"0.38–0.43"`` (an en dash;
+    ``"-0.5 to 0.2"`` where an end is negative). A value that is not finite is named
+    after the range (``"0.38–0.43 (and NaN)"``); only such values: ``"NaN"``,
+    ``"Inf or NaN"``. No values: ``"none"``."""
+    return _span(values, format_number, digits)
+
+
+def log_span(logs: Sequence[float], digits: int = 3) -> str:
+    """:func:`span` of numbers given as log10s (``-inf``, exactly 0, is the lowest
+    value): ``"1.5e-26–3e-25"``, for values beyond float64's range too."""
+    return _span(logs, format_log10, digits, lambda v: not math.isnan(v) and v != math.inf)
 
 
 def seeds_label(seeds: Sequence[int]) -> str:

@@ -9,7 +9,7 @@ direction (the norm rises, the deeper stack trains worse, the cosine falls, whic
 deleted block hurts most) is worded from each seed's own outcome with
 :func:`resviz.words.seeds.seeds_sentence`: stated when the seeds agree, with how many
 do, and the split shown when they do not. Numbers over several seeds are quoted as
-their lowest to highest (:func:`spread`); one seed's numbers name the seed.
+their lowest to highest (:func:`resviz.words.seeds.span`); one seed's numbers name the seed.
 """
 
 from __future__ import annotations
@@ -19,20 +19,19 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from resviz.words.numbers import format_number
-from resviz.words.runs import stack_norm_rule
-from resviz.words.seeds import band_words, seeds_sentence
+from resviz.words.seeds import band_words, seeds_sentence, span
 from resviz.words.sentences import trend, value_range
 
 if TYPE_CHECKING:
     from resviz.recipes.core import Result
 
 __all__ = [
+    "stack_norm_rule",
     "paths_caption",
     "per_arm",
     "share_caption",
     "shortcut_table_caption",
     "signal_caption",
-    "spread",
     "trend_outcome",
     "trend_seeds",
 ]
@@ -161,18 +160,6 @@ def _seeds(seeds: Sequence[int] | None, n: int) -> tuple[int, ...]:
     return tuple(seeds) if seeds else tuple(range(n))
 
 
-def spread(values: Sequence[float], digits: int = 3) -> str:
-    """Several seeds' values of one number: ``"0.41"`` when they print alike, else
-    ``"0.38 to 0.43"`` (lowest to highest); values that are not finite are counted."""
-    v = [float(x) for x in values]
-    finite = [x for x in v if math.isfinite(x)]
-    note = f" ({len(v) - len(finite)} not finite)" if len(finite) < len(v) else ""
-    if not finite:
-        return "not finite"
-    lo, hi = format_number(min(finite), digits), format_number(max(finite), digits)
-    return (lo if lo == hi else f"{lo} to {hi}") + note
-
-
 def trend_outcome(values: Sequence[float], flat: float = 1.5) -> str:
     """The direction :func:`resviz.words.trend` words for ``values``: ``"rises"``,
     ``"falls"``, ``"flat"`` (every value positive, the largest at most ``flat`` times
@@ -221,7 +208,7 @@ def trend_seeds(
         if o in ("rises", "falls"):
             says[o] = (
                 f"{subject} {o} from {first} to {last} ({first}: "
-                f"{spread([v[0] for v in mine])}; {last}: {spread([v[-1] for v in mine])})"
+                f"{span([v[0] for v in mine])}; {last}: {span([v[-1] for v in mine])})"
             )
         elif o == "flat":
             lo, hi = min(min(v) for v in mine), max(max(v) for v in mine)
@@ -232,9 +219,33 @@ def trend_seeds(
                 f"{format_number(lo)} to {format_number(hi)})"
             )
         elif o == "returns":
-            says[o] = f"{subject} ends where it starts ({spread([v[0] for v in mine])})"
+            says[o] = f"{subject} ends where it starts ({span([v[0] for v in mine])})"
         elif o == "not finite":
             says[o] = f"{subject} reaches a value that is not finite"
         else:
             says[o] = f"{subject} has no change to show ({o})"
     return seeds_sentence(outcomes, says, ss)
+
+
+def stack_norm_rule(residual: str, join: str = "after_act", concat_project: bool = False) -> str:
+    """How a block's output norm relates to its input's, for this shortcut (algebra,
+    true for every weight): the sentence a forward-signal chart can rest on."""
+    if residual == "none":
+        return (
+            "Without a shortcut, a block outputs f(x) alone: its norm is whatever the weights "
+            "and activation make of the previous one."
+        )
+    if join == "before_act":
+        return (
+            "Joined before the activation, y = act(x + u): the activation acts on the sum, "
+            "so the input is not passed on unchanged."
+        )
+    if residual == "concat":
+        rule = "||[x, f]||^2 = ||x||^2 + ||f||^2: the input's norm is kept"
+        if concat_project:
+            rule += ", and then the projection P maps [x, f] back to the width"
+        return f"Concatenating, {rule}."
+    return (
+        "With y = x + u, ||y||^2 = ||x||^2 + ||u||^2 + 2<x, u>: the norm can fall only "
+        "where u points against x."
+    )

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from resviz.words.numbers import format_number
-from resviz.words.seeds import band_words, seeds_label, seeds_sentence
+from resviz.words.seeds import band_words, seeds_label, seeds_sentence, span
 from resviz.words.sentences import change, compare, order
-from resviz.words.skip import _clause, _seeds, per_arm, spread
+from resviz.words.skip import _clause, _seeds, per_arm
 
 if TYPE_CHECKING:
     from resviz.recipes.core import Result
@@ -173,7 +173,7 @@ def degradation_seeds(
         parts.append(seeds_sentence(outcomes, says, ss))
         parts.append(
             f"Final loss of the {kind} stacks, lowest to highest seed: {deep} blocks "
-            f"{spread([d for d, _ in pairs])}, {shallow} blocks {spread([s for _, s in pairs])}."  # type: ignore[misc]
+            f"{span([d for d, _ in pairs])}, {shallow} blocks {span([s for _, s in pairs])}."  # type: ignore[misc]
         )
     return " ".join(parts)
 
@@ -223,7 +223,7 @@ def cosine_seeds(
             if o == "missing":
                 says[o] = f"{name} has no finite cosine at init or after training"
                 continue
-            nums = f"(init {spread([m['init'] for m in mine])}; trained {spread([m['trained'] for m in mine])})"
+            nums = f"(init {span([m['init'] for m in mine])}; trained {span([m['trained'] for m in mine])})"
             verb = {"rises": "rises", "falls": "falls", "stays": "stays within 5%"}[o]
             says[o] = f"{subject} {verb} from init to trained {nums}"
         out.append(seeds_sentence(outcomes, says, ss))
@@ -328,9 +328,9 @@ def lesion_seeds_caption(
             parts.append(seeds_sentence(verdicts, says, ss))
             parts.append(
                 f"Over {seeds_label(ss)}, the {kind} stack's intact accuracy is "
-                f"{spread([r['intact'] for r in rows])}; a deletion changes it by "
-                f"{spread([-100 * float(r['mean_drop']) for r in rows])} points on average and "
-                f"{spread([-100 * float(r['worst_drop']) for r in rows])} at worst."
+                f"{span([r['intact'] for r in rows])}; a deletion changes it by "
+                f"{span([-100 * float(r['mean_drop']) for r in rows])} points on average and "
+                f"{span([-100 * float(r['worst_drop']) for r in rows])} at worst."
             )
         if all(v == "did not learn" for v in verdicts):
             continue
