@@ -1,19 +1,15 @@
 """The gradient-flow page's sentences: whether the measured gain at the input follows
-the identity term l^L of ``l·x + f(x)`` (He et al. 2016, Identity Mappings in Deep
-Residual Networks, section 3) and why, and which singular values of a block's
-Jacobian are zero, each worded from the measured frames.
-
-The ``*_over_seeds`` functions word the same findings (and the page's other
-directions: how a gradient changes towards the input, which stack passes the larger
-gradient back, first against last block in training, the first lag below 0.5) from
-every seed's values: a direction only where the seeds agree, with how many do
-(:mod:`resviz.words.seeds`), and the numbers as ranges over the seeds.
+the identity term l^L of ``l·x + f(x)`` (He et al. 2016, Identity Mappings, section
+3) and why, which singular values of a block's Jacobian are zero, and (the
+``*_over_seeds`` functions) every direction the page states, from every seed: only
+where the seeds agree, with how many do (:mod:`resviz.words.seeds`), numbers as
+ranges over the seeds.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +17,7 @@ import pandas as pd
 
 from resviz.gradients.layers import RESIDUAL
 from resviz.words.numbers import format_log10, format_number, log_trend_words
-from resviz.words.seeds import log_span, seeds_label, seeds_sentence, span
+from resviz.words.seeds import log_span, seeds_label, seeds_sentence_by, span
 
 # How close the measured gain must come to l^L to be said to "agree" with it.
 AGREE_RTOL = 0.05
@@ -69,19 +65,6 @@ def scaled_shortcut_words(ratio: pd.DataFrame, l: float, norm: str, small: bool)
 # as resviz.words.seeds allows: when the seeds agree, with how many do; otherwise the
 # split. A group of seeds with the same outcome quotes its numbers as a range (lowest
 # to highest); a group of one seed quotes that seed's numbers.
-
-
-def _over_seeds(
-    outcomes: Sequence[str],
-    seeds: Sequence[int],
-    phrase: Callable[[str, list[int]], str],
-) -> str:
-    """:func:`seeds_sentence` with each outcome's words made from the indices (into
-    ``outcomes``) of the seeds that give it."""
-    groups: dict[str, list[int]] = {}
-    for i, o in enumerate(outcomes):
-        groups.setdefault(o, []).append(i)
-    return seeds_sentence(outcomes, {o: phrase(o, ix) for o, ix in groups.items()}, seeds)
 
 
 _TREND_KINDS = (
@@ -147,7 +130,7 @@ def trend_over_seeds(
             )
         return f"{subject} {_TREND_SAYS[kind]}"
 
-    return _over_seeds(kinds, seeds, phrase)
+    return seeds_sentence_by(kinds, seeds, phrase)
 
 
 def larger_gradient_over_seeds(
@@ -165,7 +148,7 @@ def larger_gradient_over_seeds(
         )
         return f"the {kind} stack passes the larger gradient back to its input{nums}"
 
-    return _over_seeds(outcomes, seeds, phrase)
+    return seeds_sentence_by(outcomes, seeds, phrase)
 
 
 def _agreement_kind(log_m: float, log_t: float) -> str:
@@ -201,7 +184,7 @@ def agreement_over_seeds(
             return f"{head} is exactly 0, as is {ref}"
         return f"{head} is {log_span(ms)}: not comparable with {ref} ({format_log10(t)})"
 
-    return _over_seeds(kinds, seeds, phrase)
+    return seeds_sentence_by(kinds, seeds, phrase)
 
 
 def _why_kind(ratio: pd.DataFrame, norm: str) -> str:
@@ -299,7 +282,7 @@ def zero_sv_over_seeds(spectra: Sequence[pd.DataFrame], seeds: Sequence[int]) ->
             return f"{head}, while every singular value of I + J is at least {low}, so I + J passes all of them"
         return f"{head}, and so are some of I + J's"
 
-    return " " + _over_seeds(kinds, seeds, phrase)
+    return " " + seeds_sentence_by(kinds, seeds, phrase)
 
 
 def _below_when(row: Any) -> str:
@@ -384,7 +367,7 @@ def first_vs_last_over_seeds(layers: pd.DataFrame, seeds: Sequence[int]) -> str:
                 parts.append(f"{what} at step {steps} ({span(ratios)} times)")
             return "the first block's gradient norm is " + " and ".join(parts)
 
-        out.append(f"{name}: " + _over_seeds(outcomes, seeds, phrase))
+        out.append(f"{name}: " + seeds_sentence_by(outcomes, seeds, phrase))
     return " ".join(out)
 
 
@@ -413,4 +396,4 @@ def stream_change_over_seeds(
             f"times its size at the output) and the residual stack's {cr} (to {gr} times)"
         )
 
-    return _over_seeds(outcomes, seeds, phrase)
+    return seeds_sentence_by(outcomes, seeds, phrase)

@@ -24,6 +24,7 @@ __all__ = [
     "log_span",
     "seeds_label",
     "seeds_sentence",
+    "seeds_sentence_by",
     "span",
 ]
 
@@ -154,6 +155,20 @@ def seeds_sentence(
     parts = [f"in {k} of {a.n} ({seeds_label(a.seeds_of(o))}) {says[o]}" for o, k in a.counts]
     head = "The seeds split evenly" if a.tie else "The seeds disagree"
     return f"{head}: " + "; ".join(parts) + "."
+
+
+def seeds_sentence_by(
+    outcomes: Sequence[str],
+    seeds: Sequence[int],
+    phrase: Callable[[str, list[int]], str],
+) -> str:
+    """:func:`seeds_sentence` where each outcome's words are made by ``phrase(outcome,
+    indices)`` from the positions (into ``outcomes``) of the seeds that give it, so
+    they can quote those seeds' numbers."""
+    groups: dict[str, list[int]] = {}
+    for i, o in enumerate(outcomes):
+        groups.setdefault(o, []).append(i)
+    return seeds_sentence(outcomes, {o: phrase(o, ix) for o, ix in groups.items()}, seeds)
 
 
 def band_words(seeds: Sequence[int]) -> str:
