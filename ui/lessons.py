@@ -13,6 +13,7 @@ A lesson is a small file in ``lessons/`` (or the folder ``RESVIZ_LESSONS`` names
     [steps.settings]                # URL settings of that page, by their URL names
     depth = 30
     act = "sigmoid"
+    seeds = 5                       # the sidebar's too: how many seeds each section runs
     [steps.predict]                 # optional: predict first, then measure
     question = "At block 1, whose gradient is larger?"
     choices = ["plain", "residual"]
@@ -23,7 +24,8 @@ Every name and value is checked exactly as the page would check it from a URL
 (``ui/specs``), so a step cannot open a page with a setting the page would refuse.
 A file that fails is refused with a message naming the file, the step and the
 field; the other lessons still load. A question's measure must read the recipe of
-the step's section, with the same choices. Nothing here imports torch until a
+the step's section, with the same choices; its answer is the seeds' majority, with
+how many seeds give it. Nothing here imports torch until a
 question is checked (its measure's registry, ``resviz.recipes``, does).
 """
 

@@ -106,6 +106,15 @@ def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8", "replace")).hexdigest()
 
 
+def _check_member(db: sqlite3.Connection, code: str, token: object) -> None:
+    """Refuse a token that has not joined the room ``code``."""
+    known = db.execute(
+        "SELECT 1 FROM members WHERE code = ? AND token = ?", (code, token)
+    ).fetchone()
+    if known is None:
+        raise RoomError("You are not in this room: join it again.")
+
+
 def _check_choice(choice: object) -> str:
     if not isinstance(choice, str) or not choice or len(choice) > CHOICE_MAX:
         raise RoomError("That answer is not one of the choices.")
@@ -362,11 +371,7 @@ class SQLiteStore(RoomStore):
 
         def txn(db: sqlite3.Connection) -> bool:
             self._check_vote(self._room(db, code), step, round_)
-            known = db.execute(
-                "SELECT 1 FROM members WHERE code = ? AND token = ?", (code, token)
-            ).fetchone()
-            if known is None:
-                raise RoomError("You are not in this room: join it again.")
+            _check_member(db, code, token)
             cur = db.execute(
                 "INSERT OR IGNORE INTO votes (code, step, round, token, choice, at) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
@@ -394,11 +399,7 @@ class SQLiteStore(RoomStore):
                 raise RoomError("This room has expired or is closed.")
             if room.step != step or room.phase == "predict":
                 raise RoomError("The room is not collecting measurements for this step now.")
-            known = db.execute(
-                "SELECT 1 FROM members WHERE code = ? AND token = ?", (code, token)
-            ).fetchone()
-            if known is None:
-                raise RoomError("You are not in this room: join it again.")
+            _check_member(db, code, token)
             cur = db.execute(
                 "INSERT OR IGNORE INTO measures (code, step, token, answer) VALUES (?, ?, ?, ?)",
                 (code, step, token, answer),
