@@ -196,3 +196,17 @@ def test_a_broken_file_does_not_stop_the_others(tmp_path):
     assert len(errors) == 2
     assert any(e.startswith("broken.toml: not valid TOML") for e in errors)
     assert any(e.startswith("binary.toml: not UTF-8") for e in errors)
+
+
+@pytest.mark.parametrize(("value", "url"), [("5", "5"), ("auto", "auto"), ("10", "10")])
+def test_a_step_may_set_the_sidebars_seeds(value, url):
+    text = GOOD.replace("seed = 3", f"seed = 3\nseeds = {value if value == 'auto' else int(value)}")
+    text = text.replace("seeds = auto", 'seeds = "auto"')
+    second = _parse(text).steps[1]
+    assert second.query("mine", 2)["seeds"] == url
+
+
+@pytest.mark.parametrize("bad", ["11", "0", '"many"', "2.5"])
+def test_a_seeds_value_the_sidebar_cannot_hold_is_refused(bad):
+    with pytest.raises(LessonError, match="seeds"):
+        _parse(GOOD.replace("seed = 3", f"seed = 3\nseeds = {bad}"))
