@@ -215,8 +215,7 @@ def trend_seeds(
             most = max(max(v) / min(v) for v in mine)
             says[o] = (
                 f"{subject} stays within a factor of {format_number(flat)} from {first} to "
-                f"{last} (at most {format_number(most)} in any of them; values "
-                f"{format_number(lo)} to {format_number(hi)})"
+                f"{last} (at most {format_number(most)} in any of them; values {span([lo, hi])})"
             )
         elif o == "returns":
             says[o] = f"{subject} ends where it starts ({span([v[0] for v in mine])})"
