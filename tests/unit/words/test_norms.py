@@ -5,7 +5,6 @@ not; each number is quoted as its range over the seeds."""
 import re
 
 import pandas as pd
-import pytest
 
 from resviz import words as W
 

@@ -129,8 +129,7 @@ def test_trend_seeds_agree_split_tie_and_one():
     labels = ["block 1", "block 2", "block 3"]
     up, up2, down = [1.0, 2.0, 8.0], [1.1, 3.0, 9.0], [8.0, 2.0, 1.0]
     assert W.trend_seeds([up, up2, [1.0, 1.5, 4.0]], labels, "the norm", [0, 1, 2]) == (
-        "In 3 of 3 seeds the norm rises from block 1 to block 3 "
-        "(block 1: 1–1.1; block 3: 4–9)."
+        "In 3 of 3 seeds the norm rises from block 1 to block 3 (block 1: 1–1.1; block 3: 4–9)."
     )
     split = W.trend_seeds([up, down, up2], labels, "the norm", [4, 5, 6])
     assert split.startswith("The seeds disagree: in 2 of 3 (seeds 4, 6) the norm rises")
