@@ -230,7 +230,7 @@ def test_derivation_states_what_holds_for_the_settings_on_screen(app):
     cap = find_caption_with(at, "One backward pass (in float64)")
     r = rv.recipes.gradients.derivation(norm="layer")
     ratios = [run.measured / run.identity_term for run in r.per_seed]
-    m = re.search(rf"In 3 of 3 seeds the measurement at x_0 is {NUM} to {NUM} times l\^L", cap)
+    m = re.search(rf"In 3 of 3 seeds the measurement at x_0 is {NUM}–{NUM} times l\^L", cap)
     assert m, cap
     assert float(m[1]) == pytest.approx(min(ratios), rel=5e-3)
     assert float(m[2]) == pytest.approx(max(ratios), rel=5e-3)
