@@ -228,7 +228,7 @@ def test_spectrum_caption_counts_the_zero_singular_values(app):
         ks.append(int((j <= j.max() * len(j) * 2.220446049250313e-16).sum()))
     assert 0 < min(ks) and max(ks) < len(j)
     cap = find_caption(at, "All singular values.")
-    k = f"{min(ks)} to {max(ks)}" if min(ks) != max(ks) else f"{ks[0]}"
+    k = f"{min(ks)}–{max(ks)}" if min(ks) != max(ks) else f"{ks[0]}"
     assert f" In 3 of 3 seeds {k} of J's {len(j)} singular values are 0 to float64's" in cap
     assert "so I + J passes all of them" in cap
     at = app(PAGE, section="Derivation", act="tanh").run()
