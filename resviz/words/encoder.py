@@ -6,7 +6,7 @@ A direction (rises or falls, which component is largest, which model ends lower)
 worded from each seed's own outcome by :func:`resviz.words.seeds.seeds_sentence`:
 stated with its count ("in 3 of 3 seeds") when the seeds agree, and as the split
 when they do not. Numbers are quoted over the seeds that show them: one figure when
-they round alike, else their range ("0.41 to 0.45").
+they round alike, else their range ("0.41–0.45", :func:`resviz.words.seeds.span`).
 """
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def trend_over_seeds(
     ``stays`` within a factor of ``flat``, ``ends`` where it starts, ``not finite``);
     :func:`~resviz.words.seeds.seeds_sentence` words them, each with its numbers over
     the seeds that show it: ``"In 3 of 3 seeds the distance falls from the input
-    (0.95) to block 6 (0.001 to 0.003), a factor of 317 to 950."``"""
+    (0.95) to block 6 (0.001–0.003), a factor of 317–950."``"""
     if len(values) != len(seeds):
         raise ValueError("one sequence of values per seed")
     if any(len(v) != len(labels) for v in values):

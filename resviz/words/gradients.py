@@ -111,7 +111,7 @@ def trend_over_seeds(
 ) -> str:
     """How ``subject`` changes along each seed's curve of log10s (in the order given),
     worded over the seeds: ``"In 3 of 3 seeds the plain stack's ||dL/dW|| (from the last
-    block back to the first) falls by a factor of 12 to 30."``; a group of one seed
+    block back to the first) falls by a factor of 12–30."``; a group of one seed
     quotes that seed's :func:`log_trend_words` (its first and last values too)."""
     kinds = [trend_kind(c, within) for c in per_seed]
 
@@ -334,8 +334,8 @@ def first_vs_last_over_seeds(layers: pd.DataFrame, seeds: Sequence[int]) -> str:
     grad_norm``), whether the first block's gradient norm is below or above the last
     block's at the first step recorded and at the latest, worded over the seeds with
     the ratios as ranges: ``"plain: f(x): in 3 of 3 seeds the first block's gradient
-    norm is smaller than the last block's at step 0 (0.01 to 0.02 times) and larger
-    at step 199 (1.5 to 2 times)."`` Non-finite norms are left out; a variant no seed
+    norm is smaller than the last block's at step 0 (0.01–0.02 times) and larger
+    at step 199 (1.5–2 times)."`` Non-finite norms are left out; a variant no seed
     can word is not mentioned."""
     per = layers if "seed" in layers.columns else layers.assign(seed=seeds[0])
     out = []
@@ -383,8 +383,8 @@ def stream_change_over_seeds(
     """How each stack's gradient changes from the output back to the input
     (``log10 ||dL/dx_0|| / ||dL/dx_L||`` per seed), worded over the seeds: ``"In 3 of
     3 seeds the plain stack's gradient shrinks from the output back to the input (to
-    0.0028 to 0.0035 times its size at the output) and the residual stack's grows (to
-    2.7 to 2.8 times)."``"""
+    0.0028–0.0035 times its size at the output) and the residual stack's grows (to
+    2.7–2.8 times)."``"""
     outcomes = [f"{_change(p)} / {_change(r)}" for p, r in zip(plain, residual, strict=True)]
 
     def phrase(kind: str, ix: list[int]) -> str:

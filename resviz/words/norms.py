@@ -3,7 +3,7 @@
 Each function takes what a recipe of ``resviz.recipes.norms`` returned and says
 what it shows, for every setting the page allows. A result over several seeds
 (``seeds=N``) is worded from every seed: a number is quoted as its range over the
-seeds (``"11.4-12.2"``), and a direction (grows or not, which run ends lower,
+seeds (``"11.4–12.2"``), and a direction (grows or not, which run ends lower,
 which rows are invariant) is stated with how many seeds show it, or as a split
 when they disagree (:func:`resviz.words.seeds.seeds_sentence`). Functions named
 ``..._seeds`` take one frame per seed and the seeds; the others take a frame
@@ -35,7 +35,7 @@ def _per_seed(frame: pd.DataFrame) -> list[pd.DataFrame]:
 def halves_words(halves: Sequence[pd.DataFrame], view: str) -> str:
     """The first half's mean |value| as a multiple of the second's in ``view`` (rows
     of ``four_views``'s ``halves``, one frame per seed): ``"9.6 times"`` or, over
-    seeds, ``"9.1-9.8 times"``."""
+    seeds, ``"9.1–9.8 times"``."""
     words = []
     ratios = []
     for h in halves:

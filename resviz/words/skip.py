@@ -192,8 +192,8 @@ def trend_seeds(
     ``per_seed``: one sequence of values per seed (one per label). One seed: its
     :func:`resviz.words.trend` sentence, as that seed's. Several: each seed's
     direction (:func:`trend_outcome`), stated when they agree (``"In 3 of 3 seeds the
-    mean norm rises from block 1 to block 16 (block 1: 7.9 to 8.1; block 16: 1.1e4 to
-    1.3e4)"``), the split when they do not."""
+    mean norm rises from block 1 to block 16 (block 1: 7.9–8.1; block 16:
+    1.1e4–1.3e4)"``), the split when they do not."""
     ss = _seeds(seeds, len(per_seed))
     vals = [[float(x) for x in v] for v in per_seed]
     outcomes = [trend_outcome(v, flat) for v in vals]
@@ -215,8 +215,7 @@ def trend_seeds(
             most = max(max(v) / min(v) for v in mine)
             says[o] = (
                 f"{subject} stays within a factor of {format_number(flat)} from {first} to "
-                f"{last} (at most {format_number(most)} in any of them; values "
-                f"{format_number(lo)} to {format_number(hi)})"
+                f"{last} (at most {format_number(most)} in any of them; values {span([lo, hi])})"
             )
         elif o == "returns":
             says[o] = f"{subject} ends where it starts ({span([v[0] for v in mine])})"

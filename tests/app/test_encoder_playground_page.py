@@ -212,9 +212,12 @@ def csvs(monkeypatch):
 
 
 def rng(values) -> str:
-    """Figures over seeds as the captions quote them: one when they print alike."""
+    """Figures over seeds as the captions quote them: one when they print alike, else
+    lowest–highest (an en dash; "lowest to highest" where an end is negative)."""
     lo, hi = num(min(values)), num(max(values))
-    return lo if lo == hi else f"{lo} to {hi}"
+    if lo == hi:
+        return lo
+    return f"{lo} to {hi}" if lo.startswith("-") or hi.startswith("-") else f"{lo}–{hi}"
 
 
 def per_seed(df):

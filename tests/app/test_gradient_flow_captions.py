@@ -26,7 +26,7 @@ def test_relu_kaiming_captions_say_the_gradient_grows(app):
     cap = find_caption(at, "The gradient with respect to the stream itself")
     m = re.search(
         rf"In 3 of 3 seeds the residual stack's \|\|dL/dx_l\|\| \(from the output x_L back "
-        rf"to the input x_0\) grows by a factor of {NUM} to {NUM}\.",
+        rf"to the input x_0\) grows by a factor of {NUM}–{NUM}\.",
         cap,
     )
     assert m, cap
@@ -43,8 +43,8 @@ def test_relu_kaiming_captions_say_the_gradient_grows(app):
     plain = table[table["variant"] == "plain: f(x)"]
     cap = find_caption(at, "Spectral norms (largest singular value) of block 1")
     m = re.search(
-        rf"here \|\|J\|\| = {NUM} to {NUM} and \|\|I \+ J\|\| = {NUM} to {NUM} \(over seeds "
-        rf"0-2, lowest to highest\)\. .*\(here {NUM} to {NUM}\)",
+        rf"here \|\|J\|\| = {NUM}–{NUM} and \|\|I \+ J\|\| = {NUM}–{NUM} \(over seeds "
+        rf"0-2, lowest to highest\)\. .*\(here {NUM}–{NUM}\)",
         cap,
     )
     assert m, cap
@@ -112,7 +112,7 @@ def test_depth_sweep_captions_quote_the_sweep(app, monkeypatch):
     # The old sentence said "within a factor of ten or so over a hundred blocks": in
     # every seed the residual ReLU stack's gain grows by more than a thousand.
     growth = [df[(s, "relu", "add", 100)] / df[(s, "relu", "add", 1)] for s in (0, 1, 2)]
-    m = re.match(rf"grows by a factor of {NUM} to {NUM}\.", relu)
+    m = re.match(rf"grows by a factor of {NUM}–{NUM}\.", relu)
     assert m, relu
     assert panel_caps[2].count("In 3 of 3 seeds the residual curve") == 1
     assert float(m[1]) == pytest.approx(min(growth), rel=0.03)
@@ -126,7 +126,7 @@ def test_depth_sweep_captions_quote_the_sweep(app, monkeypatch):
     panel_caps = [c.value for c in at.caption if "the plain curve (depth 1 to 100)" in c.value]
     plain = panel_caps[0].split("the plain curve (depth 1 to 100) ")[1]
     falls = [w[(s, "tanh", "none", 1)] - w[(s, "tanh", "none", 100)] for s in (0, 1, 2)]
-    m = re.match(rf"falls by a factor of {NUM} to {NUM}\.", plain)
+    m = re.match(rf"falls by a factor of {NUM}–{NUM}\.", plain)
     assert m, plain
     assert float(m[1]) == pytest.approx(10 ** min(falls), rel=0.03)
     assert float(m[2]) == pytest.approx(10 ** max(falls), rel=0.03)
@@ -228,7 +228,7 @@ def test_spectrum_caption_counts_the_zero_singular_values(app):
         ks.append(int((j <= j.max() * len(j) * 2.220446049250313e-16).sum()))
     assert 0 < min(ks) and max(ks) < len(j)
     cap = find_caption(at, "All singular values.")
-    k = f"{min(ks)} to {max(ks)}" if min(ks) != max(ks) else f"{ks[0]}"
+    k = f"{min(ks)}–{max(ks)}" if min(ks) != max(ks) else f"{ks[0]}"
     assert f" In 3 of 3 seeds {k} of J's {len(j)} singular values are 0 to float64's" in cap
     assert "so I + J passes all of them" in cap
     at = app(PAGE, section="Derivation", act="tanh").run()

@@ -230,7 +230,7 @@ def test_derivation_states_what_holds_for_the_settings_on_screen(app):
     cap = find_caption_with(at, "One backward pass (in float64)")
     r = rv.recipes.gradients.derivation(norm="layer")
     ratios = [run.measured / run.identity_term for run in r.per_seed]
-    m = re.search(rf"In 3 of 3 seeds the measurement at x_0 is {NUM} to {NUM} times l\^L", cap)
+    m = re.search(rf"In 3 of 3 seeds the measurement at x_0 is {NUM}–{NUM} times l\^L", cap)
     assert m, cap
     assert float(m[1]) == pytest.approx(min(ratios), rel=5e-3)
     assert float(m[2]) == pytest.approx(max(ratios), rel=5e-3)
@@ -283,7 +283,7 @@ def test_a_gradient_under_float64s_range_is_printed_not_zero(app):
     cap = find_caption_with(at, "The gradient with respect to the stream itself")
     m = re.search(
         r"In 3 of 3 seeds the plain stack's \|\|dL/dx_l\|\| \(from the output x_L back to "
-        r"the input x_0\) falls by a factor of [\d.]+e(\d+) to [\d.]+e(\d+)\.",
+        r"the input x_0\) falls by a factor of [\d.]+e(\d+)–[\d.]+e(\d+)\.",
         cap,
     )
     assert m and int(m[1]) > 350 and int(m[2]) > 350, cap

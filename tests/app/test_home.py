@@ -77,7 +77,7 @@ def test_the_caption_states_the_drawn_numbers(home):
     plain = [at0[(s, rv.gradients.PLAIN)] for s in range(3)]
     res = [at0[(s, rv.gradients.RESIDUAL)] for s in range(3)]
     m = re.search(
-        rf"is {NUM} to {NUM} without shortcuts and {NUM} to {NUM} with them \({NUM} to {NUM} "
+        rf"is {NUM}–{NUM} without shortcuts and {NUM}–{NUM} with them \({NUM}–{NUM} "
         r"times the plain stack's, seed by seed\)",
         text,
     )

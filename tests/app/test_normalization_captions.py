@@ -49,7 +49,7 @@ def _range(values) -> list[float]:
 
 
 def _quoted(m, i: int) -> list[float]:
-    """A quoted range ``a-b`` (groups i, i+1; a lone number when the seeds agree)."""
+    """A quoted range ``a–b`` (groups i, i+1; a lone number when the seeds agree)."""
     lo = float(m[i])
     return [lo, float(m[i + 1]) if m[i + 1] else lo]
 
@@ -62,11 +62,11 @@ def test_prepost_sentences_quote_this_model_in_every_seed(app):
     seeds = range(3)  # the section's default: 3 seeds
     raw = [N.prepost_stream(4, 64, s, "default", standardize=False) for s in seeds]
     raw = [r[r["variant"] == "Pre-LN"]["sq_norm_per_dim"].tolist() for r in raw]
-    m = re.search(rf"the input's \|\|x₀\|\|²/d is {NUM}(?:-{NUM})? for this model", text)
+    m = re.search(rf"the input's \|\|x₀\|\|²/d is {NUM}(?:–{NUM})? for this model", text)
     assert m and _quoted(m, 1) == pytest.approx(_range([r[0] for r in raw]), rel=5e-3)
     m = re.search(
-        rf"over 4 layer\(s\) grows by a factor of .*, from {NUM}(?:-{NUM})? to "
-        rf"{NUM}(?:-{NUM})?\.",
+        rf"over 4 layer\(s\) grows by a factor of .*, from {NUM}(?:–{NUM})? to "
+        rf"{NUM}(?:–{NUM})?\.",
         text,
     )
     assert m, text
@@ -75,7 +75,7 @@ def test_prepost_sentences_quote_this_model_in_every_seed(app):
     shown = [N.prepost_stream(4, 64, s, "default") for s in seeds]
     pre = [x[x["variant"] == "Pre-LN"]["sq_norm_per_dim"].tolist() for x in shown]
     cap = find_caption(at, "Post-LN ends every layer with a LayerNorm")
-    m = re.search(rf"Pre-LN's \|\|x_l\|\|²/d .*from {NUM}(?:-{NUM})? to {NUM}(?:-{NUM})?\.", cap)
+    m = re.search(rf"Pre-LN's \|\|x_l\|\|²/d .*from {NUM}(?:–{NUM})? to {NUM}(?:–{NUM})?\.", cap)
     assert m, cap
     assert _quoted(m, 1) == pytest.approx(_range([p[0] for p in pre]), rel=5e-3)
     assert _quoted(m, 3) == pytest.approx(_range([p[-1] for p in pre]), rel=5e-3)
@@ -84,7 +84,7 @@ def test_prepost_sentences_quote_this_model_in_every_seed(app):
     deepest = grads[grads["n_layers"] == 4]
     cap = find_caption(at, "Gradient norm of the last layer's second FFN weight")
     m = re.search(
-        rf"At L = 4 it is {NUM}(?:-{NUM})? for Post-LN and {NUM}(?:-{NUM})? for Pre-LN; "
+        rf"At L = 4 it is {NUM}(?:–{NUM})? for Post-LN and {NUM}(?:–{NUM})? for Pre-LN; "
         r"sqrt\(1/4\) = 0.5",
         cap,
     )
@@ -103,7 +103,7 @@ def test_four_views_and_invariances_follow_the_batch_above(app):
     for seed in range(3):
         x = N.scaled_batch(4, 16, 16, 1.0, 1.0, seed)[0]
         expected.append(float(x[:, :8].abs().mean() / x[:, 8:].abs().mean()))
-    m = re.search(rf"raw {NUM}-{NUM} times", cap)
+    m = re.search(rf"raw {NUM}–{NUM} times", cap)
     assert m and [float(m[1]), float(m[2])] == pytest.approx(_range(expected), rel=5e-3)
     assert all(0.5 < e < 2 for e in expected)  # no half "dominates"
     cap = find_caption(at, "All values of seed 0's batch.")
@@ -137,7 +137,7 @@ def test_batch_dependence_caption_quotes_its_table(app):
     train = summ[(summ["mode"] == "train") & (summ["scenario"] == "other samples x10")]
     assert len(train) == 3  # a row per seed
     cap = find_caption(at, "The same token, normalized with different batch-mates")
-    m = re.search(rf"other samples x10: {NUM}-{NUM};", cap)
+    m = re.search(rf"other samples x10: {NUM}–{NUM};", cap)
     assert m and [float(m[1]), float(m[2])] == pytest.approx(
         _range(train["max_abs_change"].tolist()), rel=5e-3
     )

@@ -33,11 +33,11 @@ def test_each_section_shows_measured_numbers(app):
     # Each metric is its range over seeds 0-2, computed here from the library.
     gaps = [N.layernorm_gap(N.scaled_batch(8, 16, 64, 10.0, 0.1, s)) for s in range(3)]
     measured = [float(w["measured"].max()) for w in gaps]
-    m = re.fullmatch(rf"{NUM}-{NUM}", find_metric(at, "measured max").value)
+    m = re.fullmatch(rf"{NUM}–{NUM}", find_metric(at, "measured max").value)
     assert m and [float(m[1]), float(m[2])] == pytest.approx(
         [min(measured), max(measured)], rel=5e-4
     )
-    p = re.fullmatch(rf"{NUM}-{NUM}", find_metric(at, "predicted").value)
+    p = re.fullmatch(rf"{NUM}–{NUM}", find_metric(at, "predicted").value)
     assert p and abs(float(p[1]) - float(m[1])) < 1e-4 and abs(float(p[2]) - float(m[2])) < 1e-4
     assert min(measured) > 0.01
     at = open_section(at, "Invariances")
@@ -52,7 +52,7 @@ def test_each_section_shows_measured_numbers(app):
     pre = deep[deep["variant"] == "Pre-LN"]["ratio_to_L1"]
     post = deep[deep["variant"] == "Post-LN"]["ratio_to_L1"]
     assert len(pre) == len(post) == 3  # one row per seed
-    assert (pre < 0.75).all() and post.between(0.7, 1.5).all()  # measured: 0.44-0.5, 0.94-1.13
+    assert (pre < 0.75).all() and post.between(0.7, 1.5).all()  # measured: 0.44–0.5, 0.94–1.13
     # Nothing trains until asked.
     at = open_section(at, "Warm-up")
     assert at.button(key="warmup:start").disabled is False
@@ -254,7 +254,7 @@ def test_every_init_section_at_one_and_five_seeds(app, monkeypatch, seeds):
         for _, g in stream.groupby("seed")
     ]
     cap = find_caption(at, "Post-LN ends every layer with a LayerNorm")
-    m = re.search(rf"grows by a factor of {NUM}(?:-{NUM})?, from", cap)
+    m = re.search(rf"grows by a factor of {NUM}(?:–{NUM})?, from", cap)
     assert m and float(m[1]) == pytest.approx(min(factors), abs=0.051)
     if n > 1:
         assert f"In {n} of {n} seeds Pre-LN's" in cap

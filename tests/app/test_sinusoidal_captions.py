@@ -93,13 +93,15 @@ def test_alternatives_say_how_many_positions_they_draw(app):
     for s in (1, 2, 3):
         learned = P.similarity_matrices(256, 16, 10000.0, s)["learned (init)"]
         offs.append(learned[~torch.eye(256, dtype=torch.bool)])
-    m = re.search(rf"mean {NUM} to {NUM} and standard deviation {NUM} to {NUM}", cap)
+    # The means' range reads "a to b" where an end is negative, "a–b" otherwise.
+    m = re.search(rf"mean {NUM}( to |–){NUM} and standard deviation {NUM}–{NUM}", cap)
     assert m, cap
+    assert m[2] == (" to " if "-" in m[1] + m[3] else "–")
     assert "drawn here from seed 1: over seeds 1-3" in cap
     assert float(m[1]) == pytest.approx(min(float(o.mean()) for o in offs), rel=5e-3)
-    assert float(m[2]) == pytest.approx(max(float(o.mean()) for o in offs), rel=5e-3)
-    assert float(m[3]) == pytest.approx(min(float(o.std()) for o in offs), rel=5e-3)
-    assert float(m[4]) == pytest.approx(max(float(o.std()) for o in offs), rel=5e-3)
+    assert float(m[3]) == pytest.approx(max(float(o.mean()) for o in offs), rel=5e-3)
+    assert float(m[4]) == pytest.approx(min(float(o.std()) for o in offs), rel=5e-3)
+    assert float(m[5]) == pytest.approx(max(float(o.std()) for o in offs), rel=5e-3)
     assert find_caption(at, "Rotary").endswith("The vector of seed 1.")
     assert "bands: their lowest to highest" in find_caption(at, "Norm per position")
     # One seed, from the URL: that seed's own numbers.
@@ -130,7 +132,7 @@ def test_embedding_caption_quotes_the_measured_gap(app):
         pyth = (wide["token"] ** 2 + wide["position"] ** 2) ** 0.5
         rels.append((wide["sum"] - pyth).abs() / pyth * 100)
     m = re.search(
-        rf"by {NUM} to {NUM}% on average \(lowest to highest of seeds 0-2\) and at most "
+        rf"by {NUM}–{NUM}% on average \(lowest to highest of seeds 0-2\) and at most "
         rf"{NUM}% \(seed (\d)\)\.",
         cap,
     )

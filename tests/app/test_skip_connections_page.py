@@ -8,8 +8,8 @@ import pytest
 import resviz as rv
 import ui.jobs
 import ui.views
+from resviz.words.seeds import span
 from resviz.words.sentences import format_number as num
-from resviz.words.skip import spread
 from tests.app.conftest import chart_frames, clean, find_caption_with, open_section
 from ui.specs.skip_connections import SPEC
 
@@ -167,13 +167,13 @@ def test_forward_signal_caption_states_the_measured_norms(app, csvs):
     assert (
         "In 3 of 3 seeds the mean norm without a shortcut stays within a factor of 1.5 "
         f"from block 1 to block 16 (at most {num(most)} in any of them; values "
-        f"{num(plain['norm'].min())} to {num(plain['norm'].max())})." in cap
+        f"{num(plain['norm'].min())}–{num(plain['norm'].max())})." in cap
     )
     ends = res.groupby("seed")["norm"].agg(["first", "last"])
     assert (ends["last"] > ends["first"]).all()
     assert (
         "In 3 of 3 seeds the mean norm with the shortcut (add) rises from block 1 to block 16 "
-        f"(block 1: {spread(ends['first'])}; block 16: {spread(ends['last'])})." in cap
+        f"(block 1: {span(ends['first'])}; block 16: {span(ends['last'])})." in cap
     )
     assert cap.endswith("Lines: the median of 3 seeds (0-2); bands: their lowest to highest.")
     # One seed, from the URL: that seed's numbers, and a note that it is one run.
@@ -389,7 +389,7 @@ def test_degradation_over_two_seeds(app, csvs):
             assert f"The seeds split evenly: in 1 of 2 (seed 0) {says[said[0]]}" in cap
         assert (
             f"Final loss of the {kind} stacks, lowest to highest seed: 3 blocks "
-            f"{spread(f.xs(3, level='depth'))}, 1 blocks {spread(f.xs(1, level='depth'))}." in cap
+            f"{span(f.xs(3, level='depth'))}, 1 blocks {span(f.xs(1, level='depth'))}." in cap
         )
     table_cap = find_caption_with(at, "After training")
     assert "in each of the 2 seeds" in table_cap and "One row per seed and stack." in table_cap

@@ -97,7 +97,7 @@ def test_share_words_follow_how_x_L_is_made(settings, says, never):
         else:  # Post-LN: the sums the caption states are the bars' sums, over the seeds
             sums = sorted(float(s["share"].sum()) for s in shares)
             lo, hi = rv.format_number(sums[0]), rv.format_number(sums[-1])
-            assert lo != hi and f"(here {lo} to {hi})" in words
+            assert lo != hi and f"(here {lo}–{hi})" in words
 
 
 # ------------------------------------------------------------ seeds per section

@@ -141,7 +141,7 @@ def test_batch_dependence_words_quote_the_summary():
         for x in many.per_seed
     ]
     words = W.batch_change_words(many.summary, "train")
-    m = re.search(rf"other samples x10: {NUM}-{NUM};", words)
+    m = re.search(rf"other samples x10: {NUM}–{NUM};", words)
     assert float(m[1]) == pytest.approx(min(changes), rel=5e-3)
     assert float(m[2]) == pytest.approx(max(changes), rel=5e-3)
 
@@ -176,7 +176,7 @@ def test_prepost_seeds_come_from_the_core_and_the_words_quote_each():
         pre = N.prepost_stream(4, 32, seed, "xavier").query("variant == 'Pre-LN'")
         factors.append(pre["sq_norm_per_dim"].iloc[-1] / pre["sq_norm_per_dim"].iloc[0])
     words = W.stream_seeds([x.stream for x in r.per_seed], r.seeds, "it")
-    m = re.search(rf"^In 5 of 5 seeds it grows by a factor of {NUM}-{NUM}, from", words)
+    m = re.search(rf"^In 5 of 5 seeds it grows by a factor of {NUM}–{NUM}, from", words)
     assert m, words
     assert float(m[1]) == pytest.approx(min(factors), abs=0.05)
     assert float(m[2]) == pytest.approx(max(factors), abs=0.05)
@@ -229,8 +229,8 @@ def test_warmup_words_read_the_trained_runs_of_every_seed():
         warm = [final[s, f"{place}, warm-up 10"] for s in r.seeds]
         assert all(a < b for a, b in zip(no, warm, strict=True))
         m = re.search(
-            rf"In 3 of 3 seeds {place} without warm-up ends lower \({NUM}-{NUM} without, "
-            rf"{NUM}-{NUM} with\)",
+            rf"In 3 of 3 seeds {place} without warm-up ends lower \({NUM}–{NUM} without, "
+            rf"{NUM}–{NUM} with\)",
             words,
         )
         assert m, words

@@ -149,7 +149,7 @@ def test_learned_spread_words_one_and_many_seeds():
     assert "in seed 3's table, off the diagonal the cosines have mean 8.49e-4 and standard" in one
     many = W.learned_spread_words([0.01, -0.02, 0.005], [0.25, 0.24, 0.26], 16, (0, 1, 2))
     assert "drawn here from seed 0: over seeds 0-2" in many
-    assert "mean -0.02 to 0.01 and standard deviation 0.24 to 0.26 (lowest to highest" in many
+    assert "mean -0.02 to 0.01 and standard deviation 0.24–0.26 (lowest to highest" in many
 
 
 def test_pythagoras_seeds_words_quote_every_seed():
@@ -163,7 +163,7 @@ def test_pythagoras_seeds_words_quote_every_seed():
     means = [g.mean() for g in gaps]
     worst = int(np.argmax([g.max() for g in gaps]))
     assert words == (
-        f"{rv.format_number(min(means), 2)} to {rv.format_number(max(means), 2)}% on average "
+        f"{rv.format_number(min(means), 2)}–{rv.format_number(max(means), 2)}% on average "
         f"(lowest to highest of seeds 0-2) and at most "
         f"{rv.format_number(gaps[worst].max(), 2)}% (seed {worst})"
     )

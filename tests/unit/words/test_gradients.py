@@ -7,6 +7,7 @@ import pytest
 import resviz as rv
 from resviz.recipes import gradients as R
 from resviz.words.numbers import agreement_words
+from resviz.words.seeds import log_span, span
 
 
 def _words(measured, reference, name="l^L", **kw):
@@ -118,7 +119,7 @@ def test_trend_over_seeds_agree_split_tie_and_one():
     factors = [10 ** (c[0] - c[-1]) for c in curves]
     text = W.trend_over_seeds("the plain stack's ||dL/dW||", curves, r.seeds)
     assert text == (
-        f"In 3 of 3 seeds the plain stack's ||dL/dW|| falls by a factor of {W.span(factors, 2)}."
+        f"In 3 of 3 seeds the plain stack's ||dL/dW|| falls by a factor of {span(factors, 2)}."
     )
     assert min(factors) > 10
     # A 2-block sigmoid stack of width 64: seeds 0 and 2 fall by more than 10 from the
@@ -143,7 +144,7 @@ def test_larger_gradient_over_seeds_agree_split_tie():
     p, q = _gains(r, G.PLAIN), _gains(r, G.RESIDUAL)
     text = W.larger_gradient_over_seeds(p, q, r.seeds)
     assert text.startswith("In 3 of 3 seeds the residual stack passes the larger gradient")
-    assert f"{W.log_span(p)} plain, {W.log_span(q)} residual" in text
+    assert f"{log_span(p)} plain, {log_span(q)} residual" in text
     # 5 blocks of width 8, ReLU, LayerNorm: the seeds split, and each side quotes its own.
     r = R.per_layer(seeds=3, depth=5, width=8, act="relu", norm="layer")
     p, q = _gains(r, G.PLAIN), _gains(r, G.RESIDUAL)
@@ -208,7 +209,7 @@ def test_why_over_seeds_one_reason_quotes_ranges():
     why = W.why_over_seeds([run.ratio for run in r.per_seed], r.seeds, 0.5, "layer", True)
     s0 = [run.ratio["stream_norm"].iloc[0] for run in r.per_seed]
     assert why.startswith("A layer norm sits before every branch here")
-    assert f"its mean norm is {W.span(s0)} at x_0" in why
+    assert f"its mean norm is {span(s0)} at x_0" in why
     # One seed: the recipe's own sentence.
     assert W.why_over_seeds([r.per_seed[0].ratio], [0], 0.5, "layer", True) == r.per_seed[0].why
 
@@ -218,7 +219,7 @@ def test_zero_sv_over_seeds_agree_split_and_none():
     text = W.zero_sv_over_seeds([run.spectrum for run in relu.per_seed], relu.seeds)
     ks = [W._zero_sv_counts(run.spectrum)[0] for run in relu.per_seed]
     assert min(ks) > 0
-    assert text.startswith(f" In 3 of 3 seeds {W.span(ks)} of J's 64 singular values are 0")
+    assert text.startswith(f" In 3 of 3 seeds {span(ks)} of J's 64 singular values are 0")
     assert text.endswith("so I + J passes all of them.")
     tanh = R.derivation(seeds=3, act="tanh")
     assert W.zero_sv_over_seeds([run.spectrum for run in tanh.per_seed], tanh.seeds) == ""
@@ -264,7 +265,7 @@ def test_first_vs_last_over_seeds_agree_tie_and_one():
         g = run.layers[(run.layers["variant"] == "plain: f(x)") & (run.layers["step"] == 0)]
         g = g.set_index("block")["grad_norm"]
         ratios.append(g.iloc[0] / g.iloc[-1])
-    assert f"at step 0 ({W.span(ratios)} times)" in plain
+    assert f"at step 0 ({span(ratios)} times)" in plain
     # Width 8: the residual stack's seeds each tell another story (first block larger at
     # both steps in seed 0; smaller then larger in seed 1; smaller at both in seed 2).
     r = R.training(seeds=3, depth=4, width=8, steps=20)

