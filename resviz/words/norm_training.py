@@ -145,8 +145,8 @@ def start_end_words(history: pd.DataFrame) -> str:
             note = f" (mean of its {short[0][1]} steps in each seed)"
         elif short:
             note = " (" + ", ".join(f"seed {s}: mean of its {k} steps" for s, k in short) + ")"
-        parts.append(f"{name} {span(firsts)} to {span(tails)}{note}")
-    return "Loss at the first step, then its mean over the last 10 steps: " + "; ".join(parts) + "."
+        parts.append(f"{name}: {span(firsts)}, then {span(tails)}{note}")
+    return "Loss at the first step, then its mean over the last 10 steps. " + "; ".join(parts) + "."
 
 
 def divergence_words(history: pd.DataFrame) -> str:

@@ -260,8 +260,8 @@ def test_start_end_words_count_the_steps_a_run_had():
     )
     words = W.start_end_words(runs)
     assert words == (
-        "Loss at the first step, then its mean over the last 10 steps: a 2 to 2; "
-        "b 1 to 2 (mean of its 3 steps)."
+        "Loss at the first step, then its mean over the last 10 steps. a: 2, then 2; "
+        "b: 1, then 2 (mean of its 3 steps)."
     )
 
 

@@ -200,9 +200,9 @@ def test_start_end_words_over_seeds():
     b = _history(1, [5.0] * 12, [3.0] * 3)
     got = W.start_end_words(pd.concat([a, b]))
     assert got == (
-        "Loss at the first step, then its mean over the last 10 steps: Post-LN, no warm-up "
-        "4–5 to 4–5; Post-LN, warm-up 10 3 to 3 (mean of its 3 steps in each seed)."
+        "Loss at the first step, then its mean over the last 10 steps. Post-LN, no warm-up: "
+        "4–5, then 4–5; Post-LN, warm-up 10: 3, then 3 (mean of its 3 steps in each seed)."
     )
     assert "(mean of its 3 steps)" in W.start_end_words(a)
-    m = re.search(rf"no warm-up {NUM} to {NUM};", W.start_end_words(a))
+    m = re.search(rf"no warm-up: {NUM}, then {NUM};", W.start_end_words(a))
     assert m and float(m[1]) == 4 and float(m[2]) == 4
