@@ -150,7 +150,13 @@ SEEDS_AT_INIT = 3
 SEEDS_TRAINING = 1
 
 
-def recipe(fn: Recipe | None = None, /, *, seeds: int | None = SEEDS_AT_INIT) -> Any:
+def recipe(
+    fn: Recipe | None = None,
+    /,
+    *,
+    seeds: int | None = SEEDS_AT_INIT,
+    settings: Callable[..., Any] | None = None,
+) -> Any:
     """Register a section recipe under ``<module>.<function>``.
 
     ``fn`` is written for one seed (its ``seed``). With ``seeds`` (the default
@@ -160,17 +166,48 @@ def recipe(fn: Recipe | None = None, /, *, seeds: int | None = SEEDS_AT_INIT) ->
     a fixed model's weights): no ``seeds`` setting, and a test checks that two
     seeds give the same frames.
 
+    ``settings=fn``: the recipe shares the settings ``fn`` declares (its keyword
+    parameters, e.g. :func:`resviz.encoder.settings.setup`'s model settings) and
+    receives them in its ``**kwargs``, defaults filled in; they stand in its
+    signature (what a notebook and the URL name) beside its own, declared once.
+
     A recipe may set ``.batched``: ``batched(seeds, **settings)`` computes the seeds
     together and returns what :func:`combine` would (:func:`split_seeds` makes it
     from frames over the seeds), or None where it cannot; it must give the same
     numbers as one run per seed. Several seeds without a progress callback use it."""
 
     def register(fn: Recipe) -> Recipe:
+        if settings is not None:
+            fn = _with_settings(fn, settings)
         out = fn if seeds is None else _over_seeds(fn, seeds)
         RECIPES[recipe_name(out)] = out
         return out
 
     return register if fn is None else register(fn)
+
+
+def _with_settings(fn: Recipe, source: Callable[..., Any]) -> Recipe:
+    """``fn`` (``def f(*, own..., **shared)``) with ``source``'s keyword settings in
+    its signature, unknown names refused and defaults filled in."""
+    own = inspect.signature(fn)
+    shared = [
+        p
+        for name, p in inspect.signature(source).parameters.items()
+        if p.kind is p.KEYWORD_ONLY and name not in own.parameters
+    ]
+    params = [*shared, *(p for p in own.parameters.values() if p.kind is not p.VAR_KEYWORD)]
+    names = {p.name for p in params}
+    defaults = {p.name: p.default for p in shared}
+
+    @functools.wraps(fn)
+    def run(**kw: Any) -> Result:
+        unknown = set(kw) - names
+        if unknown:
+            raise TypeError(f"{fn.__name__}() takes no settings {sorted(unknown)}")
+        return fn(**{**defaults, **kw})
+
+    run.__signature__ = own.replace(parameters=params)  # type: ignore[attr-defined]
+    return run
 
 
 def _over_seeds(one: Recipe, default: int) -> Recipe:

@@ -20,15 +20,15 @@ depends on the seed). :mod:`resviz.words.encoder` words every seed's frame.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 import torch
 
 from resviz.budget import estimate
 from resviz.codegen import generate_code
-from resviz.data import DEFAULT_TEXT, token_table
+from resviz.data import token_table
 from resviz.encoder import masked as MT
 from resviz.encoder import views as EI
 from resviz.encoder.card import forward_latency, model_card
@@ -39,35 +39,15 @@ from resviz.words.numbers import format_number
 
 
 # ------------------------------------------------------------------------ Model
-def setup_args(arguments: dict[str, object]) -> dict[str, object]:
-    """The arguments of a recipe's call that :func:`setup` takes (text, tokenizer and
-    model settings, and the seed): every recipe starts from the same tokens and model."""
-    return {k: arguments[k] for k in inspect.signature(setup).parameters}
-
-
 # The model card does not depend on the seed (the token table and the counts are the
 # text's and the shapes'; the latency is a timing): no seeds setting. The seed is
 # still a setting: the code builds that seed's weights.
-@recipe(seeds=None)
+@recipe(seeds=None, settings=setup)
 def model(
     *,
-    text: str = DEFAULT_TEXT,
-    level: str = "word",
-    max_len: int = 32,
-    vocab: int = 256,
-    layers: int = 6,
-    d_model: int = 128,
-    heads: int = 8,
-    d_ff: int = 512,
-    act: str = "gelu",
-    dropout: float = 0.0,
-    norm: str = "layer",
-    place: str = "pre",
-    pos: str = "sinusoidal",
-    residual: bool = True,
-    ffn: bool = True,
     seed: int = 0,
     device: str | torch.device = "cpu",
+    **encoder: Any,
 ) -> Result:
     """Model: the tokens, the model card and the PyTorch code of this encoder.
 
@@ -80,7 +60,7 @@ def model(
     ``flops``, ``activation_bytes``. Nothing here but ``code`` (which builds seed
     ``seed``'s weights) and the timing depends on the seed: the section runs no
     seeds."""
-    s = ready(setup(**setup_args(locals())))
+    s = ready(setup(**encoder, seed=seed))
     net = build(s.cfg, device)
     latency = forward_latency(net, s.toks.ids)
     est = estimate(s.cfg, batch=1, seq_len=s.T)
@@ -104,28 +84,14 @@ def model(
 
 
 # -------------------------------------------------------------------- Attention
-@recipe
+@recipe(settings=setup)
 def attention(
     *,
-    text: str = DEFAULT_TEXT,
-    level: str = "word",
-    max_len: int = 32,
-    vocab: int = 256,
-    layers: int = 6,
-    d_model: int = 128,
-    heads: int = 8,
-    d_ff: int = 512,
-    act: str = "gelu",
-    dropout: float = 0.0,
-    norm: str = "layer",
-    place: str = "pre",
-    pos: str = "sinusoidal",
-    residual: bool = True,
-    ffn: bool = True,
     layer: int = 1,
     head: int = 1,
     seed: int = 0,
     device: str | torch.device = "cpu",
+    **encoder: Any,
 ) -> Result:
     """Attention: one head's weights at init (``layer`` and ``head`` count from 1 and
     are clamped to the model).
@@ -133,7 +99,7 @@ def attention(
     Frame ``attention``: ``block, head, query, key, weight``, one row per query and
     key (labels ``position:token``). Values: ``labels`` (the axis order), ``block``
     and ``head`` (shown), ``n_layers``, ``n_heads``, ``n_tokens``."""
-    s = ready(setup(**setup_args(locals())))
+    s = ready(setup(**encoder, seed=seed))
     block, h = head_of(s, layer, head)
     maps = views_of(s, device)["attention"]
     return Result(
@@ -150,26 +116,12 @@ def attention(
 
 
 # -------------------------------------------------------------- Residual stream
-@recipe
+@recipe(settings=setup)
 def stream(
     *,
-    text: str = DEFAULT_TEXT,
-    level: str = "word",
-    max_len: int = 32,
-    vocab: int = 256,
-    layers: int = 6,
-    d_model: int = 128,
-    heads: int = 8,
-    d_ff: int = 512,
-    act: str = "gelu",
-    dropout: float = 0.0,
-    norm: str = "layer",
-    place: str = "pre",
-    pos: str = "sinusoidal",
-    residual: bool = True,
-    ffn: bool = True,
     seed: int = 0,
     device: str | torch.device = "cpu",
+    **encoder: Any,
 ) -> Result:
     """Residual stream: norms, update ratios and each component's projection on the
     final stream, at init, from one forward pass.
@@ -179,7 +131,7 @@ def stream(
     (its ``block, sublayer, input_norm, update_norm, update_ratio``) and ``share``
     (:func:`resviz.encoder.views.final_share`). Values: ``additive`` (x_L is the sum
     of every component), ``last_only`` (x_L is the last sublayer's output itself)."""
-    s = ready(setup(**setup_args(locals())))
+    s = ready(setup(**encoder, seed=seed))
     views = views_of(s, device)
     frame: pd.DataFrame = views["stream"]  # type: ignore[assignment]
     return Result(
@@ -213,26 +165,12 @@ def every_update_below_one(r: Result) -> Answer:
 COLLAPSED_BELOW = 0.01
 
 
-@recipe
+@recipe(settings=setup)
 def collapse(
     *,
-    text: str = DEFAULT_TEXT,
-    level: str = "word",
-    max_len: int = 32,
-    vocab: int = 256,
-    layers: int = 6,
-    d_model: int = 128,
-    heads: int = 8,
-    d_ff: int = 512,
-    act: str = "gelu",
-    dropout: float = 0.0,
-    norm: str = "layer",
-    place: str = "pre",
-    pos: str = "sinusoidal",
-    residual: bool = True,
-    ffn: bool = True,
     seed: int = 0,
     device: str | torch.device = "cpu",
+    **encoder: Any,
 ) -> Result:
     """Rank collapse (Dong et al. 2021) at init: your model, its residual flipped, and
     attention only (no FFN, no norm) with and without shortcuts, on the same tokens.
@@ -241,7 +179,7 @@ def collapse(
     ``variant, shortcuts, block, residual, cosine``; ``residual`` is
     ``||X - 1 x^T|| / ||X||``, block 0 the input) and ``cosine`` (its ``variant, block,
     cosine``). Values: ``mine`` (your model's variant name), ``n_tokens``."""
-    s = ready(setup(**setup_args(locals())))
+    s = ready(setup(**encoder, seed=seed))
     df = EI.rank_collapse_compare(s.cfg, s.toks.ids, device)
     return Result(
         {"collapse": df, "cosine": df[["variant", "block", "cosine"]]},
@@ -267,24 +205,9 @@ def tokens_collapsed(r: Result) -> Answer:
 # --------------------------------------------------------------------- Training
 # A seed trains two models: one seed by default, more on request (run one after
 # another, with progress over all of them).
-@recipe(seeds=1)
+@recipe(seeds=1, settings=setup)
 def training(
     *,
-    text: str = DEFAULT_TEXT,
-    level: str = "word",
-    max_len: int = 32,
-    vocab: int = 256,
-    layers: int = 6,
-    d_model: int = 128,
-    heads: int = 8,
-    d_ff: int = 512,
-    act: str = "gelu",
-    dropout: float = 0.0,
-    norm: str = "layer",
-    place: str = "pre",
-    pos: str = "sinusoidal",
-    residual: bool = True,
-    ffn: bool = True,
     against: str = MT.FLIPPED,
     steps: int = 100,
     lr: float = 1e-3,
@@ -292,6 +215,7 @@ def training(
     device: str | torch.device = "cpu",
     progress: Callable[[pd.DataFrame, int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    **encoder: Any,
 ) -> Result:
     """Training: your model and one to compare (``against``: its residual flipped or a
     preset) trained side by side on the masked-token task over your text
@@ -309,7 +233,7 @@ def training(
     ``rv.encoder.attention_frame(r.attention, r.labels, block, head)``),
     ``n_positions``, ``stopped``, ``vocab_size``, ``n_layers``. ``progress(curves_so_far, step, steps)`` and ``should_stop()``
     run every 10 steps."""
-    s = ready(setup(**setup_args(locals())))
+    s = ready(setup(**encoder, seed=seed))
     if len(s.train_ids) < 2:
         raise ValueError("Training needs at least 2 tokens of text.")
     variants = MT.training_variants(s.cfg, against)

@@ -36,12 +36,13 @@ Progress = Callable[[Result, int, int], None]
 
 # ------------------------------------------------------------------- the input batch
 def input_batch(
-    batch: int | str,
-    tokens: int | str,
-    d: int | str,
-    big: float | str,
-    small: float | str,
-    seed: int,
+    *,
+    batch: int | str = 8,
+    tokens: int | str = 16,
+    d: int | str = 64,
+    big: float | str = 10.0,
+    small: float | str = 0.1,
+    seed: int = 0,
 ) -> torch.Tensor:
     """The batch of the first three sections: Gaussian ``(batch, tokens, d)``, the first
     half of the features multiplied by ``big``, the second by ``small``."""
@@ -49,16 +50,8 @@ def input_batch(
     return normalization.scaled_batch(*sizes, float(big), float(small), seed)
 
 
-@recipe
-def four_views(
-    *,
-    batch: int = 8,
-    tokens: int = 16,
-    d: int = 64,
-    big: float = 10.0,
-    small: float = 0.1,
-    seed: int = 0,
-) -> Result:
+@recipe(settings=input_batch)
+def four_views(*, seed: int = 0, **sizes: Any) -> Result:
     """Four views: the batch raw and after LayerNorm, BatchNorm (training mode) and
     RMSNorm.
 
@@ -67,7 +60,7 @@ def four_views(
     and feature means and population stds, mean token RMS, largest |value|) and
     ``halves`` (view, first_half, second_half, ratio: mean |value| of each feature
     half in sample 0)."""
-    v = normalization.apply_norms(input_batch(batch, tokens, d, big, small, seed))
+    v = normalization.apply_norms(input_batch(**sizes, seed=seed))
     views = normalization.norm_views(v, 0)
     stats = normalization.norm_stats(v)
     stats["abs_max"] = [float(v[name].double().abs().max()) for name in stats["view"]]
@@ -102,16 +95,8 @@ def layernorm_keeps_halves(r: Result) -> Answer:
     )
 
 
-@recipe
-def textbook(
-    *,
-    batch: int = 8,
-    tokens: int = 16,
-    d: int = 64,
-    big: float = 10.0,
-    small: float = 0.1,
-    seed: int = 0,
-) -> Result:
+@recipe(settings=input_batch)
+def textbook(*, seed: int = 0, **sizes: Any) -> Result:
     """Textbook LayerNorm: the hand-written ``(x - mean) / (std + 1e-6)`` with the
     unbiased std against ``torch.nn.functional.layer_norm`` (population variance, eps
     1e-5 inside the square root), token by token, beside what the formulas predict.
@@ -122,8 +107,8 @@ def textbook(
     sqrt((n-1)/n))``. Values: ``measured_max``, ``predicted_max``, ``approx_max``,
     ``fit`` (largest |measured - predicted|), ``sigma_min``, ``eps_bound`` (the
     relative change eps can make at ``sigma_min``), ``factor`` = sqrt((n-1)/n), ``n``."""
-    wide = normalization.layernorm_gap(input_batch(batch, tokens, d, big, small, seed))
-    n = int(d)
+    wide = normalization.layernorm_gap(input_batch(**sizes, seed=seed))
+    n = int(sizes["d"])
     sigma = float(wide["sigma"].min())
     return Result(
         {"gap": normalization.gap_long(wide)},
@@ -155,18 +140,8 @@ def textbook_gap_large(r: Result) -> Answer:
     )
 
 
-@recipe
-def invariances(
-    *,
-    batch: int = 8,
-    tokens: int = 16,
-    d: int = 64,
-    big: float = 10.0,
-    small: float = 0.1,
-    shift: float = 5.0,
-    scale: float = 3.0,
-    seed: int = 0,
-) -> Result:
+@recipe(settings=input_batch)
+def invariances(*, shift: float = 5.0, scale: float = 3.0, seed: int = 0, **sizes: Any) -> Result:
     """Invariances: each norm's largest output change, in float64, when ``h = x W^T``
     (x the input batch, W a seeded d x d matrix) is shifted or scaled, in part or
     whole, when the other samples are redrawn, or when W is re-scaled or re-centred.
@@ -174,14 +149,12 @@ def invariances(
     Frames: ``table`` (transformation, measured_on, norm, max_abs_change, invariant:
     change below 1e-4) and ``wide`` (one column per norm)."""
     table = norm_invariance.invariance_table(
-        int(batch),
-        int(tokens),
-        int(d),
+        *(int(sizes[k]) for k in ("batch", "tokens", "d")),
         shift=float(shift),
         scale=float(scale),
         seed=seed,
-        big=float(big),
-        small=float(small),
+        big=float(sizes["big"]),
+        small=float(sizes["small"]),
     )
     return Result({"table": table, "wide": norm_invariance.invariance_wide(table)})
 

@@ -31,7 +31,7 @@ from resviz.shortcuts import decomposition as D
 from resviz.shortcuts import degradation as G
 from resviz.shortcuts import lesions as LS
 from resviz.shortcuts import structure as SC
-from resviz.shortcuts.settings import PRESETS, degradation_config, lesion_config, stack_config
+from resviz.shortcuts.settings import degradation_config, lesion_config, stack_config
 from resviz.words.numbers import format_number
 
 Progress = Callable[[pd.DataFrame, int, int], None] | None
@@ -41,22 +41,8 @@ ShouldStop = Callable[[], bool] | None
 # ------------------------------------------------------------------ Stack
 # Structure only (the table, the formula): the seed sets the code's SEED line alone,
 # so the section takes no seeds (tests check that two seeds give the same frames).
-@recipe(seeds=None)
-def stack(
-    *,
-    preset: str = PRESETS[0],
-    depth: int = 16,
-    width: int = 64,
-    act: str = "relu",
-    init: str = "default",
-    mode: str = "add",
-    join: str = "after_act",
-    mismatch: str = "skip",
-    alpha: float = 0.0,
-    learnable: bool = True,
-    project: bool = False,
-    seed: int = 0,
-) -> Result:
+@recipe(seeds=None, settings=stack_config)
+def stack(*, seed: int = 0, **stack: Any) -> Result:
     """Stack: which blocks got a shortcut (read off the model, built on the meta device:
     no weights), the block as LaTeX and the torch-only code that builds this stack.
 
@@ -64,10 +50,7 @@ def stack(
     ``blocks``, ``with_shortcut`` (blocks with any shortcut), ``projections``, and
     ``width_changes`` (blocks whose nominal input and output widths differ, where an
     identity shortcut cannot be added)."""
-    cfg = stack_config(
-        preset=preset, depth=depth, width=width, act=act, init=init, mode=mode, join=join,
-        mismatch=mismatch, alpha=alpha, learnable=learnable, project=project, seed=seed,
-    )  # fmt: skip
+    cfg = stack_config(**stack, seed=seed)
     table = SC.shortcut_table(cfg)
     w = cfg.layer_widths
     return Result(
@@ -84,23 +67,8 @@ def stack(
 
 
 # ------------------------------------------------------------------ Signal
-@recipe
-def signal(
-    *,
-    preset: str = PRESETS[0],
-    depth: int = 16,
-    width: int = 64,
-    act: str = "relu",
-    init: str = "default",
-    mode: str = "add",
-    join: str = "after_act",
-    mismatch: str = "skip",
-    alpha: float = 0.0,
-    learnable: bool = True,
-    project: bool = False,
-    seed: int = 0,
-    device: str | torch.device = "cpu",
-) -> Result:
+@recipe(settings=stack_config)
+def signal(*, seed: int = 0, device: str | torch.device = "cpu", **stack: Any) -> Result:
     """Signal: the forward signal at init, layer by layer, of the stack and its plain
     twin, on 256 standard Gaussian inputs (weights and inputs from ``seed``).
 
@@ -109,10 +77,7 @@ def signal(
     shortcut: ``block, shortcut_norm, update_norm, identity_share, cosine``) and
     ``shares`` (``terms`` long, for one chart). Values: ``blocks`` and
     ``identity_blocks`` (blocks whose shortcut is the identity, x passed on as it is)."""
-    cfg = stack_config(
-        preset=preset, depth=depth, width=width, act=act, init=init, mode=mode, join=join,
-        mismatch=mismatch, alpha=alpha, learnable=learnable, project=project, seed=seed,
-    )  # fmt: skip
+    cfg = stack_config(**stack, seed=seed)
     sig = D.compare_signal(cfg, seed=seed, device=device)
     terms = D.shortcut_terms(sig)
     table = SC.shortcut_table(cfg)
@@ -185,32 +150,15 @@ def last_block_term(r: Result) -> Answer:
 
 # ------------------------------------------------------------------ Paths
 # Combinatorics of the shortcuts: nothing random, no seeds.
-@recipe(seeds=None)
-def paths(
-    *,
-    preset: str = PRESETS[0],
-    depth: int = 16,
-    width: int = 64,
-    act: str = "relu",
-    init: str = "default",
-    mode: str = "add",
-    join: str = "after_act",
-    mismatch: str = "skip",
-    alpha: float = 0.0,
-    learnable: bool = True,
-    project: bool = False,
-    seed: int = 0,
-) -> Result:
+@recipe(seeds=None, settings=stack_config)
+def paths(*, seed: int = 0, **stack: Any) -> Result:
     """Paths: the unrolled stack's path lengths (Veit et al. 2016), counted exactly.
 
     Frame ``paths``: the lengths some path has, ``length, count`` (exact, as text:
     C(64, 32) is above 2^53), ``fraction``, ``binomial_pmf`` and ``paths`` (the
     fraction, as the chart draws it). Values: ``blocks``, ``with_shortcut`` (the k of
     2^k paths) and ``before_act`` (a shortcut joined before the activation)."""
-    cfg = stack_config(
-        preset=preset, depth=depth, width=width, act=act, init=init, mode=mode, join=join,
-        mismatch=mismatch, alpha=alpha, learnable=learnable, project=project, seed=seed,
-    )  # fmt: skip
+    cfg = stack_config(**stack, seed=seed)
     table = SC.shortcut_table(cfg)
     bars = SC.path_bars(SC.path_lengths(cfg))
     return Result(
@@ -238,23 +186,14 @@ def _trained(dcfg: G.SpiralStacksConfig, result: G.DegradationResult) -> dict[st
     }
 
 
-@recipe(seeds=SEEDS_TRAINING)
+@recipe(seeds=SEEDS_TRAINING, settings=degradation_config)
 def degradation(
     *,
-    act: str = "relu",
-    init: str = "default",
-    mode: str = "add",
-    join: str = "after_act",
-    alpha: float = 0.0,
-    learnable: bool = True,
-    shallow: int = 4,
-    deep: int = 16,
-    steps: int = 400,
-    lr: str | float = "0.003",
     seed: int = 0,
     device: str | torch.device = "cpu",
     progress: Progress = None,
     should_stop: ShouldStop = None,
+    **spirals: Any,
 ) -> Result:
     """Degradation (He et al. 2016, Fig. 1): shallow and deep stacks of width 32, plain
     and with the shortcut (add where ``mode`` is none), trained with Adam from ``seed``
@@ -265,10 +204,7 @@ def degradation(
     ``curves`` (loss and error on all points every ``eval_every`` steps), ``final``
     (where each stack ended) and ``cosine`` (the residual stacks' cos(shortcut,
     update) per block, at init and trained)."""
-    dcfg = degradation_config(
-        act=act, init=init, mode=mode, join=join, alpha=alpha, learnable=learnable,
-        shallow=shallow, deep=deep, steps=steps, lr=lr,
-    )  # fmt: skip
+    dcfg = degradation_config(**spirals)
     result = G.train_degradation(dcfg, seed, device, progress, should_stop)
     return Result(
         {
@@ -281,21 +217,14 @@ def degradation(
     )
 
 
-@recipe(seeds=SEEDS_TRAINING)
+@recipe(seeds=SEEDS_TRAINING, settings=lesion_config)
 def lesion(
     *,
-    act: str = "relu",
-    init: str = "default",
-    mode: str = "add",
-    join: str = "after_act",
-    alpha: float = 0.0,
-    learnable: bool = True,
-    l_depth: int = 16,
-    l_steps: int = 400,
     seed: int = 0,
     device: str | torch.device = "cpu",
     progress: Progress = None,
     should_stop: ShouldStop = None,
+    **spirals: Any,
 ) -> Result:
     """Lesion (Veit et al. 2016): a plain and a residual stack of ``l_depth`` blocks
     learn spirals with one turn per arm, then each block but the first (2-d to the
@@ -305,10 +234,7 @@ def lesion(
     Frames: ``task``, ``curves`` (training), ``lesion`` (accuracy with each block
     deleted) and ``summary`` (:func:`resviz.lesion_summary`: intact, mean and worst
     deletion, how many deletions are small)."""
-    lcfg = lesion_config(
-        act=act, init=init, mode=mode, join=join, alpha=alpha, learnable=learnable,
-        l_depth=l_depth, l_steps=l_steps,
-    )  # fmt: skip
+    lcfg = lesion_config(**spirals)
     result = G.train_lesion(lcfg, seed, device, progress, should_stop)
     return Result(
         {
