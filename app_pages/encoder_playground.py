@@ -93,7 +93,7 @@ def draw_settings() -> dict[str, object]:
     with c2:
         d_ff = int(p.select("d_ff (FFN hidden)", "d_ff"))
         act = p.select("Activation", "act")
-        dropout = p.float_slider("Dropout (training only)", "dropout")
+        dropout = p.slider("Dropout (training only)", "dropout")
     with c3:
         norm = p.select("Norm", "norm")
         place = p.radio("Norm placement", "place")

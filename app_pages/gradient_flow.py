@@ -290,7 +290,7 @@ def derivation_section() -> None:
     )
     s1, s2, s3 = st.columns(3)
     with s1:
-        scale = p.float_slider("l (shortcut scale)", "l")
+        scale = p.slider("l (shortcut scale)", "l")
     with s2:
         depth_l = p.slider("L (blocks) for this experiment", "L")
     with s3:
@@ -567,7 +567,7 @@ def training_section() -> None:
     with t3:
         with_scaled = p.toggle("also train l·x + f(x)", "train_scaled")
         # The Derivation section's l, drawn here while it is used.
-        scale = p.float_slider("l (shortcut scale)", "l") if with_scaled else None
+        scale = p.slider("l (shortcut scale)", "l") if with_scaled else None
     settings = dict(
         depth=base.depth,
         width=base.width,

@@ -216,9 +216,9 @@ def invariances_section(batch_settings: dict[str, Any]) -> None:
     st.subheader("Invariances, measured")
     c1, c2 = st.columns(2)
     with c1:
-        shift = p.float_slider("shift constant", "shift")
+        shift = p.slider("shift constant", "shift")
     with c2:
-        scale = p.float_slider("scale constant", "scale")
+        scale = p.slider("scale constant", "scale")
     sec = Section(TITLE, S.INVARIANCES, dev)
     r = sec.run(R.invariances, **batch_settings, shift=shift, scale=scale, seed=ctx.seed)
     sec.table(

@@ -77,7 +77,7 @@ def settings(full: bool) -> dict[str, Any]:
                 "P x (ResNet option B). Only the seed network preset has such blocks.",
             )
     with c3:
-        v["alpha"] = p.float_slider("a (scaled: y = x + a f(x))", "alpha")
+        v["alpha"] = p.slider("a (scaled: y = x + a f(x))", "alpha")
         v["learnable"] = p.toggle("a learnable (with a = 0: ReZero)", "learnable")
         if full:
             v["project"] = p.toggle("concat: project back to the width", "project")

@@ -229,33 +229,23 @@ class PageParams:
         self,
         label: str,
         name: str,
-        lo: int | None = None,
-        hi: int | None = None,
-        default: int | None = None,
-        step: int | None = None,
-        **kw: Any,
-    ) -> int:
-        d = self._declared(name, "int", lo=lo, hi=hi, default=default, step=step)
-        lo, hi, step = int(d["lo"]), int(d["hi"]), int(d["step"] or 1)
-        key = self._init(name, int(d["default"]), lambda s: parse_int(s, lo, hi, step))
-        value = st.slider(label, lo, hi, step=step, key=key, **PERSIST, **kw)
-        return self._publish(name, int(value))
-
-    def float_slider(
-        self,
-        label: str,
-        name: str,
         lo: float | None = None,
         hi: float | None = None,
         default: float | None = None,
         step: float | None = None,
         **kw: Any,
-    ) -> float:
-        d = self._declared(name, "float", lo=lo, hi=hi, default=default, step=step)
-        lo, hi, step = float(d["lo"]), float(d["hi"]), float(d["step"])
-        key = self._init(name, float(d["default"]), lambda s: parse_float(s, lo, hi, step))
+    ) -> Any:
+        """A slider of whole numbers or of decimals, as ``ui/specs`` declares ``name``
+        (an undeclared one: decimals where a bound, default or step is a float)."""
+        decl = self.spec.param(name)
+        given = (lo, hi, default, step)
+        decimals = decl.kind == "float" if decl else any(isinstance(v, float) for v in given)
+        kind, cast, parse = ("float", float, parse_float) if decimals else ("int", int, parse_int)
+        d = self._declared(name, kind, lo=lo, hi=hi, default=default, step=step)
+        lo, hi, step = cast(d["lo"]), cast(d["hi"]), cast(d["step"] or 1)
+        key = self._init(name, cast(d["default"]), lambda s: parse(s, lo, hi, step))
         value = st.slider(label, lo, hi, step=step, key=key, **PERSIST, **kw)
-        return self._publish(name, float(value))
+        return self._publish(name, cast(value))
 
     def number(
         self,
