@@ -68,8 +68,13 @@ def test_page_default_view(app, page, section):
 def test_widget_sweep(app, page, section):
     """Every slider and number box at its minimum, default and maximum; every option of
     every select box and radio; every toggle and checkbox both ways, in every section.
-    The only error allowed is a budget refusal that states its numbers."""
-    at = app(page, **section_params(section)).run()
+    The only error allowed is a budget refusal that states its numbers.
+
+    The sweep runs one seed (``seeds=1`` in the URL): it is about every widget's
+    path, and each section's default view runs its default seeds
+    (:func:`test_page_default_view`); the sidebar's Seeds is swept over 1, 2 and
+    auto, its largest values left to the pages' own seeds tests."""
+    at = app(page, seeds="1", **section_params(section)).run()
     _assert_clean(at)
     combos = 1  # the default view
     for kind in ("slider", "number_input"):
@@ -84,7 +89,8 @@ def test_widget_sweep(app, page, section):
         for i in range(len(getattr(at, kind))):
             w = getattr(at, kind)[i]
             default = w.value
-            for opt in [*w.options, default]:
+            options = ["2", "auto"] if w.key == "shared:seeds" else w.options
+            for opt in [*options, default]:
                 getattr(at, kind)[i].set_value(opt).run()
                 _assert_clean(at, budget_ok=True)
                 combos += 1
