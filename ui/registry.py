@@ -95,6 +95,7 @@ NOTEBOOK_EXAMPLE = NotebookExample(
     page="app_pages/gradient_flow.py",
     chart="activation_gradients",
     variant="plain: f(x)",
-    what="the plain stack's curve of `||dL/dx_l||` per layer (column `act_grad`) in the Per "
-    "layer section of Gradient flow",
+    what="seed 0's `||dL/dx_l||` per layer for the plain stack (column `act_grad`): the rows "
+    "of seed 0 in the CSV of Gradient flow's Per layer section, whose chart draws the median "
+    "of the sidebar's seeds",
 )

@@ -180,7 +180,7 @@ def test_stability_caption_when_nothing_diverges(app, monkeypatch):
     for name, run in runs.groupby("variant"):
         loss = run.sort_values("step")["loss"]
         first, last = num(float(loss.iloc[0])), num(float(loss.tail(10).mean()))
-        assert f"{name} {first} to {last}" in caption
+        assert f"{name}: {first}, then {last}" in caption
 
 
 def test_warmup_training_runs_and_finishes(app):

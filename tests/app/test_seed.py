@@ -103,9 +103,11 @@ def test_home_hint_returns_what_its_page_draws(app, frames):
         fn = getattr(fn, part)
     got = fn(rv.StackConfig(**dict(ex.config)))
     shown = frames(ex.page, 0)[ex.chart]
-    shown = shown[shown["variant"] == ex.variant].drop(columns="variant").reset_index(drop=True)
+    shown = shown[(shown["variant"] == ex.variant) & (shown["seed"] == 0)]
+    shown = shown.drop(columns=["variant", "seed"]).reset_index(drop=True)
     assert len(shown) and set(shown.columns) <= set(got.columns)
-    pd.testing.assert_frame_equal(shown, got[list(shown.columns)], check_exact=True)
+    # The page computes its seeds together (vmap): the same numbers to float64 rounding.
+    pd.testing.assert_frame_equal(shown, got[list(shown.columns)], rtol=1e-9, check_exact=False)
 
 
 def test_the_sidebar_seeds_set_how_many_seeds_every_section_runs(frames, app):

@@ -70,7 +70,8 @@ def test_csv_download_holds_the_chart_data(server, page):
     wait_ready(page, charts=1, downloads=1)
     download = download_named(page, "gradient_norms.csv")
     rows = list(csv.DictReader(io.StringIO(open(download.path()).read())))
-    assert len(rows) == 2 * 7  # one row per layer per variant
+    assert len(rows) == 3 * 2 * 7  # one row per seed (auto: 3), variant and layer
+    assert {r["seed"] for r in rows} == {"0", "1", "2"}
     assert {r["variant"] for r in rows} == {"plain: f(x)", "residual: x + f(x)"}
     assert all(float(r["grad_norm"]) >= 0 for r in rows)
 
