@@ -140,8 +140,11 @@ def line(
     scale_y = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
     axis_y = alt.Axis(tickMinStep=1, labelExpr="'1e' + datum.value") if log10_y else alt.Axis()
     scale_x = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
+    # Swatches drawn opaque: with a band under the line the legend's symbol would take
+    # the band's pale fill.
+    legend = alt.Legend(orient="bottom", symbolOpacity=1)
     enc_color = (
-        alt.Color(f"{color}:N", scale=alt.Scale(range=PALETTE), legend=alt.Legend(orient="bottom"))
+        alt.Color(f"{color}:N", scale=alt.Scale(range=PALETTE), legend=legend)
         if color
         else alt.value(PALETTE[0])
     )
@@ -170,13 +173,7 @@ def line(
                 x=alt.X(f"{x}:Q", scale=scale_x),
                 y=alt.Y(f"{y}_lo:Q", scale=scale_y),
                 y2=alt.Y2(f"{y}_hi:Q"),
-                # Filled by group, on the lines' palette, with no legend of its own: the
-                # legend's swatches are the lines'.
-                fill=(
-                    alt.Fill(f"{color}:N", scale=alt.Scale(range=PALETTE), legend=None)
-                    if color
-                    else alt.value(PALETTE[0])
-                ),
+                color=enc_color,
                 tooltip=tips,
             )
         )

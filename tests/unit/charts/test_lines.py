@@ -106,5 +106,5 @@ def test_over_seeds_a_label_column_stays_in_the_tooltip_and_divergence_is_still_
     assert len(rules) == 1
     marked = _data(spec, rules[0])
     assert [(r["seed"], r["step"]) for r in marked] == [(1, 2)]
-    # The band is filled on the lines' palette with no legend of its own.
-    assert layers[0]["encoding"]["fill"]["legend"] is None
+    # The legend's swatches are opaque (not the band's pale fill).
+    assert layers[0]["encoding"]["color"]["legend"]["symbolOpacity"] == 1
