@@ -34,7 +34,7 @@ from resviz.encoder import views as EI
 from resviz.encoder.card import forward_latency, model_card
 from resviz.encoder.settings import BATCH, head_of, ready, setup, training_batch, views_of
 from resviz.models import build
-from resviz.recipes.core import Answer, Result, measure, recipe
+from resviz.recipes.core import SEEDS_TRAINING, Answer, Result, measure, recipe
 from resviz.words.numbers import format_number
 
 
@@ -205,7 +205,7 @@ def tokens_collapsed(r: Result) -> Answer:
 # --------------------------------------------------------------------- Training
 # A seed trains two models: one seed by default, more on request (run one after
 # another, with progress over all of them).
-@recipe(seeds=1, settings=setup)
+@recipe(seeds=SEEDS_TRAINING, settings=setup)
 def training(
     *,
     against: str = MT.FLIPPED,

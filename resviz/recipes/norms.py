@@ -27,7 +27,7 @@ from resviz.norms import invariance as norm_invariance
 from resviz.norms import prepost as prepost
 from resviz.norms import training as norm_training
 from resviz.norms import views as normalization
-from resviz.recipes.core import Answer, Result, measure, recipe
+from resviz.recipes.core import SEEDS_TRAINING, Answer, Result, measure, recipe
 from resviz.train.compare import train_compare
 from resviz.words.numbers import format_number
 
@@ -243,7 +243,7 @@ def _trained(models: pd.DataFrame, runs: pd.DataFrame, values: Mapping[str, Any]
     )
 
 
-@recipe(seeds=1)
+@recipe(seeds=SEEDS_TRAINING)
 def warmup(
     *,
     w_layers: int = 8,
@@ -291,7 +291,7 @@ def warmup(
     return _trained(models, runs, values)
 
 
-@recipe(seeds=1)
+@recipe(seeds=SEEDS_TRAINING)
 def stability(
     *,
     s_norm: str = "layer",
