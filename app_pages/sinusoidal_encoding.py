@@ -228,7 +228,9 @@ def alternatives_section() -> None:
     st.subheader("Alternatives, side by side")
     s = shared_settings()
     sec = Section(TITLE, S.ALTERNATIVES, dev)
-    r = sec.run(R.alternatives, large=True, **s, seed=ctx.seed)
+    # The maps are drawn (and offered) from the first seed: only the norms' CSV is
+    # made from the whole result.
+    r = sec.run(R.alternatives, large=True, csv_frames=("norms",), **s, seed=ctx.seed)
     if r.shown < s["positions"]:
         st.caption(f"The first {r.shown} of the {s['positions']} positions.")
     runs = r.per_seed

@@ -70,13 +70,20 @@ def run_recipe(
 
 @st.cache_data(show_spinner="Computing...", **LARGE)
 def run_recipe_large(
-    name: str, settings: tuple[tuple[str, Any], ...], device: str
+    name: str,
+    settings: tuple[tuple[str, Any], ...],
+    device: str,
+    csv_frames: tuple[str, ...] | None = None,
 ) -> tuple[Result, str | None, dict[str, bytes]]:
     """:func:`run_recipe` for results that can reach megabytes, under the LARGE policy
-    (a few entries), with each frame's CSV made once beside it (a 1,000 x 1,024 frame
-    takes about a second to write)."""
+    (a few entries), with each frame's CSV (those in ``csv_frames``, where given) made
+    once beside it (a 1,000 x 1,024 frame takes about a second to write)."""
     result, note = _run(name, settings, device)
-    csvs = {k: df.to_csv(index=False).encode("utf-8") for k, df in result.frames.items()}
+    csvs = {
+        k: df.to_csv(index=False).encode("utf-8")
+        for k, df in result.frames.items()
+        if csv_frames is None or k in csv_frames
+    }
     return result, note, csvs
 
 
@@ -116,14 +123,24 @@ class Section:
         # The CSVs made with a large result (``run(..., large=True)``), by frame.
         self._csvs: tuple[Result | None, dict[str, bytes]] = (None, {})
 
-    def run(self, fn: Recipe, /, var: str = "r", large: bool = False, **settings: Any) -> Result:
+    def run(
+        self,
+        fn: Recipe,
+        /,
+        var: str = "r",
+        large: bool = False,
+        csv_frames: tuple[str, ...] | None = None,
+        **settings: Any,
+    ) -> Result:
         """Run the recipe ``fn`` at ``settings`` (its keyword names), record the call in
         the notebook as ``var = rv.recipes...(...)``, and answer the lesson step's
         question if it reads this recipe.
 
         ``large=True`` for a result that can reach megabytes (a 1,000 x 1,024 matrix):
         it is cached under ``ui.cache.LARGE`` (a few entries, not 64) and its frames'
-        CSVs are written once, with it, instead of on every run."""
+        CSVs are written once, with it, instead of on every run: every frame's, or
+        those in ``csv_frames`` (the ones the page offers from this result; a section
+        that draws one seed's maps offers that seed's frames instead)."""
         name = recipe_name(fn)
         if RECIPES.get(name) is not fn:
             raise ValueError(f"{name} is not a registered recipe")
@@ -133,7 +150,7 @@ class Section:
         settings = with_seeds(fn, settings)
         if large:
             result, note, csvs = run_recipe_large(
-                name, tuple(sorted(settings.items())), self.device
+                name, tuple(sorted(settings.items())), self.device, csv_frames
             )
             self._csvs = (result, csvs)
         else:

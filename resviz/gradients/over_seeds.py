@@ -25,6 +25,11 @@ from resviz.gradients.layers import _first_weight_name, _float64_device, _layer_
 from resviz.hooks import capture_grad_norms_over_states, stream_points
 from resviz.models import build, reseed
 
+# The most bytes of float64 weights the seeds' stacks may hold together: above it
+# (a 100 x 448 stack's are 160 MB a seed) the seeds run one by one, each within the
+# memory budget the page checks, instead of all at once.
+_BATCHED_WEIGHT_BYTES = 32 * 2**20
+
 # Under this, a gradient measured in plain float64 keeps too few digits: the
 # vectorised pass over seeds leaves such stacks to the log-space one.
 _LOG10_BATCHED_FLOOR = -280.0
@@ -42,12 +47,16 @@ def layer_gradients_over_seeds(
     under a ``seed`` column (first), each seed's the same as its own
     :func:`layer_gradients` frame to float64 rounding. None where that pass
     cannot stand in for the per-seed one: BatchNorm (batch statistics), an MPS device,
-    or a gradient under 1e-280 (the per-seed pass measures those in log space)."""
+    a gradient under 1e-280 (the per-seed pass measures those in log space), or seeds
+    whose float64 weights together pass 32 MB (one seed at a time stays within the
+    memory budget the page checks)."""
     dev = _float64_device(device)
     if cfg.norm == "batch" or dev.type == "mps":
         return None
     model = build(cfg)  # float32 on the CPU: reseed draws as build does
     live = model.state_dict()  # the module's own tensors, which reseed redraws in place
+    if sum(v.numel() for v in live.values()) * 8 * len(seeds) > _BATCHED_WEIGHT_BYTES:
+        return None
     states, xs, ys = [], [], []
     for s in seeds:
         reseed(model, int(s))

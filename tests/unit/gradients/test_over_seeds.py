@@ -44,6 +44,10 @@ def test_what_it_cannot_stand_in_for_is_left_to_the_per_seed_pass():
     )
     deep = rv.StackConfig(depth=100, width=2, norm="layer", residual="none")
     assert layer_gradients_over_seeds(deep, [0, 1]) is None
+    # Seeds whose float64 weights together pass 32 MB run one at a time (3 x 22 MB).
+    wide = rv.StackConfig(depth=20, width=370)
+    assert layer_gradients_over_seeds(wide, [0]) is not None
+    assert layer_gradients_over_seeds(wide, [0, 1, 2]) is None
     # The recipe then runs seed by seed, and says the same as one seed at a time.
     r = per_layer(depth=100, width=2, norm="layer", seeds=2, seed=0)
     for s, run in zip(r.seeds, r.runs, strict=True):
