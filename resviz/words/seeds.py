@@ -1,8 +1,8 @@
 """Findings over several seeds: a direction is stated only when the seeds agree.
 
-One run at one seed can point either way: which lesioned block hurts most, whether a
-short warm-up learns, and the Pre-LN growth factor (11.4–12.2 over seeds 0-4) all
-move with the seed alone. So every sentence that states a direction is worded from
+One run at one seed can point either way: at the skip page's defaults the lesioned
+block that hurts most is block 3 in seed 0 and block 2 in seeds 1-2, and the Pre-LN
+stream grows by 8.8 to 12.4 times over 12 layers across seeds 0-4. So every sentence that states a direction is worded from
 each seed's outcome: it states the direction when all seeds show it (up to 3 seeds)
 or all but one do (more than 3), says how many ("in 5 of 5 seeds ..."), and
 otherwise says that the seeds disagree and how they split.
