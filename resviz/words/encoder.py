@@ -18,7 +18,7 @@ import pandas as pd
 
 from resviz.words.numbers import format_number
 from resviz.words.seeds import seeds_label, seeds_sentence, span
-from resviz.words.sentences import _cap, crossing, order
+from resviz.words.sentences import _cap, crossing, order, trend_outcome
 
 __all__ = [
     "encoder_stream_rule",
@@ -49,18 +49,9 @@ def _of(seeds: Sequence[int], outcomes: Sequence[str], want: str, values: Sequen
 
 
 # --------------------------------------------------------------- trends over seeds
-def _trend_outcome(v: Sequence[float], flat: float) -> str:
-    v = [float(x) for x in v]
-    if not all(math.isfinite(x) for x in v):
-        return "not finite"
-    lo, hi = min(v), max(v)
-    if lo > 0 and hi / lo <= flat:
-        return "stays"
-    if v[-1] > v[0]:
-        return "rises"
-    if v[-1] < v[0]:
-        return "falls"
-    return "ends"
+# :func:`resviz.words.sentences.trend_outcome`'s labels as this page's sentences name
+# them (a single value ends where it starts).
+_SAID_AS = {"flat": "stays", "returns": "ends", "one value": "ends"}
 
 
 def trend_over_seeds(
@@ -82,7 +73,7 @@ def trend_over_seeds(
         raise ValueError("one sequence of values per seed")
     if any(len(v) != len(labels) for v in values):
         raise ValueError("one label per value")
-    outcomes = [_trend_outcome(v, flat) for v in values]
+    outcomes = [_SAID_AS.get(o, o) for o in (trend_outcome(v, flat) for v in values)]
     first = [float(v[0]) for v in values]
     last = [float(v[-1]) for v in values]
     factor = [max(abs(a), abs(b)) / min(abs(a), abs(b)) if a * b > 0 else math.nan

@@ -24,13 +24,6 @@ from resviz.words.seeds import seeds_sentence, span
 SEED = "seed"
 
 
-def _per_seed(frame: pd.DataFrame) -> list[pd.DataFrame]:
-    """A frame's rows per seed (the whole frame when it has no ``seed`` column)."""
-    if SEED not in frame.columns:
-        return [frame]
-    return [g.drop(columns=SEED) for _, g in frame.groupby(SEED, sort=True)]
-
-
 # ------------------------------------------------------------------------ four views
 def halves_words(halves: Sequence[pd.DataFrame], view: str) -> str:
     """The first half's mean |value| as a multiple of the second's in ``view`` (rows

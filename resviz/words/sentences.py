@@ -43,6 +43,7 @@ __all__ = [
     "share_of",
     "spread_vs",
     "trend",
+    "trend_outcome",
     "trend_words",
     "value_range",
 ]
@@ -116,6 +117,26 @@ def trend(values: Sequence[float], labels: Sequence[str], subject: str, flat: fl
     if extras:
         text += "; on the way it " + " and ".join(extras)
     return text + "."
+
+
+def trend_outcome(values: Sequence[float], flat: float = 1.5) -> str:
+    """The direction :func:`resviz.words.trend` words for ``values``: ``"rises"``,
+    ``"falls"``, ``"flat"`` (every value positive, the largest at most ``flat`` times
+    the smallest), ``"returns"`` (ends where it starts), ``"not finite"``, ``"one
+    value"`` or ``"none"``."""
+    v = [float(x) for x in values]
+    if not v:
+        return "none"
+    if len(v) == 1:
+        return "one value"
+    if not all(math.isfinite(x) for x in v):
+        return "not finite"
+    lo, hi = min(v), max(v)
+    if lo > 0 and hi / lo <= flat:
+        return "flat"
+    if v[-1] == v[0]:
+        return "returns"
+    return "rises" if v[-1] > v[0] else "falls"
 
 
 def order(a: float, b: float, rtol: float = 0.05) -> int | None:

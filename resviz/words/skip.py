@@ -14,13 +14,12 @@ their lowest to highest (:func:`resviz.words.seeds.span`); one seed's numbers na
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from resviz.words.numbers import format_number
 from resviz.words.seeds import band_words, seeds_sentence, span
-from resviz.words.sentences import trend, value_range
+from resviz.words.sentences import trend, trend_outcome, value_range
 
 if TYPE_CHECKING:
     from resviz.recipes.core import Result
@@ -32,7 +31,6 @@ __all__ = [
     "share_caption",
     "shortcut_table_caption",
     "signal_caption",
-    "trend_outcome",
     "trend_seeds",
 ]
 
@@ -160,26 +158,6 @@ def _seeds(seeds: Sequence[int] | None, n: int) -> tuple[int, ...]:
     return tuple(seeds) if seeds else tuple(range(n))
 
 
-def trend_outcome(values: Sequence[float], flat: float = 1.5) -> str:
-    """The direction :func:`resviz.words.trend` words for ``values``: ``"rises"``,
-    ``"falls"``, ``"flat"`` (every value positive, the largest at most ``flat`` times
-    the smallest), ``"returns"`` (ends where it starts), ``"not finite"``, ``"one
-    value"`` or ``"none"``."""
-    v = [float(x) for x in values]
-    if not v:
-        return "none"
-    if len(v) == 1:
-        return "one value"
-    if not all(math.isfinite(x) for x in v):
-        return "not finite"
-    lo, hi = min(v), max(v)
-    if lo > 0 and hi / lo <= flat:
-        return "flat"
-    if v[-1] == v[0]:
-        return "returns"
-    return "rises" if v[-1] > v[0] else "falls"
-
-
 def trend_seeds(
     per_seed: Sequence[Sequence[float]],
     labels: Sequence[str],
@@ -191,9 +169,9 @@ def trend_seeds(
 
     ``per_seed``: one sequence of values per seed (one per label). One seed: its
     :func:`resviz.words.trend` sentence, as that seed's. Several: each seed's
-    direction (:func:`trend_outcome`), stated when they agree (``"In 3 of 3 seeds the
-    mean norm rises from block 1 to block 16 (block 1: 7.9–8.1; block 16:
-    1.1e4–1.3e4)"``), the split when they do not."""
+    direction (:func:`resviz.words.sentences.trend_outcome`), stated when they agree
+    (``"In 3 of 3 seeds the mean norm rises from block 1 to block 16 (block 1:
+    7.9–8.1; block 16: 1.1e4–1.3e4)"``), the split when they do not."""
     ss = _seeds(seeds, len(per_seed))
     vals = [[float(x) for x in v] for v in per_seed]
     outcomes = [trend_outcome(v, flat) for v in vals]

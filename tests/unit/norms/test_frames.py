@@ -4,18 +4,11 @@ page and its notebooks share them), and the two generic charts behind them."""
 import altair as alt
 import pandas as pd
 import pytest
-import torch
 
 import resviz as rv
 from resviz import norms as N
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_half_means_are_the_halves_of_sample_0():

@@ -5,7 +5,6 @@ section shows (computed here directly from the library)."""
 import re
 
 import pytest
-import torch
 
 from resviz import norms as N
 from resviz.recipes import MEASURES, Answer
@@ -15,12 +14,7 @@ from ui.specs.normalization import SPEC
 NUM = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def _measure(name: str, seed: int = 0, **settings: object) -> Answer:

@@ -20,12 +20,7 @@ from ui.specs.normalization import SPEC
 NUM = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_every_section_has_a_recipe_taking_the_page_settings():
