@@ -6,18 +6,21 @@ nothing installed), so they name exactly what an install brings:
 - ``constraints.txt``: every package ``requirements-dev.txt`` installs on CPython 3.11
   (Linux x86_64), pinned. The README's two commands install with ``-c constraints.txt``.
 - ``deploy/cloud/requirements.txt``: what Streamlit Community Cloud installs for the app
-  (``requirements.txt``), resolved separately on CPython 3.11 and 3.12 against
-  constraints.txt; torch is PyPI's CPU wheel for each by environment marker, with its
-  ``#sha256=`` hash, a package only one Python needs carries a marker too.
+  (``requirements.txt``), resolved separately for every Python Cloud offers (3.11 to
+  3.14) against constraints.txt; torch is PyTorch's CPU wheel for each by environment
+  marker, with its ``#sha256=`` hash, a package only one Python needs carries a marker too.
 
 Reproducible: the pins already written are the resolver's preferences, so a second run
 gives identical files; only a changed requirements file moves a pin (the packages it
 names are re-resolved, the rest stay). ``--upgrade`` (``make lock UPGRADE=1``) drops the
 preferences and takes the newest releases.
 
-Each target Python is a real interpreter (``python3.11``, ``python3.12`` on PATH or
-under pyenv), because pip evaluates environment markers with the interpreter that runs
-it, whatever ``--python-version`` says.
+constraints.txt is resolved by pip on a real CPython 3.11 (``python3.11`` on PATH or under
+pyenv). The Cloud file is resolved by uv (``uv pip compile --python-version X
+--python-platform x86_64-manylinux_2_28``), for two reasons: Community Cloud installs
+with uv first, and uv evaluates environment markers for the target Python without its
+interpreter, where pip evaluates them with the interpreter that runs it, whatever
+``--python-version`` says (this machine has no CPython 3.14).
 """
 
 from __future__ import annotations
@@ -36,7 +39,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CONSTRAINTS = ROOT / "constraints.txt"
 CLOUD = ROOT / "deploy" / "cloud" / "requirements.txt"
 LOCK_PYTHON = "3.11"
-CLOUD_PYTHONS = ("3.11", "3.12")
+# Every Python Community Cloud offers in its app settings (3.12 is its default).
+CLOUD_PYTHONS = ("3.11", "3.12", "3.13", "3.14")
+CLOUD_PLATFORM = "x86_64-manylinux_2_28"
 # PyPI's Linux torch wheels pull NVIDIA's CUDA libraries; PyTorch's CPU wheel of the same
 # release needs none of them (its other requirements are the same list). Where the
 # resolver sees the CUDA build (no local CPU wheel), its CUDA-only packages are left out.
@@ -45,12 +50,15 @@ CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 # sha256 of PyTorch's CPU wheels (manylinux_2_28_x86_64), as PyTorch's CPU index lists
 # them. cp311: equal to sha256sum of the wheel `pip install torch==2.13.0` takes on this
 # project's machines (tests/install/test_cloud_requirements.py recomputes it there).
-# cp312: the same index's value, as recorded by several public lock files and Nix
-# expressions that download that wheel (size 191,817,609 bytes). A new torch release
-# needs its two lines here; lock refuses a torch pin without them.
+# cp312, cp313, cp314: the same index's values, as recorded by public lock files and
+# sha256sum listings of that index that agree with each other and with the cp311 value
+# recomputed here (cp313: 191,815,667 bytes). A new torch release needs a line per Python
+# here; lock refuses a torch pin without them.
 TORCH_CPU_SHA256 = {
     ("2.13.0", "cp311"): "6746dbcbeb526eb61330b76b41ff1b4eb848951103a892eeb080dfa2b264667b",
     ("2.13.0", "cp312"): "4ca4a9394b0c771238a4f73590fdbbc4debad85ed0fa63d026ae1b085da7d6e2",
+    ("2.13.0", "cp313"): "3fbf9c9d1f3c10c2d59d04aca426dee9ccc6ceb32d255c61e93acc3b4f75fae6",
+    ("2.13.0", "cp314"): "d20fa53ee744502fa4c69818a720b05ca0d37abd055d4f6e66cae155114bc691",
 }
 
 CONSTRAINTS_HEADER = """\
@@ -64,10 +72,10 @@ CLOUD_HEADER = """\
 # Streamlit Community Cloud installs this file (it sits beside the entry point
 # deploy/cloud/streamlit_app.py), trying uv first, then pip. Written by `make lock`
 # (deploy/lock.py) from requirements.txt and constraints.txt; do not edit by hand.
-# Python 3.11 or 3.12 (Cloud's default): torch is PyTorch's CPU wheel for that Python on
-# Linux x86_64 (about 190 MB; PyPI's default Linux build pulls about 2.7 GB of CUDA
-# libraries the app cannot use there), chosen by environment marker and checked by its
-# sha256. Every other package is pinned to constraints.txt's version; a package only one
+# Python 3.11 to 3.14 (every Python Cloud offers): torch is PyTorch's CPU wheel for that
+# Python on Linux x86_64 (about 190 MB; PyPI's default Linux build pulls about 2.7 GB of
+# CUDA libraries the app cannot use there), chosen by environment marker and checked by
+# its sha256. Every other package is pinned to constraints.txt's version; a package only one
 # Python needs has a marker. tests/install/test_cloud_requirements.py checks all of it.
 # Local setup never reads this file.
 """
@@ -137,6 +145,37 @@ def resolve(python: str, args: list[str], work: Path) -> dict[str, tuple[str, st
     return out
 
 
+def uv() -> str:
+    """The uv executable beside this interpreter (requirements-dev.txt pins it)."""
+    found = Path(sys.executable).parent / "uv"
+    if found.is_file():
+        return str(found)
+    return shutil.which("uv") or sys.exit("lock: uv not found: run make setup-dev")
+
+
+def resolve_cloud(python: str, args: list[str], work: Path) -> dict[str, tuple[str, str]]:
+    """{normalized name: (name, version)} that uv resolves ``args`` to for CPython
+    ``python`` on Cloud's platform, binary wheels only (nothing installed)."""
+    out_file = work / f"cloud-{python}.txt"
+    cmd = [uv(), "pip", "compile", "-q", "--no-header", "--no-annotate", "--only-binary", ":all:"]
+    cmd += ["--python-version", python, "--python-platform", CLOUD_PLATFORM, "-o", str(out_file)]
+    # pip's `-r FILE` is a positional source file to uv; `-c FILE` reads the same.
+    uv_args = [a for a in args if a != "-r"]
+    done = subprocess.run([*cmd, *uv_args], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"lock: uv could not resolve {' '.join(args)} for Python {python}:\n{done.stderr}")
+    out: dict[str, tuple[str, str]] = {}
+    for line in out_file.read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if "==" not in line:
+            continue
+        name, version = (s.strip() for s in line.split("==", 1))
+        if CUDA.match(name) or norm(name) in ("resviz", "pip"):
+            continue
+        out[norm(name)] = (name, version.split("+")[0])
+    return out
+
+
 def write_preferences(path: Path, pins: dict[str, tuple[str, str]], skip: set[str]) -> None:
     path.write_text("".join(f"{n}=={v}\n" for k, (n, v) in sorted(pins.items()) if k not in skip))
 
@@ -177,7 +216,11 @@ def lock(upgrade: bool = False) -> tuple[str, str]:
         cloud_prefs = {k: v for k, v in old.items() if k not in pinned}
         write_preferences(prefs, cloud_prefs, direct_names(ROOT / "requirements.txt"))
         runtime = ["-r", str(ROOT / "requirements.txt"), "-c", str(locked), "-c", str(prefs)]
-        per_python = {py: resolve(interpreter(py), runtime, work) for py in CLOUD_PYTHONS}
+        per_python = {py: resolve_cloud(py, runtime, work) for py in CLOUD_PYTHONS}
+    # uv writes names lower-cased; keep each package's own spelling, as pip reports it.
+    for pins in per_python.values():
+        for k, (name, version) in pins.items():
+            pins[k] = (pinned.get(k, (name, version))[0], version)
     torch_version = per_python[LOCK_PYTHON].pop("torch")[1]
     for py in CLOUD_PYTHONS[1:]:
         per_python[py].pop("torch")
