@@ -17,7 +17,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, Protocol, TypeVar, overload
 
 import numpy as np
 import pandas as pd
@@ -139,6 +139,9 @@ def split_seeds(frames: Mapping[str, pd.DataFrame], seeds: Sequence[int]) -> Res
 
 Recipe = Callable[..., Result]
 
+P = ParamSpec("P")
+R = TypeVar("R", bound=Result)
+
 # Every recipe by its dotted name under resviz.recipes ("gradients.per_layer"): the
 # only way the app turns a name into a function (a name never comes from a user).
 RECIPES: dict[str, Recipe] = {}
@@ -150,6 +153,41 @@ SEEDS_AT_INIT = 3
 SEEDS_TRAINING = 1
 
 
+class _SeededRecipe(Protocol[P]):
+    """What a type checker sees of a recipe over seeds (``@recipe``, ``@recipe(seeds=N)``):
+    the one-seed function's parameters, ``seeds=N`` besides them, ``.one`` and
+    ``.batched``.
+
+    A ParamSpec cannot gain a keyword parameter (PEP 612: ``Concatenate`` adds
+    positional ones only), so ``seeds`` is typed by a second overload: a call without
+    ``seeds`` is checked against the function's own parameters; a call with
+    ``seeds=N`` is checked for ``seeds`` only (its other keywords are not checked)."""
+
+    one: Callable[P, Result]
+    batched: Callable[..., Result | None] | None
+
+    @overload
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Result: ...
+    @overload
+    def __call__(self, *, seeds: int, **kwargs: Any) -> Result: ...
+
+
+@overload
+def recipe(
+    fn: Callable[P, Result], /, *, seeds: int = ..., settings: Callable[..., Any] | None = ...
+) -> _SeededRecipe[P]: ...
+@overload
+def recipe(
+    fn: Callable[P, R], /, *, seeds: None, settings: Callable[..., Any] | None = ...
+) -> Callable[P, R]: ...
+@overload
+def recipe(
+    fn: None = ..., /, *, seeds: None, settings: Callable[..., Any] | None = ...
+) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
+@overload
+def recipe(
+    fn: None = ..., /, *, seeds: int = ..., settings: Callable[..., Any] | None = ...
+) -> Callable[[Callable[P, Result]], _SeededRecipe[P]]: ...
 def recipe(
     fn: Recipe | None = None,
     /,
@@ -170,11 +208,16 @@ def recipe(
     parameters, e.g. :func:`resviz.encoder.settings.setup`'s model settings) and
     receives them in its ``**kwargs``, defaults filled in; they stand in its
     signature (what a notebook and the URL name) beside its own, declared once.
+    (A type checker sees its own parameters only: the shared ones go through its
+    ``**kwargs``, as they are written.)
 
     A recipe may set ``.batched``: ``batched(seeds, **settings)`` computes the seeds
     together and returns what :func:`combine` would (:func:`split_seeds` makes it
     from frames over the seeds), or None where it cannot; it must give the same
-    numbers as one run per seed. Several seeds without a progress callback use it."""
+    numbers as one run per seed. Several seeds without a progress callback use it.
+
+    Typed by the overloads above: the decorated function keeps its parameters and
+    its return type (``_SeededRecipe`` over seeds)."""
 
     def register(fn: Recipe) -> Recipe:
         if settings is not None:
