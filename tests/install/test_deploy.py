@@ -1,6 +1,7 @@
 """The workshop container (deploy/workshop/) behaves: it starts as a non-root user,
 reports health, stops within 2 s of SIGTERM, sends a small build context; the
-Kubernetes manifests pass Kubernetes' own JSON schemas.
+Kubernetes manifests pass Kubernetes' own JSON schemas; in compose and Kubernetes,
+Redis asks for a password the app's REDIS_URL carries and only the app reaches it.
 
 There is no Docker engine here, so the image is not built. What the image would run is
 run for real: the Dockerfile's ENTRYPOINT (exec form, read from the file) as a process
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import logging
 import os
 import re
 import shutil
@@ -26,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import kubernetes_validate
 import pytest
@@ -335,3 +338,159 @@ def test_compose_builds_the_dockerfile() -> None:
     builds = [s["build"] for s in compose["services"].values() if "build" in s]
     assert builds and all(b["dockerfile"] == "deploy/workshop/Dockerfile" for b in builds)
     assert all((WORKSHOP / b["context"]).resolve() == ROOT for b in builds)
+
+
+# ------------------------------------------- Redis: a password, reached only by the app
+# Anything that reaches Redis could otherwise rewrite a room's presenter secret. Both
+# layouts start Redis with --requirepass from one secret, give the app a REDIS_URL
+# carrying it, and let nothing but the app reach Redis; a real redis-server started
+# with each file's own arguments serves the app's store (open_store, as the app opens
+# it) through each file's own REDIS_URL, and refuses it without the password.
+COMPOSE = yaml.safe_load((WORKSHOP / "compose.yaml").read_text())
+SAMPLE_PASSWORD = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+
+
+def compose_value(text: str, env: dict[str, str]) -> str:
+    """Compose's interpolation of ``text``: ``$$``, ``${VAR}`` and ``${VAR:?message}``
+    (an error, with that message, where VAR is unset or empty); other forms fail here."""
+
+    def sub(m: re.Match[str]) -> str:
+        if m.group(0) == "$$":
+            return "$"
+        name, required, message = m.group(1), m.group(2), m.group(3)
+        if required and not env.get(name):
+            raise ValueError(message)
+        return env.get(name, "")
+
+    pattern = r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:\?)([^}]*))?\}"
+    assert "$" not in re.sub(pattern, "", text), f"unmodelled interpolation in {text!r}"
+    return re.sub(pattern, sub, text)
+
+
+def k8s_value(text: str, env: dict[str, str]) -> str:
+    """Kubernetes' expansion of ``$(VAR)`` in a container's env values and args (``$$``
+    escapes; a variable not defined is left as written)."""
+    return re.sub(
+        r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_]*)\)",
+        lambda m: "$" if m.group(0) == "$$" else env.get(m.group(1), m.group(0)),
+        text,
+    )
+
+
+def compose_redis() -> tuple[list[str], list[str]]:
+    """The redis service's arguments and every node's REDIS_URL, as written."""
+    command = COMPOSE["services"]["redis"]["command"]
+    assert command[0] == "redis-server", command
+    nodes = [s for s in COMPOSE["services"].values() if "build" in s]
+    return command[1:], [n["environment"]["REDIS_URL"] for n in nodes]
+
+
+def redis_deployment() -> dict:
+    (doc,) = [
+        d for d in MANIFESTS if d["kind"] == "Deployment" and d["metadata"]["name"] == "redis"
+    ]
+    return doc
+
+
+def k8s_redis() -> tuple[dict, list[dict]]:
+    """The redis container and the app container's env list."""
+    (redis_c,) = redis_deployment()["spec"]["template"]["spec"]["containers"]
+    (app_c,) = kind("Deployment")["spec"]["template"]["spec"]["containers"]
+    return redis_c, app_c["env"]
+
+
+def test_compose_redis_requires_a_password_and_is_reached_only_by_the_nodes() -> None:
+    args, urls = compose_redis()
+    given = args[args.index("--requirepass") + 1]
+    assert given == "${REDIS_PASSWORD:?set REDIS_PASSWORD}"  # compose stops without one
+    with pytest.raises(ValueError, match="set REDIS_PASSWORD"):
+        compose_value(given, {})
+    assert urls and len(urls) == len(COMPOSE["services"]) - 2  # every node (not redis, front)
+    for url in urls:
+        with pytest.raises(ValueError, match="set REDIS_PASSWORD"):
+            compose_value(url, {})
+        parts = urlsplit(compose_value(url, {"REDIS_PASSWORD": SAMPLE_PASSWORD}))
+        assert (parts.scheme, parts.hostname, parts.port) == ("redis", "redis", 6379)
+        assert parts.password == SAMPLE_PASSWORD
+    redis_svc = COMPOSE["services"]["redis"]
+    assert not {"ports", "expose", "network_mode"} & set(redis_svc), "redis is published"
+    nets = set(redis_svc["networks"])
+    assert nets and all(COMPOSE["networks"][n].get("internal") is True for n in nets)
+    on_them = {n for n, s in COMPOSE["services"].items() if nets & set(s.get("networks", []))}
+    assert on_them == {"redis"} | {n for n, s in COMPOSE["services"].items() if "build" in s}
+
+
+def test_kubernetes_redis_requires_the_secrets_password_and_only_the_app_reaches_it() -> None:
+    redis_c, app_env = k8s_redis()
+    args = redis_c["args"]
+    assert args[args.index("--requirepass") + 1] == "$(REDIS_PASSWORD)"
+    (from_secret,) = [e for e in redis_c["env"] if e["name"] == "REDIS_PASSWORD"]
+    ref = from_secret["valueFrom"]["secretKeyRef"]
+    assert ref.get("optional") is not True  # no Secret, no start (never an open Redis)
+    # The Secret is made once, by hand, with the command the file gives.
+    text = (WORKSHOP / "kubernetes.yaml").read_text()
+    assert f"kubectl create secret generic {ref['name']} --from-literal={ref['key']}=" in text
+    # The app: REDIS_PASSWORD from the same Secret, defined before REDIS_URL uses it.
+    names = [e["name"] for e in app_env]
+    assert names.index("REDIS_PASSWORD") < names.index("REDIS_URL")
+    assert app_env[names.index("REDIS_PASSWORD")]["valueFrom"]["secretKeyRef"] == ref
+    url = k8s_value(app_env[names.index("REDIS_URL")]["value"], {"REDIS_PASSWORD": SAMPLE_PASSWORD})
+    parts = urlsplit(url)
+    assert (parts.hostname, parts.port, parts.password) == ("redis", 6379, SAMPLE_PASSWORD)
+    # Not exposed: a ClusterIP Service, no Ingress to it, and a NetworkPolicy that lets
+    # only the app's pods connect.
+    (svc,) = [d for d in MANIFESTS if d["kind"] == "Service" and d["metadata"]["name"] == "redis"]
+    assert svc["spec"].get("type", "ClusterIP") == "ClusterIP"
+    assert not {"externalIPs", "loadBalancerIP"} & set(svc["spec"])
+    assert all("nodePort" not in p for p in svc["spec"]["ports"])
+    backends = [
+        p["backend"]["service"]["name"]
+        for d in MANIFESTS
+        if d["kind"] == "Ingress"
+        for r in d["spec"]["rules"]
+        for p in r["http"]["paths"]
+    ]
+    assert "redis" not in backends
+    redis_labels = redis_deployment()["spec"]["template"]["metadata"]["labels"]
+    app_labels = kind("Deployment")["spec"]["template"]["metadata"]["labels"]
+    (policy,) = [d for d in MANIFESTS if d["kind"] == "NetworkPolicy"]
+    spec = policy["spec"]
+    assert spec["podSelector"] == {"matchLabels": redis_labels}
+    assert "Ingress" in spec["policyTypes"]
+    (rule,) = spec["ingress"]
+    assert rule["from"] == [{"podSelector": {"matchLabels": app_labels}}]
+    assert rule["ports"] == [{"protocol": "TCP", "port": 6379}]
+
+
+@pytest.mark.parametrize("layout", ["compose", "kubernetes"])
+def test_a_real_redis_with_the_files_arguments_serves_the_app_only_with_the_password(
+    layout: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from tests.unit.ui.test_room_store_setup import redis_server_with
+    from ui.room.store import RedisStore, StoreUnavailable, open_store
+
+    secret = {"REDIS_PASSWORD": SAMPLE_PASSWORD}
+    if layout == "compose":
+        args, urls = compose_redis()
+        args = [compose_value(a, secret) for a in args]
+        url = compose_value(urls[0], secret)
+    else:
+        redis_c, app_env = k8s_redis()
+        args = [k8s_value(a, secret) for a in redis_c["args"]]
+        url = k8s_value(next(e["value"] for e in app_env if e["name"] == "REDIS_URL"), secret)
+    monkeypatch.delenv("RESVIZ_ROOM_DB", raising=False)
+    with redis_server_with(tmp_path, args) as port:
+        here = url.replace("@redis:6379/", f"@127.0.0.1:{port}/")
+        assert here != url
+        monkeypatch.setenv("REDIS_URL", here)
+        store = open_store()
+        assert isinstance(store, RedisStore)
+        room, secret_ = store.create("residuals")
+        assert store.is_presenter(room.code, secret_)
+        monkeypatch.setenv("REDIS_URL", f"redis://127.0.0.1:{port}/0")  # no password
+        caplog.set_level(logging.ERROR, logger="ui.room.store")
+        with pytest.raises(StoreUnavailable):
+            open_store()
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "ui.room.store"]
+    assert line.startswith(f"workshop rooms: cannot write redis://127.0.0.1:{port}/0: ")
+    assert "AuthenticationError" in line and SAMPLE_PASSWORD not in caplog.text

@@ -2,12 +2,19 @@
 
 One interface, :class:`RoomStore`, two backends:
 
-* :class:`SQLiteStore`: one file (the default, ``artifacts/rooms.sqlite3`` or
-  ``RESVIZ_ROOM_DB``), in WAL mode, every write one ``BEGIN IMMEDIATE``
-  transaction, so the N replica processes of ``make workshop`` on one machine share it
-  and a process killed mid-lesson leaves every committed vote behind.
+* :class:`SQLiteStore`: one file (the default, ``rooms.sqlite3`` in the data folder
+  ``RESVIZ_DATA_DIR``, else in ``artifacts/``; or the file ``RESVIZ_ROOM_DB``), in WAL
+  mode, every write one ``BEGIN IMMEDIATE`` transaction, so the N replica processes of
+  ``make workshop`` on one machine share it and a process killed mid-lesson leaves
+  every committed vote behind.
 * :class:`RedisStore`: ``REDIS_URL``, for replicas on several machines. Each write
-  is one command or one Lua script, which Redis runs atomically.
+  is one command or one Lua script, which Redis runs atomically. A password in the
+  URL (``redis://:PASSWORD@host:6379/0``) is never logged (:func:`masked`).
+
+:func:`open_store` opens the one this process uses and writes to it once
+(:meth:`RoomStore.probe`): a store that cannot be written is logged at once, as one
+ERROR line ``workshop rooms: cannot write <where>: <cause>``, not found out by the
+first participant.
 
 A room has a short join code, a presenter secret (only its SHA-256 is stored;
 checked with :func:`hmac.compare_digest`), the lesson step and phase the presenter
@@ -23,9 +30,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import os
+import re
 import secrets
 import sqlite3
+import threading
 import time
 import unicodedata
 from abc import ABC, abstractmethod
@@ -33,6 +43,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 # No 0/O, 1/I/L: a code read off a projector is typed without guessing.
 ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -44,6 +55,7 @@ PHASES = ("predict", "revealed", "second")
 # Which vote round a phase takes (the phases between take none).
 ROUND_OF = {"predict": 1, "second": 2}
 ROOT = Path(__file__).resolve().parents[2]
+_LOG = logging.getLogger(__name__)
 
 
 class RoomError(Exception):
@@ -52,6 +64,11 @@ class RoomError(Exception):
 
 class NotPresenter(RoomError):
     """The secret given is not the room's presenter secret."""
+
+
+class StoreUnavailable(OSError):
+    """The store could not be opened or written (:func:`open_store` logged why). An
+    ``OSError``, so the page's guard shows its message for it as for any outage."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +150,10 @@ class RoomStore(ABC):
         self, lesson: str, step: int = 1, hide_names: bool = False, ttl: float = TTL
     ) -> tuple[Room, str]:
         """A new room at ``step`` of ``lesson``; returns it and the presenter secret."""
+
+    @abstractmethod
+    def probe(self) -> None:
+        """Write to the store once (raises what the store raises if it cannot)."""
 
     @abstractmethod
     def _update(self, code: str, fields: dict[str, Any]) -> Room:
@@ -227,6 +248,7 @@ CREATE TABLE IF NOT EXISTS votes (
 CREATE TABLE IF NOT EXISTS measures (
     code TEXT NOT NULL, step INTEGER NOT NULL, token TEXT NOT NULL,
     answer TEXT NOT NULL, PRIMARY KEY (code, step, token));
+CREATE TABLE IF NOT EXISTS probe (id INTEGER PRIMARY KEY, at REAL NOT NULL);
 """
 
 
@@ -240,6 +262,14 @@ class SQLiteStore(RoomStore):
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(SCHEMA)
+
+    def probe(self) -> None:
+        """One write transaction (a row of its own): fails where the file, or the
+        folder its WAL files go in, cannot be written (SQLite opens a file it may
+        only read without an error)."""
+        self._write(
+            lambda db: db.execute("INSERT OR REPLACE INTO probe VALUES (1, ?)", (self.clock(),))
+        )
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
@@ -493,6 +523,12 @@ class RedisStore(RoomStore):
     def _k(self, *parts: object) -> str:
         return self.p + ":".join(str(p) for p in parts)
 
+    def probe(self) -> None:
+        """PING, then a SET of a scratch key that expires in a minute: fails on a
+        wrong or missing password, a read-only replica, a full memory."""
+        self.r.ping()
+        self.r.set(self._k("probe"), repr(self.clock()), ex=60)
+
     @staticmethod
     def _refused(out: Any) -> None:
         if isinstance(out, str) and out in _REFUSED:
@@ -634,13 +670,77 @@ class RedisStore(RoomStore):
         return self.r.hgetall(self._k("measures", code, step))
 
 
+def data_dir() -> Path:
+    """Where the server writes its data: ``RESVIZ_DATA_DIR``, else ``artifacts/`` in
+    the checkout (the container sets ``/data``: its code folder is read-only)."""
+    return Path(os.environ.get("RESVIZ_DATA_DIR") or ROOT / "artifacts")
+
+
 def default_db() -> Path:
-    return Path(os.environ.get("RESVIZ_ROOM_DB") or ROOT / "artifacts" / "rooms.sqlite3")
+    """The SQLite rooms file: ``RESVIZ_ROOM_DB``, else ``rooms.sqlite3`` in :func:`data_dir`."""
+    return Path(os.environ.get("RESVIZ_ROOM_DB") or data_dir() / "rooms.sqlite3")
+
+
+def masked(url: str) -> str:
+    """``url`` with its password (``:PASSWORD@`` or ``?password=``) shown as ``***``."""
+    url = re.sub(r"(?i)([?&]password=)[^&#]*", r"\1***", url)
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+        user = parts.username or ""
+        host = parts.netloc.rpartition("@")[2]
+    except ValueError:  # not a URL urllib can read: keep nothing after a scheme
+        return url.partition("://")[0] + "://***"
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def _secrets_of(url: str) -> list[str]:
+    """The password(s) in a Redis URL, as written and decoded, to mask in a message."""
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        password = None
+    found = [password] if password else []
+    found += re.findall(r"(?i)[?&]password=([^&#]+)", url)
+    return [s for f in found for s in {f, unquote(f)} if s]
+
+
+def _store_errors() -> tuple[type[BaseException], ...]:
+    # ImportError: REDIS_URL set where the redis package is not installed.
+    errors: list[type[BaseException]] = [sqlite3.Error, OSError, ValueError, ImportError]
+    try:
+        from redis.exceptions import RedisError
+    except ImportError:
+        pass
+    else:
+        errors.append(RedisError)
+    return tuple(errors)
+
+
+_reported: set[str] = set()
+_reporting = threading.Lock()
 
 
 def open_store() -> RoomStore:
-    """Redis where ``REDIS_URL`` is set, else the SQLite file (``RESVIZ_ROOM_DB``)."""
+    """Redis where ``REDIS_URL`` is set, else the SQLite file (:func:`default_db`),
+    written to once (:meth:`RoomStore.probe`). One that cannot be opened or written is
+    logged (once per cause) as ``workshop rooms: cannot write <where>: <cause>``, the
+    Redis password masked, and raised as :class:`StoreUnavailable`."""
     url = os.environ.get("REDIS_URL")
-    if url:
-        return RedisStore(url)
-    return SQLiteStore(default_db())
+    where = masked(url) if url else str(default_db())
+    try:
+        store: RoomStore = RedisStore(url) if url else SQLiteStore(default_db())
+        store.probe()
+    except _store_errors() as exc:
+        cause = f"{type(exc).__name__}: {exc}"
+        for secret in _secrets_of(url or ""):
+            cause = cause.replace(secret, "***")
+        line = f"workshop rooms: cannot write {where}: {cause}"
+        with _reporting:
+            first = line not in _reported
+            _reported.add(line)
+        if first:
+            _LOG.error(line)
+        raise StoreUnavailable(f"workshop rooms: cannot write {where}") from exc
+    return store

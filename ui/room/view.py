@@ -19,6 +19,7 @@ phase changed (a reveal, a second vote) it re-runs the page.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -76,11 +77,27 @@ def guarded() -> Iterator[None]:
 
 
 def store() -> RoomStore:
-    """This process's store (Redis if ``REDIS_URL`` is set, else the SQLite file)."""
+    """This process's store (Redis if ``REDIS_URL`` is set, else the SQLite file),
+    opened and written to once on first use. One that cannot be written raises
+    ``StoreUnavailable`` (an outage to :func:`guarded`), logged once by
+    ``open_store``; the next call tries again."""
     global _store
     if _store is None:
         _store = open_store()
     return _store
+
+
+def _probe_early() -> None:
+    try:
+        open_store()  # thrown away: store() opens its own when a page needs it
+    except STORE_ERRORS:
+        pass  # open_store logged why
+
+
+# The store is opened and written to once, off the page's thread, as soon as a page
+# that can show a room first runs in this process: one that cannot be written is in
+# the server log before anyone opens a room, and a slow Redis delays no page.
+threading.Thread(target=_probe_early, name="room-store-probe", daemon=True).start()
 
 
 # ------------------------------------------------------------------ participant
