@@ -17,7 +17,7 @@ from resviz.recipes.core import Result
 from ui import charts, jobs, views
 from ui.markdown import md_escape
 from ui.params import PageParams
-from ui.section import Section, call_code, chart_code
+from ui.section import Section, call_code, chart_code, missing_extra, say_missing_extra
 from ui.shell import page_setup
 from ui.specs import pretrained as S
 
@@ -72,9 +72,12 @@ def fail(err: P.PretrainedError) -> None:
 
 
 # The model and the text's trace, loaded once per process and shared with every
-# section's recipe (resviz.recipes.pretrained.loaded): a bad path, a missing extra or
-# a model over the budget is refused here, before any section runs.
+# section's recipe (resviz.recipes.pretrained.loaded): a bad path or a model over the
+# budget is refused here, before any section runs. Missing packages (the library's
+# `pretrained` extra) are said once, in the open section's place, below the lesson
+# step a lesson opens here with.
 trace: P.Trace | None = None
+extra_missing = False
 if choice == S.FOLDER and not path.strip():
     st.info("Type the path of a model folder on this server (or pick a model above).")
 else:
@@ -82,7 +85,9 @@ else:
         with st.spinner("Loading the model..."):
             trace = R.traced(settings["model"], settings["path"], text)
     except P.PretrainedError as err:
-        fail(err)
+        extra_missing = missing_extra(err)
+        if not extra_missing:
+            fail(err)
 if trace is not None:
     st.caption(
         f"{trace.model.describe()}; {trace.n_tokens} tokens"
@@ -333,7 +338,9 @@ SECTIONS = (
 for tab, section in zip(tabs, SECTIONS, strict=True):
     if tab.open:
         with tab:
-            if trace is None:
+            if extra_missing:
+                say_missing_extra()
+            elif trace is None:
                 st.info("Load a model to see this section.")
             else:
                 try:

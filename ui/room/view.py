@@ -31,11 +31,13 @@ import streamlit as st
 from ..lesson_state import lessons, step_page_path
 from ..lessons import Lesson, Step
 from ..markdown import md_escape
+from ..section import optional_part
 from .store import ROUND_OF, Member, Room, RoomError, RoomStore, normalize_code, open_store
 
 ROOM, MEMBER, JOIN = "room", "member", "join"
 _ME = "room:me"  # (code, token, seed, name) of a participant
 _SEEN = "room:seen"  # the (step, phase) this participant's page was last moved for
+_UNMEASURED = "room:unmeasured"  # the (code, step) whose measure needs a missing part
 HOST = "room:host"  # (code, secret, lesson id) of a presenter
 POLL_S = 1.0
 
@@ -216,6 +218,8 @@ def _nudge(room: Room, code: str, member: Member) -> None:
         return
     if lesson.steps[room.step - 1].predict is None:
         return
+    if st.session_state.get(_UNMEASURED) == (code, room.step):
+        return  # it cannot be measured here (ui.section.optional_part said why)
     if member.token in store().measures(code, room.step):
         return
     last = st.session_state.get("room:nudged", 0.0)
@@ -293,24 +297,33 @@ def _question(lesson: Lesson, index: int, step: Step, measure: Callable[[int], A
                 icon=":material/hourglass_top:",
             )
         return False
-    measured = measure(member.seed)
-    try:
-        store().submit_measure(code, member.token, index, measured.answer)
-    except RoomError:
-        pass  # the room moved on meanwhile; the poll follows it
     said = f"You predicted {md_escape(first)}. " if first else ""
-    st.success(
-        f"{said}Measured with your seed {member.seed}: **{md_escape(measured.answer)}**. "
-        + measured.sentence,
-        icon=":material/science:",
-    )
+    # A step whose measurement needs a part not installed here: the one line instead
+    # of the measurement and of the section (which would need it too); the room goes
+    # on (a second vote still counts) and the poll stops waiting for this measure.
+    with optional_part("Measuring this step") as part:
+        measured = measure(member.seed)
+    if part.missing:
+        st.session_state[_UNMEASURED] = (code, index)
+        if said:
+            st.caption(said)
+    else:
+        try:
+            store().submit_measure(code, member.token, index, measured.answer)
+        except RoomError:
+            pass  # the room moved on meanwhile; the poll follows it
+        st.success(
+            f"{said}Measured with your seed {member.seed}: **{md_escape(measured.answer)}**. "
+            + measured.sentence,
+            icon=":material/science:",
+        )
     if room.phase == "second":
         second = store().votes(code, index, 2).get(member.token)
         if second is None:
             _vote_form(code, member, index, 2, q.choices, "Send my second vote")
         else:
             st.caption(f"Your second vote: {md_escape(second)}.")
-    return True
+    return not part.missing
 
 
 def _vote_form(
