@@ -157,6 +157,13 @@ def resolve_cloud(python: str, args: list[str], work: Path) -> dict[str, tuple[s
     """{normalized name: (name, version)} that uv resolves ``args`` to for CPython
     ``python`` on Cloud's platform, binary wheels only (nothing installed)."""
     out_file = work / f"cloud-{python}.txt"
+    # uv reads "3.11" as 3.11.0; constraints.txt was resolved on a real 3.11 (3.11.7 here),
+    # and a marker on the patch release (redis: async-timeout below 3.11.3) must read alike.
+    if python == LOCK_PYTHON:
+        python = subprocess.run(
+            [interpreter(python), "-c", "import platform; print(platform.python_version())"],
+            capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
     cmd = [uv(), "pip", "compile", "-q", "--no-header", "--no-annotate", "--only-binary", ":all:"]
     cmd += ["--python-version", python, "--python-platform", CLOUD_PLATFORM, "-o", str(out_file)]
     # pip's `-r FILE` is a positional source file to uv; `-c FILE` reads the same.

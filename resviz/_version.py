@@ -1,5 +1,9 @@
-"""The package's version: the one place it is written. pyproject.toml reads it
-(``[tool.setuptools.dynamic]``), so the wheel's metadata and ``resviz.__version__``
-cannot disagree."""
+"""The package's version and its public home: the one place each is written.
+
+pyproject.toml reads the version (``[tool.setuptools.dynamic]``), so the wheel's metadata
+and ``resviz.__version__`` cannot disagree; its ``[project.urls]`` name ``REPOSITORY``
+(tests/install/test_wheel.py checks they match), and an exported notebook says to install
+from it."""
 
 __version__ = "0.2.0"
+REPOSITORY = "https://github.com/resviz/resviz"

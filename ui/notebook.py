@@ -25,6 +25,7 @@ from typing import Any
 import streamlit as st
 
 from resviz import __version__ as RESVIZ_VERSION
+from resviz._version import REPOSITORY
 
 KERNEL = {"name": "python3", "display_name": "Python 3", "language": "python"}
 
@@ -39,20 +40,22 @@ def _torch_version() -> str:
 TORCH_VERSION = _torch_version()
 
 # How to get what the notebook imports, said in its first cell. PyTorch's CPU index is
-# for an ordinary Linux machine (PyPI's Linux build brings CUDA); resviz installs from a
-# checkout of its repository, with the extra that draws charts offline.
+# for an ordinary Linux machine (PyPI's Linux build brings CUDA); resviz installs from its
+# public repository (resviz/_version.py's REPOSITORY) at this version's tag, with the
+# extra that draws charts offline.
 INSTALL = f"""\
 Made with **resviz {RESVIZ_VERSION}** (torch {TORCH_VERSION}). To run it outside the app, \
-install PyTorch, then resviz {RESVIZ_VERSION} with its `notebook` extra, in a checkout of \
-the resviz repository at that version:
+install PyTorch, then resviz {RESVIZ_VERSION} with its `notebook` extra from its repository, \
+{REPOSITORY}:
 
 ```
 pip install torch=={TORCH_VERSION} --index-url https://download.pytorch.org/whl/cpu
-pip install ".[notebook]"
+pip install "resviz[notebook] @ git+{REPOSITORY}@v{RESVIZ_VERSION}"
 ```
 
 (The first line takes PyTorch's CPU build on Linux; on macOS or Windows, \
-`pip install torch=={TORCH_VERSION}` is already the CPU build.) Charts carry their own \
+`pip install torch=={TORCH_VERSION}` is already the CPU build. In a checkout of that \
+repository, `pip install ".[notebook]"` installs the same.) Charts carry their own \
 JavaScript (vl-convert-python, in that extra), so they draw without a network."""
 
 # The first code cell: the settings, the imports, and charts that draw offline (Altair's

@@ -1,9 +1,10 @@
 """The Community Cloud deploy path (deploy/cloud/) and `make lock`, which writes its file.
 
 What can be checked here is checked: `make lock` (deploy/lock.py) run again gives
-exactly the committed constraints.txt and Cloud file; the Cloud file resolves, in a pip
-dry run on a real CPython 3.11 and 3.12, to exactly the packages it pins (nothing
-floats), at constraints.txt's versions; its torch lines are PyTorch's CPU wheels of the
+exactly the committed constraints.txt and Cloud file; the Cloud file resolves, with uv
+(what Cloud installs with first) for every Python Cloud offers (3.11 to 3.14) and with pip
+(its fallback) on this CPython 3.11, to exactly the packages it pins (nothing floats), at
+constraints.txt's versions; its torch lines are PyTorch's CPU wheels of the
 pinned release, one per Python by marker, and the cp311 line's sha256 is that of the CPU
 wheel this machine installs. The torch lines point at download.pytorch.org, which this
 machine cannot reach; the dry run puts the same release in its place. The entry point
@@ -83,18 +84,42 @@ def test_cp311_hash_is_the_cpu_wheel_pip_installs_here(tmp_path: Path) -> None:
     assert req.url and req.url.endswith(f"#sha256={digest}")
 
 
-@pytest.mark.parametrize("python", lock.CLOUD_PYTHONS)
-def test_cloud_requirements_resolve_to_what_they_pin(tmp_path: Path, python: str) -> None:
-    """A real CPython of that version resolves the file (torch's URL line replaced by
-    the same release) to exactly the packages that apply to it, at their pins."""
+def _runtime_file(tmp_path: Path, python: str) -> tuple[Path, dict[str, str]]:
+    """The Cloud file's lines that apply to ``python``, its torch URL line replaced by
+    the same release from the index (download.pytorch.org is out of reach here), and
+    {name: version} of what it pins besides torch."""
     constraints = _pins(ROOT / "constraints.txt")
     applying = [r for r in _requirements() if _applies(r, python)]
     pinned = {lock.norm(r.name): str(r.specifier).removeprefix("==") for r in applying if not r.url}
-    reqs = tmp_path / "requirements.txt"
-    reqs.write_text("".join(f"{r.name}{r.specifier}\n" for r in applying if not r.url))
-    reqs.write_text(reqs.read_text() + f"torch=={constraints['torch']}\n")
+    reqs = tmp_path / f"requirements-{python}.txt"
+    lines = [f"{r.name}{r.specifier}\n" for r in applying if not r.url]
+    reqs.write_text("".join(lines) + f"torch=={constraints['torch']}\n")
+    return reqs, pinned
+
+
+@pytest.mark.parametrize("python", lock.CLOUD_PYTHONS)
+def test_cloud_requirements_resolve_with_uv_for_every_cloud_python(
+    tmp_path: Path, python: str
+) -> None:
+    """Community Cloud installs with uv first: uv resolves the file for CPython
+    ``python`` on Cloud's platform (Linux x86_64, binary wheels only) to exactly the
+    packages that apply to it, at their pins; nothing floats and nothing is missing."""
+    reqs, pinned = _runtime_file(tmp_path, python)
+    resolved = lock.resolve_cloud(python, [str(reqs)], tmp_path)
+    version = resolved.pop("torch")[1]
+    assert version == _pins(ROOT / "constraints.txt")["torch"]
+    got = {k: v for k, (_, v) in resolved.items()}
+    assert got == pinned, "Cloud requirements do not pin exactly what uv installs"
+
+
+def test_cloud_requirements_resolve_with_pip_on_the_python_at_hand(tmp_path: Path) -> None:
+    """Cloud's fallback, pip, on this interpreter (3.11): the same packages at the same
+    pins, and the CPU wheel itself (no CUDA package at all)."""
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert python in lock.CLOUD_PYTHONS
+    reqs, pinned = _runtime_file(tmp_path, python)
     report = tmp_path / "report.json"
-    cmd = [lock.interpreter(python), "-m", "pip", "install", "--dry-run", "--ignore-installed"]
+    cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed"]
     subprocess.run(
         [*cmd, "-q", "--only-binary=:all:", "--report", str(report), "-r", str(reqs)],
         check=True,
@@ -106,13 +131,9 @@ def test_cloud_requirements_resolve_to_what_they_pin(tmp_path: Path, python: str
         for i in json.loads(report.read_text())["install"]
     }
     version = resolved.pop("torch")
-    assert version.split("+")[0] == constraints["torch"]
-    if python == "3.11":  # the CPU wheel itself is offered here: no CUDA package at all
-        assert version.endswith("+cpu")
-        assert not [n for n in resolved if CUDA.match(n)], "CUDA packages in the Cloud install"
-    else:  # PyPI's CUDA build stands in; its CUDA-only packages are not the CPU wheel's
-        resolved = {n: v for n, v in resolved.items() if not CUDA.match(n)}
-    assert resolved == pinned, "Cloud requirements do not pin exactly what they install"
+    assert version == _pins(ROOT / "constraints.txt")["torch"] + "+cpu"
+    assert not [n for n in resolved if CUDA.match(n)], "CUDA packages in the Cloud install"
+    assert resolved == pinned, "Cloud requirements do not pin exactly what pip installs"
 
 
 def test_cloud_pins_are_constraints_pins() -> None:

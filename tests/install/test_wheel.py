@@ -110,6 +110,36 @@ def test_wheel_is_typed_licensed_and_versioned_once(wheel: Path) -> None:
     assert fields["Requires-Python"] == [">=3.11"]
 
 
+def test_wheel_names_its_home_and_every_python_that_is_tested(wheel: Path) -> None:
+    """The Project-URLs are resviz/_version.py's REPOSITORY (what a notebook says to
+    install from); the Python classifiers are exactly the Pythons the Cloud file is
+    resolved for and the hosted workflow's matrix runs."""
+    from deploy.lock import CLOUD_PYTHONS
+    from resviz._version import REPOSITORY
+
+    names = zipfile.ZipFile(wheel).namelist()
+    meta_name = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    meta = zipfile.ZipFile(wheel).read(meta_name).decode().split("\n\n")[0].splitlines()
+    urls = dict(
+        ln.removeprefix("Project-URL: ").split(", ", 1)
+        for ln in meta
+        if ln.startswith("Project-URL: ")
+    )
+    assert set(urls) == {"Homepage", "Documentation", "Source", "Issues"}
+    assert all(u.startswith(REPOSITORY) for u in urls.values()), urls
+    pythons = {
+        ln.rsplit(":: ", 1)[1]
+        for ln in meta
+        if ln.startswith("Classifier: Programming Language :: Python :: 3.")
+    }
+    assert pythons == set(CLOUD_PYTHONS)
+    workflow = (ROOT / ".github" / "workflows" / "ci.yml").read_text()
+    assert f"python: [{', '.join(repr(p) for p in CLOUD_PYTHONS)}]".replace("'", '"') in workflow
+    from ui.notebook import INSTALL
+
+    assert f"git+{REPOSITORY}@v{rv_version()}" in INSTALL
+
+
 def test_readme_example_runs_from_a_clean_venv(wheel: Path, tmp_path: Path) -> None:
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(with_pip=True).create(env_dir)
