@@ -113,6 +113,25 @@ def wait_healthy(url: str, proc: subprocess.Popen, deadline: float) -> None:
     raise RuntimeError(f"{url} not healthy in time")
 
 
+def check_room_store() -> bool:
+    """Open the workshop rooms' store once, before any replica starts, so a store that
+    cannot be written (a read-only folder, a Redis that refuses the password) is said in
+    this server's own log, with its path and cause, not first found by a participant.
+    The server still starts: every page but the room works without it."""
+    import logging
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from ui.room.store import StoreUnavailable, open_store
+
+    logging.basicConfig(format="%(message)s", stream=sys.stderr)
+    try:
+        open_store()
+    except StoreUnavailable:  # open_store logged the path and the cause
+        return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--port", type=int, default=8500, help="the room's port (nginx)")
@@ -127,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
 
     run = Path(args.run_dir).resolve()
     run.mkdir(parents=True, exist_ok=True)
+    check_room_store()
     backends = [free_port() for _ in range(args.replicas)]
     # One cookie secret for every replica, so a cookie one signs another accepts.
     env = {

@@ -11,6 +11,7 @@ import logging
 import os
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -235,3 +236,36 @@ def test_a_password_is_masked_in_the_cause_too(
 def test_the_factory_is_the_one_the_app_uses() -> None:
     assert room_view.open_store is room_store.open_store
     assert issubclass(StoreUnavailable, room_view.STORE_ERRORS)
+
+
+@pytest.mark.parametrize("writable", [True, False])
+def test_the_workshop_server_checks_the_store_before_its_replicas_start(
+    tmp_path: Path, writable: bool
+) -> None:
+    """deploy/workshop/serve.py opens the store before starting any replica: an
+    unwritable one is said on the server's own stderr (what `docker logs` shows), with
+    its path and cause; a writable one is created there and says nothing."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    data = tmp_path / "data" if writable else blocker / "data"
+    code = (
+        "import runpy; m = runpy.run_path('deploy/workshop/serve.py', run_name='serve'); "
+        "print(m['check_room_store']())"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RESVIZ_ROOM_DB")}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**env, "RESVIZ_DATA_DIR": str(data)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.strip() == str(writable), done.stderr
+    if writable:
+        assert (data / "rooms.sqlite3").is_file()
+        assert "workshop rooms" not in done.stderr
+    else:
+        line = f"workshop rooms: cannot write {data / 'rooms.sqlite3'}: "
+        assert line in done.stderr, done.stderr
+        assert "Error" in done.stderr.split(line, 1)[1].splitlines()[0]
