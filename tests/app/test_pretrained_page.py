@@ -120,18 +120,6 @@ def test_switching_sections_keeps_the_model(app):
     assert at.query_params["section"] == [S.COLLAPSE] or at.query_params["section"] == S.COLLAPSE
 
 
-def test_missing_extra_says_what_to_install(app, monkeypatch):
-    import importlib.util
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda n, *a: None if n == "transformers" else real(n, *a)
-    )
-    at = app(PAGE).run()
-    assert not at.exception
-    assert any("pip install 'resviz[pretrained]'" in e.value for e in at.error)
-
-
 def test_one_token_rank_collapse_says_why_not_a_traceback(app):
     # One token is its own mean: 0 with and without shortcuts. The card divided by
     # that 0 before (a traceback) and the caption blamed float32.
