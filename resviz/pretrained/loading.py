@@ -3,20 +3,30 @@
 ``load`` checks everything it can before reading a weight: that ``transformers`` is
 installed, that the folder exists and holds a ``config.json`` and ``safetensors``
 weights (a ``.bin`` checkpoint is a pickle, and resviz never unpickles a file it was
-handed), that the family is one resviz has an adapter for, and that the model and its
-measurements fit the memory budget (:func:`memory_estimate`, from the parameter count in
-the safetensors headers, so a 7B model is refused without allocating anything). Each refusal is a :class:`PretrainedError`
-whose message a user can act on.
+handed), that the family is one resviz has an adapter for, that the weights are the
+ones ``config.json`` builds, and that the model and its measurements fit the memory
+budget (:func:`memory_estimate`). The model is built from ``config.json``, not from the
+weights, so the count comes from both: the architecture's own parameters, counted on
+a model instantiated on PyTorch's ``meta`` device (shapes only, no storage; tied
+weights once, as the loaded model holds them), and the numbers in the safetensors
+headers. Every parameter the config builds must find a stored tensor of its shape
+(a tied output head needs none; extra stored tensors, such as old buffers, are
+allowed and counted), and the budget takes the larger count, so a 7B model, or a tiny
+weights file beside a large config, is refused without allocating anything. Each
+refusal is a :class:`PretrainedError` whose message a user can act on.
 """
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
+import math
 import os
 import re
 import struct
 import threading
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,13 +37,24 @@ from torch import nn
 from resviz.pretrained.families import ARCHITECTURES, FAMILIES, Family, supported
 
 INSTALL_HINT = "pip install 'resviz[pretrained]'"
-# The memory budget for one loaded model and its measurements (see memory_estimate);
-# RESVIZ_MAX_MODEL_MB overrides it. 1 GiB holds GPT-2 small (124M parameters).
+# The memory budget for the loaded models and their measurements (see memory_estimate):
+# one load must fit it, and the server's cache (resviz.recipes.pretrained.loaded) holds
+# models whose estimates together fit it. RESVIZ_MAX_MODEL_MB overrides it. 1 GiB
+# holds GPT-2 small (124M parameters).
 DEFAULT_MAX_BYTES = 1024 * 2**20
 PAGE_FACTOR = 2.0
+# The most blocks a config.json may ask for: the model is instantiated on the meta
+# device (no storage, but one Python module per layer) to count its parameters.
+MAX_BLOCKS = 512
 _WORD = re.compile(r"[A-Za-z0-9_]{1,60}")  # a name from a config file, safe to show
 HUB_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")
 TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "vocab.txt", "tokenizer.model")
+# transformers 5 swaps process-wide functions while it builds a model (from_pretrained
+# replaces PreTrainedModel.tie_weights and torch's init functions with no-ops, then puts
+# them back; the default dtype is set and restored): a model built in another thread
+# meanwhile comes out untied, and two overlapping swaps can leave the no-ops in place.
+# Every build here (the meta count and the load) holds this lock.
+_BUILD_LOCK = threading.Lock()
 
 
 class PretrainedError(Exception):
@@ -86,20 +107,35 @@ def safetensors_files(folder: Path) -> list[Path]:
 
 def count_parameters(files: list[Path]) -> int:
     """Numbers stored in safetensors files, read from their headers only."""
-    total = 0
+    return sum(math.prod(shape) for shape in _stored_shapes(files))
+
+
+def _stored_shapes(files: list[Path]) -> list[tuple[int, ...]]:
+    """The shape of every tensor in safetensors files, from their headers only. A header
+    that claims more data than its file holds is refused (kind ``weights``): the counts
+    read from it are then the checkpoint's own."""
+    shapes: list[tuple[int, ...]] = []
     for f in files:
         with f.open("rb") as fh:
             (size,) = struct.unpack("<Q", fh.read(8))
             if size > 100 * 2**20:
-                raise PretrainedError(f"{f.name} is not a safetensors file.", "weights")
+                raise PretrainedError(
+                    "A .safetensors file there is not a safetensors file.", "weights"
+                )
             header = json.loads(fh.read(size))
+        data = f.stat().st_size - 8 - size
+        end = 0
         for name, meta in header.items():
             if name != "__metadata__":
-                n = 1
-                for d in meta["shape"]:
-                    n *= int(d)
-                total += n
-    return total
+                shapes.append(tuple(int(d) for d in meta["shape"]))
+                end = max(end, int(meta["data_offsets"][1]))
+        if end > data:
+            raise PretrainedError(
+                "A .safetensors file there is cut short: its header names more data than "
+                "the file holds.",
+                "weights",
+            )
+    return shapes
 
 
 def float32_bytes(n_numbers: int) -> int:
@@ -199,11 +235,69 @@ def _architecture(config: Any) -> str:
     return named[0] if named else allowed[0]
 
 
+def _count(n: int, what: str) -> str:
+    """``n`` numbers of ``what`` for a message: exact below a million, else in millions."""
+    if n >= 10**6:
+        return f"{n / 1e6:,.1f}M {what}s"
+    return f"{n:,} {what}" + ("" if n == 1 else "s")
+
+
+def _built_shapes(transformers: Any, config: Any, architecture: str) -> list[tuple[int, ...]]:
+    """The shape of every parameter ``architecture`` builds from ``config``, each tied
+    parameter once (``model.parameters()``, as the loaded model holds them): the class
+    is instantiated on the ``meta`` device, which gives shapes without storage.
+    ``torch.device`` as a context is per thread, so other sessions' tensors are not
+    affected."""
+    blocks = getattr(config, "num_hidden_layers", None)
+    if not isinstance(blocks, int) or not 0 < blocks <= MAX_BLOCKS:
+        shown = f" ({blocks:,} blocks)" if isinstance(blocks, int) else ""
+        raise PretrainedError(
+            f"config.json does not give a number of blocks from 1 to {MAX_BLOCKS}{shown}; "
+            "resviz loads models up to that depth.",
+            "architecture",
+        )
+    cls = getattr(transformers, architecture)
+    try:
+        with _BUILD_LOCK, torch.device("meta"):
+            model = cls._from_config(
+                copy.deepcopy(config), dtype=torch.float32, attn_implementation="eager"
+            )
+        return [tuple(p.shape) for p in model.parameters()]
+    except Exception as exc:  # noqa: BLE001 - any failure to build reads the same to a user
+        raise PretrainedError(
+            f"config.json does not describe a model {architecture} can build "
+            f"({type(exc).__name__}).",
+            "path",
+        ) from None
+
+
+def _check_weights(built: list[tuple[int, ...]], stored: list[tuple[int, ...]]) -> None:
+    """Every parameter the config builds needs a stored tensor of its shape (names are
+    not compared: ``transformers`` renames some keys when it loads them). A tied output
+    head is one parameter, so it needs no tensor of its own; extra stored tensors (old
+    buffers, a pooler the class does not use) are allowed."""
+    missing = Counter(built) - Counter(stored)
+    if missing:
+        n_built = sum(math.prod(s) for s in built)
+        n_stored = sum(math.prod(s) for s in stored)
+        n_missing = sum(missing.values())
+        raise PretrainedError(
+            "The weights do not match config.json: it builds a model of "
+            f"{_count(n_built, 'parameter')} in {len(built):,} tensors, and the .safetensors "
+            f"weights hold {_count(n_stored, 'number')} in {len(stored):,} tensors; "
+            f"{n_missing:,} of the model's tensors have no stored tensor of their shape. "
+            "Save the model with its own config (save_pretrained).",
+            "weights",
+        )
+
+
 def memory_estimate(n_params: int) -> int:
     """Resident memory one loaded model and a full page of measurements take, beyond the
     Python process itself: ``PAGE_FACTOR`` x its float32 weights. Measured on GPT-2 small
     (124M parameters, 475 MB of weights, 128 tokens): 0.96 GB over the imports, 2.0x the
-    weights (benchmarks/pretrained_page.py, benchmarks/RESULTS.md)."""
+    weights (benchmarks/pretrained_page.py, benchmarks/RESULTS.md).
+
+    ``n_params`` is the larger of what ``config.json`` builds and what the weights hold."""
     return int(PAGE_FACTOR * float32_bytes(n_params))
 
 
@@ -213,8 +307,8 @@ def _check_budget(n_params: int, max_bytes: int) -> None:
         raise PretrainedError(
             f"This model has {n_params / 1e6:,.0f}M parameters ({_mb(float32_bytes(n_params))} "
             f"in float32); loading it and measuring takes about {_mb(need)}, over this "
-            f"server's budget of {_mb(max_bytes)} for one model. Pick a smaller model (or "
-            "raise RESVIZ_MAX_MODEL_MB where you run resviz yourself).",
+            f"server's budget of {_mb(max_bytes)} for the models it holds at once. Pick a "
+            "smaller model (or raise RESVIZ_MAX_MODEL_MB where you run resviz yourself).",
             "budget",
         )
 
@@ -228,8 +322,9 @@ def _hub_unreachable(why: str) -> PretrainedError:
     )
 
 
-def _hub_count(name: str) -> int:
-    """The parameter count of a hub checkpoint, from its safetensors headers (no download)."""
+def _hub_shapes(name: str) -> tuple[int, list[tuple[int, ...]] | None]:
+    """A hub checkpoint's stored numbers and tensor shapes, from its safetensors
+    headers (no download); the shapes are None where the hub's answer lacks them."""
     if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
         raise _hub_unreachable("HF_HUB_OFFLINE is set")
     import huggingface_hub as hub
@@ -243,23 +338,46 @@ def _hub_count(name: str) -> int:
         ) from None
     except Exception as exc:  # noqa: BLE001 - any network failure reads the same to a user
         raise _hub_unreachable(type(exc).__name__) from None
-    return sum(int(v) for v in meta.parameter_count.values())
+    n = sum(int(v) for v in meta.parameter_count.values())
+    try:
+        shapes = [
+            tuple(int(d) for d in t.shape)
+            for f in meta.files_metadata.values()
+            for t in f.tensors.values()
+        ]
+    except (AttributeError, TypeError, ValueError):
+        shapes = None
+    return n, shapes
 
 
-def load(path_or_name: str | os.PathLike[str], max_bytes: int | None = None) -> Pretrained:
-    """Load a checkpoint from a local folder (or a hub name, when the hub is reachable).
+@dataclass(frozen=True)
+class _Plan:
+    """A checkpoint that passed every check, before anything is allocated."""
 
-    float32 on CPU, eager attention (so attention maps are the probabilities the model
-    used), eval mode, safetensors only, no remote code. Raises :class:`PretrainedError`.
-    """
+    source: str | Path
+    name: str
+    config: Any
+    family: Family
+    architecture: str
+    n_params: int  # what config.json builds (tied weights once): the loaded model's count
+    n_stored: int  # numbers in the safetensors weights
+
+    @property
+    def need(self) -> int:
+        """The memory estimate: the larger count, ``PAGE_FACTOR`` x its float32 bytes."""
+        return memory_estimate(max(self.n_params, self.n_stored))
+
+
+def _plan(path_or_name: str | os.PathLike[str], max_bytes: int) -> _Plan:
+    """Every check ``load`` makes before it allocates a weight (raises
+    :class:`PretrainedError`); what to load and its memory estimate."""
     transformers = _require_transformers()
-    max_bytes = max_bytes_default() if max_bytes is None else max_bytes
     name = os.fspath(path_or_name).strip()
     if not name:
         raise PretrainedError("Give a model folder (or a hub name).", "path")
     folder = Path(name).expanduser()
-    local = folder.is_dir()
-    if local:
+    stored: list[tuple[int, ...]] | None
+    if folder.is_dir():
         if not (folder / "config.json").is_file():
             raise PretrainedError(
                 "That folder has no config.json: give the folder a Hugging Face model was "
@@ -287,17 +405,18 @@ def load(path_or_name: str | os.PathLike[str], max_bytes: int | None = None) -> 
                 "weights",
             )
         try:
-            n_params = count_parameters(files)
-        except (OSError, ValueError, KeyError, TypeError, struct.error):
+            stored = _stored_shapes(files)
+        except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, struct.error):
             raise PretrainedError(
                 "A .safetensors file in that folder is not a readable safetensors file.",
                 "weights",
             ) from None
+        n_stored = sum(math.prod(s) for s in stored)
         source: str | Path = folder
     else:
         if name.startswith((".", "/", "~")) or not HUB_NAME.fullmatch(name) or folder.exists():
             raise PretrainedError("No model folder at that path.", "path")
-        n_params = _hub_count(name)
+        n_stored, stored = _hub_shapes(name)
         try:
             config = transformers.AutoConfig.from_pretrained(name, trust_remote_code=False)
         except OSError:
@@ -305,17 +424,37 @@ def load(path_or_name: str | os.PathLike[str], max_bytes: int | None = None) -> 
         family = _family_of(config)
         arch = _architecture(config)
         source = name
-    _check_budget(n_params, max_bytes)
-    cls = getattr(transformers, arch)
-    try:
-        model = cls.from_pretrained(
-            source,
-            attn_implementation="eager",
-            dtype=torch.float32,
-            use_safetensors=True,
-            trust_remote_code=False,
+    built = _built_shapes(transformers, config, arch)
+    if stored is not None:
+        _check_weights(built, stored)
+    n_params = sum(math.prod(s) for s in built)
+    if stored is None and n_stored < n_params:  # the hub gave counts only
+        raise PretrainedError(
+            "The weights do not match config.json: it builds a model of "
+            f"{_count(n_params, 'parameter')}, and the .safetensors weights hold "
+            f"{_count(n_stored, 'number')}.",
+            "weights",
         )
-        tokenizer = transformers.AutoTokenizer.from_pretrained(source, trust_remote_code=False)
+    _check_budget(max(n_params, n_stored), max_bytes)
+    return _Plan(source, name, config, family, arch, n_params, n_stored)
+
+
+def _build(plan: _Plan) -> Pretrained:
+    """Load what :func:`_plan` checked."""
+    transformers = _require_transformers()
+    cls = getattr(transformers, plan.architecture)
+    try:
+        with _BUILD_LOCK:
+            model = cls.from_pretrained(
+                plan.source,
+                attn_implementation="eager",
+                dtype=torch.float32,
+                use_safetensors=True,
+                trust_remote_code=False,
+            )
+            tokenizer = transformers.AutoTokenizer.from_pretrained(
+                plan.source, trust_remote_code=False
+            )
     except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
         raise PretrainedError(
             f"The checkpoint could not be read ({type(exc).__name__}): a folder needs "
@@ -328,12 +467,21 @@ def load(path_or_name: str | os.PathLike[str], max_bytes: int | None = None) -> 
     return Pretrained(
         model=model,
         tokenizer=tokenizer,
-        family=family,
-        name=name,
-        n_params=n_params,
-        weight_bytes=float32_bytes(n_params),
-        architecture=arch,
+        family=plan.family,
+        name=plan.name,
+        n_params=plan.n_params,
+        weight_bytes=float32_bytes(plan.n_params),
+        architecture=plan.architecture,
     )
+
+
+def load(path_or_name: str | os.PathLike[str], max_bytes: int | None = None) -> Pretrained:
+    """Load a checkpoint from a local folder (or a hub name, when the hub is reachable).
+
+    float32 on CPU, eager attention (so attention maps are the probabilities the model
+    used), eval mode, safetensors only, no remote code. Raises :class:`PretrainedError`.
+    """
+    return _build(_plan(path_or_name, max_bytes_default() if max_bytes is None else max_bytes))
 
 
 def demo_model_path() -> Path | None:

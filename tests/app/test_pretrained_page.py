@@ -106,6 +106,19 @@ def test_over_budget_is_refused(app, monkeypatch, gpt2_folder):
     assert any("over this server's budget" in e.value for e in at.error)
 
 
+def test_folder_choice_states_the_budget_as_set(app, monkeypatch, gpt2_folder):
+    """The budget the server holds its models in, from RESVIZ_MAX_MODEL_MB: 300 MB at
+    2 x 4 bytes per parameter holds 300 * 2**20 / 8 = 39.3M parameters."""
+    monkeypatch.setenv("RESVIZ_MAX_MODEL_MB", "300")
+    at = app(PAGE, model=S.FOLDER, path=str(gpt2_folder)).run()
+    clean(at)
+    cap = next(c for c in captions(at) if c.startswith("This server holds"))
+    assert "within 300 MB, for every visitor together" in cap, cap
+    assert "about 2x its float32 weights" in cap and "about 39M parameters" in cap, cap
+    at = app(PAGE).run()  # the shipped model: no folder, no budget to state
+    assert not any(c.startswith("This server holds") for c in captions(at))
+
+
 def test_empty_text_asks_for_text(app):
     at = app(PAGE, text="  ").run()
     assert not at.exception

@@ -411,5 +411,7 @@ def test_broken_folders_are_refused_with_a_message(tmp_path, folders):
     cfg = json.loads((wrong / "config.json").read_text())
     cfg["n_embd"] = 64
     (wrong / "config.json").write_text(json.dumps(cfg))
-    with pytest.raises(P.PretrainedError, match="could not be read"):
+    # Refused before loading: no stored tensor has a width-64 parameter's shape.
+    with pytest.raises(P.PretrainedError, match="do not match config.json") as e:
         P.load(wrong)
+    assert e.value.kind == "weights"
