@@ -12,16 +12,18 @@ same measurements the toy pages teach (``docs/pretrained.md``).
 """
 
 from resviz.pretrained import cards, published
-from resviz.pretrained.families import FAMILIES, Family
-from resviz.pretrained.loading import (
+from resviz.pretrained.checks import (
     DEFAULT_MAX_BYTES,
-    SONNETS_HELD_OUT_LOSS,
-    Pretrained,
     PretrainedError,
-    demo_model_path,
-    load,
     max_bytes_default,
     require_extra,
+)
+from resviz.pretrained.families import FAMILIES, Family
+from resviz.pretrained.loading import (
+    SONNETS_HELD_OUT_LOSS,
+    Pretrained,
+    demo_model_path,
+    load,
     sonnets_split,
     tiny_gpt2_path,
 )

