@@ -1,34 +1,148 @@
 """The lesson as one self-contained HTML file: each step's text and settings, and
 for each question the room's predictions, second votes and measured answers, as
 inline SVG bar charts. No script, no stylesheet or font from elsewhere: it opens
-offline. Every piece of text goes through :func:`html.escape`; nothing a lesson
-author or a participant typed becomes markup."""
+offline. Step texts, questions and the summary are the lesson's Markdown, drawn as the
+app draws them: its ``$...$`` (and ``$$...$$``) math as MathML (:mod:`ui.mathml`), which
+browsers draw natively, and its emphasis, code and lists as HTML. Raw HTML in them is
+escaped, links and images are plain text, never anchors; every other piece of text goes
+through :func:`html.escape`: nothing a lesson author or a participant typed becomes
+markup. On a 390 px phone the page never scrolls sideways: words wrap anywhere, charts
+shrink to fit, a formula wider than the screen scrolls inside its own box."""
 
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
 
 from ..lessons import Lesson
+from ..mathml import to_mathml
 from ..specs import fmt
 
 CSS = """
-body { font: 16px/1.5 system-ui, sans-serif; max-width: 46rem; margin: 2rem auto;
-       padding: 0 1rem; color: #1b1b1b; }
-h1 { font-size: 1.6rem; } h2 { font-size: 1.2rem; margin-top: 2rem; }
-.text { white-space: pre-wrap; } .muted { color: #555; font-size: .9rem; }
+html { -webkit-text-size-adjust: 100%; text-size-adjust: 100%; }
+body { font: 17px/1.55 system-ui, sans-serif; max-width: 46rem; margin: 1.5rem auto;
+       padding: 0 1rem; color: #1b1b1b; overflow-wrap: anywhere; }
+h1 { font-size: 1.6rem; line-height: 1.25; } h2 { font-size: 1.2rem; margin-top: 2rem; }
+.muted { color: #555; font-size: .9rem; }
+code { font-size: .9em; background: #f2f2f2; padding: 0 .2em; border-radius: 3px; }
+pre { overflow-x: auto; max-width: 100%; } table { display: block; overflow-x: auto; }
+math { font-size: 1.1em; }
+/* A formula scrolls inside its own box; inline-flex (unlike inline-block) keeps the
+   formula's baseline on the line's while it scrolls. The padding keeps the ink of
+   italic letters (J, f) that reaches past their box from being clipped. */
+.math { display: inline-flex; max-width: 100%; overflow-x: auto; overflow-y: hidden;
+        padding: .15em .1em; margin: -.15em 0; box-sizing: border-box; }
+.math-block { display: block; max-width: 100%; overflow-x: auto; overflow-y: hidden;
+              padding: .25em .2em; margin: .25rem 0; box-sizing: border-box; }
 figure { margin: .5rem 0 1rem; } figcaption { font-weight: 600; }
+svg { max-width: 100%; height: auto; }
 svg text { font: 13px system-ui, sans-serif; fill: #1b1b1b; }
 """
 
 
+def _math_rule(state: StateInline, silent: bool) -> bool:
+    """``$tex$`` or ``$$tex$$`` at ``state.pos``: a ``math`` token. A single ``$`` opens
+    only before a non-space and closes only after a non-space, not before a digit or
+    another ``$`` (so "$5 and $10" stays text); ``\\$`` is a dollar sign, in math too."""
+    src, start, stop = state.src, state.pos, state.posMax
+    if src[start] != "$":
+        return False
+    delim = "$$" if src.startswith("$$", start) else "$"
+    begin = start + len(delim)
+    if begin >= stop or (delim == "$" and src[begin].isspace()):
+        return False
+    end = begin
+    while True:
+        end = src.find(delim, end, stop)
+        if end < 0:
+            return False
+        if delim == "$" and src.startswith("$$", end):  # a $$ does not close a $
+            end += 2
+            continue
+        after = src[end + len(delim) : end + len(delim) + 1]
+        closes = src[end - 1] != "\\" and (
+            delim == "$$" or not (src[end - 1].isspace() or after.isdigit())
+        )
+        if end > begin and closes:
+            break
+        end += 1
+    if not silent:
+        token = state.push("math", "math", 0)
+        token.content, token.markup = src[begin:end], delim
+    state.pos = end + len(delim)
+    return True
+
+
+def _render_math(_self: Any, tokens: Sequence[Token], idx: int, _options: Any, _env: Any) -> str:
+    display = tokens[idx].markup == "$$"
+    box = "math-block" if display else "math"
+    return f"<span class='{box}'>{to_mathml(tokens[idx].content, display)}</span>"
+
+
+def _link_open(
+    _self: Any, tokens: Sequence[Token], idx: int, _options: Any, env: MutableMapping[str, Any]
+) -> str:
+    # A link is its text, then its address as plain text: never an anchor.
+    token = tokens[idx]
+    href = "" if token.markup == "autolink" else str(token.attrGet("href") or "")
+    env.setdefault("hrefs", []).append(href)
+    return ""
+
+
+def _link_close(
+    _self: Any, _tokens: Sequence[Token], _idx: int, _options: Any, env: MutableMapping[str, Any]
+) -> str:
+    href = env["hrefs"].pop()
+    return f" ({html.escape(href)})" if href else ""
+
+
+def _image(
+    self: Any, tokens: Sequence[Token], idx: int, options: Any, env: MutableMapping[str, Any]
+) -> str:
+    # An image is its description and address as plain text: nothing is fetched.
+    token = tokens[idx]
+    alt = self.renderInlineAsText(token.children or [], options, env)
+    return html.escape(f"{alt} ({token.attrGet('src') or ''})")
+
+
+def markdown() -> MarkdownIt:
+    """The lessons' Markdown: CommonMark with tables and strikethrough, raw HTML escaped
+    (``html=False``), math as MathML, links and images as plain text."""
+    md = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
+    md.inline.ruler.before("escape", "math", _math_rule)
+    md.add_render_rule("math", _render_math)
+    md.add_render_rule("link_open", _link_open)
+    md.add_render_rule("link_close", _link_close)
+    md.add_render_rule("image", _image)
+    return md
+
+
+MD = markdown()
+
+
+def render_text(text: str) -> str:
+    """A step's text (Markdown with math) as HTML."""
+    return MD.render(text, {})
+
+
+def render_inline(text: str) -> str:
+    """One line of Markdown with math (a question, the summary) as inline HTML."""
+    return MD.renderInline(text, {})
+
+
 def bar_svg(rows: list[tuple[str, int]], color: str = "#4c78a8") -> str:
     """Horizontal bars, one per answer, labelled with the answer and its count."""
-    label_w, bar_w, row_h = 150, 260, 26
+    label_w, bar_w, row_h = 150, 190, 26
+    width, height = label_w + bar_w + 40, row_h * len(rows) + 4
     top = max((c for _, c in rows), default=0) or 1
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{label_w + bar_w + 50}" '
-        f'height="{row_h * len(rows) + 4}">'
+    parts = [  # the viewBox lets CSS shrink the chart to a narrow screen
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}">'
     ]
     for i, (answer, count) in enumerate(rows):
         y = i * row_h + 2
@@ -60,10 +174,10 @@ def build(
         "made with resviz</p>",
     ]
     if lesson.summary:
-        out.append(f"<p>{e(lesson.summary)}</p>")
+        out.append(f"<p>{render_inline(lesson.summary)}</p>")
     for i, step in enumerate(lesson.steps, start=1):
         out.append(f"<h2>Step {i}. {e(step.title)}</h2>")
-        out.append(f"<div class='text'>{e(step.text)}</div>")
+        out.append(f"<div class='text'>{render_text(step.text)}</div>")
         where = step.page + (f", section {step.section}" if step.section else "")
         settings = ", ".join(f"{k} = {fmt(v)}" for k, v in step.settings)
         out.append(
@@ -74,7 +188,7 @@ def build(
         q = step.predict
         if q is None:
             continue
-        out.append(f"<p><strong>Question:</strong> {e(q.question)}</p>")
+        out.append(f"<p><strong>Question:</strong> {render_inline(q.question)}</p>")
         counts = room_counts.get(i, {})
         for key, title, color in (
             ("predictions", "The room's predictions", "#4c78a8"),
