@@ -1,0 +1,433 @@
+"""Every shipped configuration, each in a clean environment built from its own file.
+
+The dev venv holds every extra; a user's install holds what its file says. One clean venv
+is made here by the Makefile's own ``setup`` target (``requirements.txt`` with
+``constraints.txt``: what ``make run``, ``make workshop`` and the container install; never
+the dev venv), and shared by three checks, so the suite builds it once:
+
+1. ``make run`` itself (the Makefile's recipe, on that venv) serves every page, every
+   section's first view and every lesson step (as its own page, with the prediction
+   locked in, and on the presenter's Workshop page) in Chromium with no error box.
+2. The Cloud file (``deploy/cloud/requirements.txt``) brings exactly that environment on
+   the Python at hand (nothing to install, nothing left over), and its entry point serves
+   the Pretrained page and the lesson's last step. Its resolution for every Python Cloud
+   offers is ``test_cloud_requirements.py``.
+3. The container's recipe as its non-root user: the Dockerfile's uid, ENV, WORKDIR and
+   ENTRYPOINT (read from the file) on a root-owned, read-only copy of its build context,
+   with a writable data directory in place of its volume: a room opens, a participant
+   joins and votes, and the vote is in the room file under the data directory.
+
+Each extra in its own venv is ``test_extras.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from importlib import import_module
+from pathlib import Path
+
+import pytest
+
+from tests.browser.conftest import CHROMIUM_ARGS, chromium_path, free_port, screenshot
+from tests.install.test_deploy import (
+    DOCKERFILE,
+    build_context,
+    descendants,
+    entrypoint,
+    uid_of_image_user,
+)
+from ui.lessons import load_lessons
+from ui.registry import PAGES
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+LESSON = load_lessons()[0]["residuals"]
+ERRORS = "[data-testid='stException'], [data-testid='stAlertContentError']"
+BASE_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+
+
+def _du_mb(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
+
+
+# The interpreter the clean venv is made from: one every user may run, as the image's
+# /usr/local/bin/python is (the container check runs as the image's user; a venv made
+# from a Python under /root links to a folder that user cannot enter). Debian's CPython
+# 3.11 where it is installed (CI's machines), else this one.
+SYSTEM_PYTHON = "/usr/bin/python3.11"
+
+
+@pytest.fixture(scope="module")
+def app_venv() -> Iterator[Path]:
+    """A clean venv made by ``make setup`` (requirements.txt and constraints.txt only),
+    in a folder every user may read (the container check runs as another user)."""
+    folder = Path(tempfile.mkdtemp(prefix="resviz-app-"))
+    folder.chmod(0o755)
+    venv = folder / "venv"
+    python = SYSTEM_PYTHON if Path(SYSTEM_PYTHON).is_file() else "python3"
+    start = time.monotonic()
+    done = subprocess.run(
+        ["make", "-C", str(ROOT), "setup", f"VENV={venv}", f"PY={python}"],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")},
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    print(
+        f"\nmake setup (requirements.txt): {time.monotonic() - start:.0f} s, "
+        f"{_du_mb(venv):.0f} MB in the venv"
+    )
+    yield venv
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    path = chromium_path()
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail("Chromium not found")
+        pytest.skip("Chromium not found (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def clean_env(venv: Path, home: Path, **extra: str) -> dict[str, str]:
+    """What a user's shell gives the app: the venv first on PATH, nothing of ours."""
+    return {"PATH": f"{venv}/bin:{BASE_PATH}", "HOME": str(home), "LANG": "C.UTF-8", **extra}
+
+
+def wait_health(url: str, proc: subprocess.Popen, log: Path, seconds: float = 180) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, f"the server exited: {log.read_text()[-3000:]}"
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.read().strip() == b"ok":
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise AssertionError(f"not healthy in {seconds} s: {log.read_text()[-3000:]}")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    tree = [proc.pid, *descendants(proc.pid)]
+    for pid in reversed(tree):
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        for pid in tree:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def settled(pg, what: str, timeout: float = 120_000) -> None:
+    """The page's script has finished (no running indicator, a title drawn), twice
+    0.5 s apart (Streamlit shows the indicator only after a short delay)."""
+    try:
+        pg.wait_for_selector("[data-testid='stApp']", timeout=timeout)
+        for _ in range(2):
+            pg.wait_for_function(
+                """() => !document.querySelector("[data-testid='stStatusWidget']")
+                    && document.querySelector("[data-testid='stMainBlockContainer'] h1")""",
+                timeout=timeout,
+            )
+            pg.wait_for_timeout(500)
+    except Exception as exc:  # noqa: BLE001 - say which view never settled
+        raise AssertionError(f"{what}: never finished ({type(exc).__name__})") from None
+
+
+def no_error_box(pg, what: str) -> None:
+    boxes = pg.locator(ERRORS)
+    said = [boxes.nth(i).inner_text()[:300] for i in range(boxes.count())]
+    assert not said, f"{what}: {said}"
+
+
+def views() -> list[tuple[str, str]]:
+    """(name, path and query) of every page's every section, each as its own link."""
+    out = [("home", "/")]
+    for info in PAGES:
+        if info.url_path == "workshop":
+            continue
+        for section in import_module(f"ui.specs.{info.url_path}").SPEC.sections:
+            query = urllib.parse.urlencode({"section": section})
+            out.append((f"{info.url_path} > {section}", f"/{info.url_path}?{query}"))
+    return out
+
+
+# ------------------------------------------------------------ 1. requirements.txt alone
+@pytest.fixture(scope="module")
+def make_run(app_venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``make run`` on the clean venv (the Makefile's recipe, its PORT set): the URL."""
+    missing = subprocess.run(
+        [str(app_venv / "bin" / "python"), "-c", "import pytest"], capture_output=True
+    )
+    assert missing.returncode != 0, "the clean venv holds a test tool: not built from its file"
+    tmp = tmp_path_factory.mktemp("make-run")
+    port = free_port()
+    log = tmp / "make-run.log"
+    home = tmp / "home"
+    home.mkdir()
+    server = subprocess.Popen(
+        [shutil.which("make") or "make", "-C", str(ROOT), "run", f"VENV={app_venv}"]
+        + [f"PORT={port}"],
+        env={**clean_env(app_venv, home), "PATH": f"{app_venv}/bin:{os.environ['PATH']}"},
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_health(url, server, log)
+        yield url
+    finally:
+        stop(server)
+
+
+def test_make_run_serves_every_section_from_requirements_alone(make_run: str, browser) -> None:
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    for name, path in views():
+        pg.goto(make_run + path)
+        settled(pg, name)
+        no_error_box(pg, name)
+    screenshot(pg, "shipped_last_section")
+    ctx.close()
+    print(f"\nrendered with no error box: {len(views())} views")
+
+
+@pytest.mark.parametrize("index", range(1, len(LESSON.steps) + 1))
+def test_make_run_serves_every_lesson_step_from_requirements_alone(
+    make_run: str, browser, index: int
+) -> None:
+    """The step as a participant opens it, its prediction locked in and measured, then
+    the same step on the presenter's Workshop page."""
+    step = LESSON.steps[index - 1]
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    try:
+        query = urllib.parse.urlencode(step.query(LESSON.id, index))
+        what = f"lesson step {index} ({step.page})"
+        pg.goto(f"{make_run}/{step.page}?{query}")
+        settled(pg, what)
+        if step.predict is not None:
+            choice = step.predict.choices[0]
+            pg.locator("[data-testid='stRadio']").get_by_text(choice, exact=True).click()
+            lock = pg.get_by_role("button", name="Lock in my prediction")
+            lock.click()
+            lock.wait_for(state="detached", timeout=60_000)
+            settled(pg, what)
+        no_error_box(pg, what)
+        pg.goto(f"{make_run}/workshop?lesson={LESSON.id}&step={index}")
+        settled(pg, f"{what} on the Workshop page")
+        no_error_box(pg, f"{what} on the Workshop page")
+        assert f"Step {index} of {len(LESSON.steps)}" in pg.inner_text("body")
+    except BaseException:
+        screenshot(pg, f"shipped_failed_step_{index}")
+        raise
+    finally:
+        ctx.close()
+
+
+# ------------------------------------------------------------------ 2. the Cloud file
+def test_the_cloud_file_is_that_environment_and_its_entry_point_serves(
+    app_venv: Path, browser, tmp_path: Path
+) -> None:
+    from deploy import lock
+
+    python = str(app_venv / "bin" / "python")
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    env = {"PATH": f"{app_venv}/bin:{BASE_PATH}", "HOME": str(tmp_path)}
+    # The Cloud file's lines for this Python; its torch URL (PyTorch's CPU index, out of
+    # reach here) becomes the same release from the index this machine uses.
+    torch = lock.read_pins(ROOT / "constraints.txt")["torch"][1]
+    lines = []
+    for raw in (ROOT / "deploy" / "cloud" / "requirements.txt").read_text().splitlines():
+        line = raw.split("#sha256")[0] if raw.startswith("torch @") else raw.split("#")[0]
+        if not line.strip():
+            continue
+        req = line.split(";")[0].strip()
+        marker = line.split(";")[1].strip() if ";" in line else ""
+        if marker and marker != f'python_version == "{here}"':
+            continue
+        lines.append(f"torch=={torch}" if req.startswith("torch @") else req)
+    cloud = tmp_path / "cloud.txt"
+    cloud.write_text("\n".join(lines) + "\n")
+    report = tmp_path / "report.json"
+    cmd = [python, "-m", "pip", "install", "--dry-run", "-q", "--only-binary=:all:"]
+    done = subprocess.run(
+        [*cmd, "--report", str(report), "-r", str(cloud)], capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    more = [i["metadata"]["name"] for i in json.loads(report.read_text())["install"]]
+    assert more == [], f"the Cloud file installs more than make run: {more}"
+    frozen = subprocess.run(
+        [python, "-m", "pip", "list", "--format=json"], capture_output=True, text=True, env=env
+    )
+    installed = {lock.norm(p["name"]) for p in json.loads(frozen.stdout)} - {"pip"}
+    named = {lock.norm(ln.split("==")[0]) for ln in lines}
+    assert installed == named, f"make run installs what Cloud does not: {installed - named}"
+
+    port = free_port()
+    log = tmp_path / "cloud.log"
+    server = subprocess.Popen(
+        [python, "-m", "streamlit", "run", "deploy/cloud/streamlit_app.py"]
+        + ["--server.port", str(port), "--server.address", "127.0.0.1"],
+        cwd=ROOT,
+        env=clean_env(app_venv, tmp_path),
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_health(url, server, log)
+        pg = browser.new_page(viewport={"width": 1400, "height": 1000})
+        pg.goto(f"{url}/pretrained")
+        settled(pg, "Cloud: Pretrained")
+        no_error_box(pg, "Cloud: Pretrained")
+        # The model loaded and measured: its first section's chart, no "install" line.
+        pg.locator("[data-testid='stVegaLiteChart']").first.wait_for(timeout=120_000)
+        assert "needs the pretrained models' packages" not in pg.inner_text("body")
+        screenshot(pg, "shipped_cloud_pretrained")
+        last = len(LESSON.steps)
+        step = LESSON.steps[-1]
+        query = urllib.parse.urlencode(step.query(LESSON.id, last))
+        pg.goto(f"{url}/{step.page}?{query}")
+        settled(pg, "Cloud: the lesson's last step")
+        no_error_box(pg, "Cloud: the lesson's last step")
+        screenshot(pg, "shipped_cloud_last_step")
+        pg.close()
+    finally:
+        stop(server)
+
+
+# -------------------------------------------------------------------- 3. the container
+def dockerfile_env() -> dict[str, str]:
+    env: dict[str, str] = {}
+    for word, args in DOCKERFILE:
+        if word == "ENV":
+            for pair in args.split():
+                key, _, value = pair.partition("=")
+                env[key] = value
+    return env
+
+
+def read_only_copy(dest: Path) -> None:
+    """The image's /app: its build context (.dockerignore applied), owned by root, with
+    no write bit for anyone."""
+    files, _ = build_context()
+    for rel in files:
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / rel, target)
+    for path in sorted(dest.rglob("*"), reverse=True):
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    dest.chmod(0o555)
+
+
+def test_the_container_recipe_runs_a_room_as_its_non_root_user(app_venv: Path, browser) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("switching to the image's user needs root (CI runs as root)")
+    uid = uid_of_image_user()
+    assert uid != 0
+    image_env = dockerfile_env()
+    assert "RESVIZ_DATA_DIR" in image_env, "the image names no data directory"
+    (workdir,) = [args for word, args in DOCKERFILE if word == "WORKDIR"]
+    base = Path(tempfile.mkdtemp(prefix="resviz-image-"))
+    base.chmod(0o755)
+    app = base / workdir.strip("/")
+    read_only_copy(app)
+    data, run, home = base / "data", base / "run", base / "home"
+    for folder in (data, run, home):
+        folder.mkdir()
+        os.chown(folder, uid, uid)
+    port = free_port()
+    cmd = entrypoint()
+    assert cmd[0] == "python"
+    cmd[0] = str(app_venv / "bin" / "python")
+    cmd[cmd.index("--port") + 1] = str(port)
+    cmd[cmd.index("--address") + 1] = "127.0.0.1"
+    cmd[cmd.index("--run-dir") + 1] = str(run)
+    env = clean_env(app_venv, home, **{**image_env, "RESVIZ_DATA_DIR": str(data)})
+    env["REPLICAS"] = "1"
+    log = base / "server.log"
+    server = subprocess.Popen(
+        cmd,
+        cwd=app,
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        user=uid,
+        group=uid,
+        extra_groups=[],
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_health(url, server, log)
+        presenter = browser.new_context(viewport={"width": 1400, "height": 1200})
+        pp = presenter.new_page()
+        pp.goto(f"{url}/workshop")
+        settled(pp, "container: Workshop")
+        pp.get_by_role("button", name="Open as a room").click()
+        pp.get_by_text("Room code:").first.wait_for(timeout=30_000)
+        no_error_box(pp, "container: the room")
+        code = pp.inner_text("body").split("Room code:")[1].split()[0].strip("*")
+        participant = browser.new_context(viewport={"width": 1280, "height": 1000})
+        pg = participant.new_page()
+        pg.goto(f"{url}/workshop?join={code}")
+        settled(pg, "container: join")
+        pg.get_by_role("button", name="Join", exact=True).click()
+        pg.wait_for_url(f"**room={code}**", timeout=60_000)
+        first_question = next(i for i, s in enumerate(LESSON.steps, 1) if s.predict)
+        for index in range(2, first_question + 1):
+            pp.get_by_role("button", name="Next", exact=True).click()
+            pp.get_by_text(f"Step {index} of").first.wait_for(timeout=30_000)
+        step = LESSON.steps[first_question - 1]
+        pg.get_by_text("Predict first:").wait_for(timeout=60_000)
+        choice = step.predict.choices[0]
+        pg.locator("[data-testid='stRadio']").get_by_text(choice, exact=True).click()
+        pg.get_by_role("button", name="Send my prediction").click()
+        pg.get_by_text("Waiting for the presenter to reveal").wait_for(timeout=30_000)
+        pp.get_by_text("Predictions: 1 of 1 answered").wait_for(timeout=30_000)
+        no_error_box(pg, "container: the vote")
+        no_error_box(pp, "container: the presenter")
+        screenshot(pp, "shipped_container_presenter")
+        participant.close()
+        presenter.close()
+    finally:
+        stop(server)
+    rooms = sorted(data.rglob("*.sqlite3"))
+    assert rooms, f"no room file under the data directory: {sorted(data.rglob('*'))}"
+    with sqlite3.connect(rooms[0]) as db:
+        tables = {r[0] for r in db.execute("select name from sqlite_master where type='table'")}
+        assert "votes" in tables, tables
+        (votes,) = db.execute("select count(*) from votes").fetchone()
+    assert votes == 1
+    assert rooms[0].stat().st_uid == uid
+    written = [p for p in app.rglob("*") if p.stat().st_uid != 0]
+    assert written == [], f"the user wrote into the code: {written[:5]}"
+    shutil.rmtree(base, ignore_errors=True)
