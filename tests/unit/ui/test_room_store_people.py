@@ -1,0 +1,215 @@
+"""Who is who in a room, on both stores (a SQLite file and a real redis-server): the
+presenter's key reclaims the room from a new store object (a restarted server), a
+wrong key or a participant's token reclaims nothing (refused, logged, rate-limited,
+the room unchanged); a presenting browser's credential presents again; one browser
+joins as one participant (their seed and votes come back); joins are rate-limited
+per room and per browser; the presenter removes a participant; a long measurement's
+progress; an old rooms file gets the new columns."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+
+import pytest
+
+from tests.unit.ui import test_room_store as base
+from ui.room.store import (
+    JOINS_PER_MINUTE,
+    JOINS_PER_MINUTE_BROWSER,
+    KEY_FAILS_PER_MINUTE,
+    NotPresenter,
+    RoomError,
+    SQLiteStore,
+    TooMany,
+)
+
+# Both stores, as in test_room_store.py: the same fixtures.
+redis_server, backend, store, Clock = base.redis_server, base.backend, base.store, base.Clock
+
+BROWSER = "a" * 64  # what the view passes: an HMAC of the browser's cookie token
+OTHER = "b" * 64
+
+
+def test_the_key_reclaims_the_room_from_a_new_store_object(backend, caplog):
+    first = backend[2]()
+    room, key = first.create("residuals")
+    first.go_to(room.code, key, 5)
+    again = backend[2]()  # a restarted replica: another object, the same file or Redis
+    caplog.set_level(logging.WARNING, logger="ui.room.store")
+    claimed = again.claim(room.code, key, BROWSER)
+    assert (claimed.code, claimed.step) == (room.code, 5)
+    assert again.go_to(room.code, key, 6).step == 6
+    assert again.go_to(room.code, BROWSER, 7).step == 7  # the claiming browser, too
+    assert again.presented_by(BROWSER).code == room.code
+    assert not caplog.records
+
+
+@pytest.mark.parametrize("wrong", ["member", "other-key", "guess", "", None, 42])
+def test_a_participant_or_a_wrong_key_claims_nothing(store, caplog, wrong):
+    room, key = store.create("residuals", step=2)
+    member = store.join(room.code, "Ada", OTHER)
+    other_key = store.create("residuals")[1]
+    given = {"member": member.token, "other-key": other_key, "guess": "x" * 32}.get(wrong, wrong)
+    caplog.set_level(logging.WARNING, logger="ui.room.store")
+    with pytest.raises(NotPresenter):
+        store.claim(room.code, given, OTHER)
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert line == f"workshop room {room.code}: a wrong presenter key was refused"
+    assert not isinstance(given, str) or not given or given not in caplog.text
+    after = store.room(room.code)
+    assert (after.step, after.phase, after.closed) == (2, "predict", False)
+    assert store.presented_by(OTHER) is None
+    for secret in (member.token, OTHER, given):
+        assert not store.is_presenter(room.code, secret)
+    assert store.is_presenter(room.code, key)
+
+
+def test_wrong_keys_are_rate_limited_per_room(backend, caplog):
+    clock = Clock()
+    store = backend[2](clock)
+    room, key = store.create("residuals")
+    other, other_key = store.create("residuals")
+    for _ in range(KEY_FAILS_PER_MINUTE):
+        with pytest.raises(NotPresenter):
+            store.claim(room.code, "wrong", BROWSER)
+    caplog.set_level(logging.WARNING, logger="ui.room.store")
+    with pytest.raises(TooMany, match="Too many wrong presenter keys"):
+        store.claim(room.code, key, BROWSER)  # even the right key waits
+    assert "too many wrong keys" in caplog.text
+    assert store.claim(other.code, other_key).code == other.code  # per room
+    assert store.is_presenter(room.code, key)  # the presenter's own session goes on
+    clock.now += 61
+    assert store.claim(room.code, key, BROWSER).code == room.code
+
+
+def test_a_presenting_browser_presents_again_until_another_replaces_it(store):
+    room, key = store.create("residuals", browser=BROWSER)
+    assert store.presented_by(BROWSER).code == room.code
+    assert store.is_presenter(room.code, BROWSER)
+    assert store.presented_by(OTHER) is None and not store.is_presenter(room.code, OTHER)
+    devices = [c * 64 for c in "cdef"]
+    for d in devices:
+        store.claim(room.code, key, d)
+    for d in devices:  # the last four browsers present; the first has been replaced
+        assert store.is_presenter(room.code, d) and store.presented_by(d).code == room.code
+    assert not store.is_presenter(room.code, BROWSER)
+    assert store.presented_by(BROWSER) is None
+    store.close(room.code, key)
+    assert store.presented_by(devices[0]) is None  # a closed room is presented by none
+
+
+def test_one_browser_one_participant(store):
+    room, secret = store.create("residuals", step=2)
+    ada = store.join(room.code, "Ada", BROWSER)
+    store.vote(room.code, ada.token, 2, 1, "plain")
+    again = store.join(room.code, "someone else", BROWSER)
+    assert again == ada  # the same token, name, seed and join time
+    assert store.member_of_browser(room.code, BROWSER) == ada
+    assert store.browser_room(BROWSER) == (room.code, ada)
+    assert store.votes(room.code, 2, 1) == {ada.token: "plain"}
+    other = store.join(room.code, None, OTHER)  # a private window: another browser
+    nobody = store.join(room.code)  # no cookie at all: a new participant each time
+    assert len({ada.token, other.token, nobody.token}) == 3
+    assert [m.seed for m in store.members(room.code)] == [1, 2, 3]
+    assert store.member_of_browser(room.code, "c" * 64) is None
+    # The browser's latest open room is the one it is found in; a closed one is not.
+    later, later_key = store.create("residuals")
+    joined = store.join(later.code, None, BROWSER)
+    assert store.browser_room(BROWSER) == (later.code, joined)
+    store.close(later.code, later_key)
+    assert store.browser_room(BROWSER) == (room.code, ada)
+    store.close(room.code, secret)
+    assert store.browser_room(BROWSER) is None
+
+
+def test_joins_are_rate_limited_per_room_and_per_browser(backend):
+    clock = Clock()
+    store = backend[2](clock)
+    room, _ = store.create("residuals")
+    for _ in range(JOINS_PER_MINUTE_BROWSER):
+        store.join(room.code, None, BROWSER)
+    with pytest.raises(TooMany, match="joined this room too often"):
+        store.join(room.code, None, BROWSER)
+    for _ in range(JOINS_PER_MINUTE - JOINS_PER_MINUTE_BROWSER):
+        store.join(room.code)
+    with pytest.raises(TooMany, match="Too many people are joining"):
+        store.join(room.code, None, OTHER)
+    assert len(store.members(room.code)) == 1 + JOINS_PER_MINUTE - JOINS_PER_MINUTE_BROWSER
+    clock.now += 30
+    with pytest.raises(TooMany):
+        store.join(room.code)
+    clock.now += 31  # a sliding minute: the first joins have left the window
+    assert store.join(room.code, None, OTHER).seed == 57
+    assert store.join(room.code, None, BROWSER).seed == 1
+    other, _ = store.create("residuals")  # another room has its own budget
+    assert store.join(other.code).seed == 1
+
+
+def test_the_presenter_removes_a_participant(store):
+    room, secret = store.create("residuals", step=2)
+    ada, bo = store.join(room.code, "Ada", BROWSER), store.join(room.code, "Bo")
+    store.vote(room.code, ada.token, 2, 1, "plain")
+    store.vote(room.code, bo.token, 2, 1, "residual")
+    store.set_phase(room.code, secret, "revealed")
+    store.set_progress(room.code, ada.token, 2, 3, 10)
+    store.submit_measure(room.code, ada.token, 2, "residual")
+    with pytest.raises(NotPresenter):
+        store.remove(room.code, bo.token, ada.token)  # a participant removes no one
+    assert store.remove(room.code, secret, ada.token) is True
+    assert store.remove(room.code, secret, ada.token) is False
+    assert store.members(room.code) == [bo]
+    assert store.votes(room.code, 2, 1) == {bo.token: "residual"}
+    assert store.measures(room.code, 2) == {} and store.progress(room.code, 2) == {}
+    assert store.member(room.code, ada.token) is None and store.was_removed(room.code, ada.token)
+    assert store.status(room.code, ada.token) == (store.room(room.code), False)
+    assert store.status(room.code, bo.token)[1] is True
+    assert not store.was_removed(room.code, bo.token)
+    with pytest.raises(RoomError):
+        store.vote(room.code, ada.token, 2, 1, "plain")
+    back = store.join(room.code, "Ada", BROWSER)  # joins again: a new participant
+    assert back.token != ada.token and back.seed == 3
+
+
+def test_a_long_measurement_reports_its_progress(store):
+    room, secret = store.create("residuals", step=8)
+    ada = store.join(room.code)
+    store.set_phase(room.code, secret, "revealed")
+    store.set_progress(room.code, ada.token, 8, 120, 800)
+    store.set_progress(room.code, ada.token, 8, 400, 800)
+    assert store.progress(room.code, 8) == {ada.token: (400, 800)}
+    for bad in ((8, 900, 800), (8, -1, 800), (8, 1, 0), (8, True, 800)):
+        with pytest.raises(RoomError):
+            store.set_progress(room.code, ada.token, *bad)
+    with pytest.raises(RoomError):
+        store.set_progress(room.code, ada.token, 7, 1, 2)  # not the room's step
+    with pytest.raises(RoomError):
+        store.set_progress(room.code, "stranger", 8, 1, 2)
+
+
+OLD_SCHEMA = """
+CREATE TABLE rooms (
+    code TEXT PRIMARY KEY, secret_hash TEXT NOT NULL, lesson TEXT NOT NULL,
+    step INTEGER NOT NULL, phase TEXT NOT NULL, hide_names INTEGER NOT NULL,
+    created REAL NOT NULL, expires REAL NOT NULL, closed INTEGER NOT NULL DEFAULT 0,
+    seq INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE members (
+    code TEXT NOT NULL, token TEXT NOT NULL, name TEXT, seed INTEGER NOT NULL,
+    PRIMARY KEY (code, token), UNIQUE (code, seed));
+"""
+
+
+def test_a_rooms_file_of_the_earlier_version_gets_the_new_columns(tmp_path):
+    path = tmp_path / "rooms.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.executescript(OLD_SCHEMA)
+        db.execute(
+            "INSERT INTO rooms VALUES ('ABCDEF', ?, 'residuals', 3, 'predict', 0, 1, 9e12, 0, 1)",
+            ("0" * 64,),
+        )
+        db.execute("INSERT INTO members VALUES ('ABCDEF', 'tok', 'Ada', 1)")
+    store = SQLiteStore(path)
+    assert store.room("ABCDEF").step == 3
+    assert store.member("ABCDEF", "tok").name == "Ada"
+    assert store.join("ABCDEF", None, BROWSER).seed == 2
+    SQLiteStore(path)  # opening it again changes nothing
