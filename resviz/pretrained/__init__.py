@@ -2,7 +2,7 @@
 same measurements the toy pages teach (``docs/pretrained.md``).
 
 ``transformers`` and ``safetensors`` are an optional extra (``pip install
-'resviz[pretrained]'``); this package imports them only inside :func:`load`, so
+'.[pretrained]'`` in a checkout); this package imports them only inside :func:`load`, so
 ``import resviz`` works without them::
 
     import resviz as rv

@@ -26,7 +26,11 @@ from typing import Any
 
 import torch
 
-INSTALL_HINT = "pip install 'resviz[pretrained]'"
+# The extra, from a checkout (resviz is not on the package index under that name: a plain
+# `pip install 'resviz[pretrained]'` would fetch someone else's package, or nothing).
+INSTALL_HINT = (
+    "pip install '.[pretrained]' in a checkout of resviz (or pip install transformers safetensors)"
+)
 # The memory budget for the loaded models and their measurements (see memory_estimate):
 # one load must fit it, and the server's cache (resviz.recipes.pretrained_cache) holds
 # models whose estimates together fit it. RESVIZ_MAX_MODEL_MB overrides it. 1 GiB

@@ -75,7 +75,7 @@ def test_pretrained_page_says_it_once_in_the_open_section(app):
     lines = said(at)
     assert len(lines) == 1, lines
     assert lines[0].startswith("This section needs") and HINT in lines[0]
-    assert "resviz[pretrained]" not in lines[0]  # the library's hint, not the app's
+    assert "[pretrained]" not in lines[0]  # the library's hint, not the app's
     assert [w.value for w in at.warning] == lines  # a warning, one line
     assert not [i for i in at.info if "Load a model" in i.value]
     # Another section: the same one line, still once.
