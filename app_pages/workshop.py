@@ -1,10 +1,8 @@
 """Workshop: a presenter steps through a lesson; participants follow each step by link,
 or join the presenter's room once and follow it (ui/room)."""
 
-import io
 from urllib.parse import urlencode, urlsplit
 
-import segno
 import streamlit as st
 
 from ui import lesson_view, projector
@@ -25,11 +23,13 @@ ctx = page_setup(
     "are TOML files in `lessons/` (see the README).",
 )
 p = PageParams("workshop")
+room_view.reclaim_from_url()  # a presenter link: this session presents again
 hosting = room_view.host()
-if hosting is None and room_view.me() is not None:
-    room_view.bar("workshop")  # a participant: back to the room from here
+if hosting is None and room_view.me(lookup=True) is not None:
+    room_view.bar("workshop")  # a participant (this session, or this browser): the room
     st.stop()
 if hosting is None:
+    room_view.bar("workshop")  # removed from a room: says so, offers to join again
     # A join link (a valid code in the URL): the join form alone.
     joining = normalize_code(st.query_params.get("join")) is not None
     with st.expander("Join a room", expanded=joining, icon=":material/login:"):
@@ -50,6 +50,8 @@ if hosting is None:
                     st.error(room_view.UNREACHABLE)
     if joining:
         st.stop()  # a participant's join link: nothing of the presenter's page
+if hosting is not None:  # a room reclaimed, restored, or moved on another device
+    room_view.sync_page("workshop:lesson", "workshop:step")
 all_lessons, errors = lesson_view.lessons()
 for message in errors:
     st.error("A lesson file was not loaded: " + md_escape(message, 400), icon=":material/error:")
@@ -93,11 +95,8 @@ if hosting is not None and hosting[2] != lesson_id:
     )
     hosting = None
 elif hosting is not None:
-    code, secret, _ = hosting
     with room_view.guarded():
-        room = room_view.store().room(code)
-        if room is not None and room.step != index:
-            room_view.store().go_to(code, secret, index)  # the room follows the presenter
+        room_view.follow_presenter(hosting[0], hosting[1], index)  # the room follows
 
 if lesson.summary:
     st.caption(lesson.summary)
@@ -158,10 +157,8 @@ with right:
             "of `make workshop`) and the link and QR code will use it."
         )
     st.code(link, language=None, wrap_lines=True)
-    png = io.BytesIO()
-    segno.make(link, error="m").save(png, kind="png", scale=8, border=2)
     st.image(
-        png.getvalue(),
+        room_view.qr_png(link),
         width=360,
         caption="Scan to join the room" if hosting is not None else "Scan to open this step",
     )
@@ -171,8 +168,9 @@ with right:
             st.caption(
                 "Participants join once with a code and then follow you step by step; "
                 "on a question you see their predictions and their measurements (each "
-                "measures with their own seed). Keep this tab open: the room's controls "
-                "live in this session only."
+                "measures with their own seed). Opening it shows your presenter link "
+                "once: keep it, and any browser presents the room again with it (a "
+                "reload of this browser needs nothing)."
             )
             hide = st.checkbox("Hide participants' names", key="room:hide")
             if st.button("Open as a room", key="room:open", type="primary"):
@@ -180,10 +178,11 @@ with right:
                     room_view.open_room(lesson.id, index, hide)
                     st.rerun()
     else:
+        room_view.key_box(f"{base.scheme}://{base.netloc}{root}", hosting[0], projector.on())
         with room_view.guarded():
             room_view.handout_button(lesson, hosting[0])
         if st.button("Close the room", key="room:close"):
             with room_view.guarded():
                 room_view.store().close(hosting[0], hosting[1])
-            st.session_state.pop(room_view.HOST, None)
+            room_view.forget_host()
             st.rerun()

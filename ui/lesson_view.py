@@ -6,16 +6,24 @@ Next, a button that brings the view back to the step's settings after a
 participant has played with it, and, for a step with a question, a prediction to
 lock in before the step's section is shown; then the measured answer beside it.
 Everything lives in the visitor's own session: nothing is shared, so it works the
-same behind several replicas.
+same behind several replicas. A workshop room's participant (``ui/room/view.py``) gets
+the room's strip above the banner, no Previous / Next (the presenter steps), and the
+room's question, measured in the background with their own seed
+(:func:`step_measurement`).
 """
 
 from __future__ import annotations
 
-import streamlit as st
+import inspect
+from typing import Any
 
+import streamlit as st
+import torch
+
+import resviz as rv
 from resviz.device import pick_device
 from resviz.recipes import MEASURES
-from resviz.recipes.core import Answer, recipe_name, settings_of
+from resviz.recipes.core import RECIPES, Answer, recipe_name, settings_of
 
 from .lesson_state import clear_question, hold_question, lessons, step_page_path
 from .lessons import Lesson, Step
@@ -57,10 +65,9 @@ def go_to(lesson: Lesson, index: int) -> None:
     st.switch_page(step_page_path(step), query_params=query)
 
 
-def step_answer(page: str, step: Step, seed: int) -> Answer:
-    """The step's answer at exactly its own settings and ``seed`` (a workshop room's
-    participant measures with their seed): the section's recipe, through the same
-    cache as the section, read by the step's measure."""
+def _step_call(page: str, step: Step, seed: int) -> tuple[str, tuple[tuple[str, Any], ...], str]:
+    """The recipe call that answers the step's question with ``seed``: the recipe's
+    name, its settings (the page's defaults, then the step's) and the device."""
     assert step.predict is not None
     m = MEASURES[step.predict.measure]
     spec = spec_of(page)
@@ -71,8 +78,41 @@ def step_answer(page: str, step: Step, seed: int) -> Answer:
         asked = dict(step.settings).get("seeds", SEEDS_AUTO)
         settings["seeds"] = seeds_count(str(asked), int(settings_of(m.recipe)["seeds"]))
     device = str(pick_device(st.session_state.get("shared:device", "auto")))
-    result, _ = run_recipe(recipe_name(m.recipe), tuple(sorted(settings.items())), device)
-    return m.over(result)
+    return recipe_name(m.recipe), tuple(sorted(settings.items())), device
+
+
+def step_answer(page: str, step: Step, seed: int) -> Answer:
+    """The step's answer at exactly its own settings and ``seed`` (a workshop room's
+    participant measures with their seed): the section's recipe, through the same
+    cache as the section, read by the step's measure."""
+    assert step.predict is not None
+    name, settings, device = _step_call(page, step, seed)
+    result, _ = run_recipe(name, settings, device)
+    return MEASURES[step.predict.measure].over(result)
+
+
+def step_measurement(page: str, step: Step, seed: int) -> room_view.Measurement:
+    """:func:`step_answer` as a room participant's background run: a recipe that
+    trains reports its progress (and stops when asked); any other goes through the
+    section's cache, so the section shown after the reveal finds it there."""
+    assert step.predict is not None
+    name, settings, device = _step_call(page, step, seed)
+    m = MEASURES[step.predict.measure]
+    fn = RECIPES[name]
+    trains = "progress" in inspect.signature(fn).parameters
+
+    def work(report: Any, should_stop: Any) -> Answer:
+        if not trains:
+            result, _ = run_recipe(name, settings, device)
+            return m.over(result)
+        kw = dict(settings)
+        result, _ = rv.run_with_fallback(
+            lambda d: fn(**kw, device=d, progress=report, should_stop=should_stop),
+            torch.device(device),
+        )
+        return m.over(result)
+
+    return room_view.Measurement(("room-measure", name, settings, device), work)
 
 
 def banner(page: str) -> bool:
@@ -80,6 +120,8 @@ def banner(page: str) -> bool:
     question waits for a prediction (the page then holds back its section)."""
     clear_question()
     room_view.bar(page)  # a workshop room's participant: follow the presenter
+    # In a room the presenter steps: a participant's Previous / Next would leave it.
+    in_a_room = room_view.following()
     found = current(page)
     if found is None:
         return True
@@ -98,11 +140,11 @@ def banner(page: str) -> bool:
                 )
             )
         c1, c2, c3 = st.columns([1, 1, 2])
-        if c1.button(
+        if not in_a_room and c1.button(
             "Previous", key="lesson:prev", disabled=index == 1, icon=":material/arrow_back:"
         ):
             go_to(lesson, index - 1)
-        if c2.button(
+        if not in_a_room and c2.button(
             "Next", key="lesson:next", disabled=index == n, icon=":material/arrow_forward:"
         ):
             go_to(lesson, index + 1)
@@ -120,7 +162,7 @@ def banner(page: str) -> bool:
                 lesson,
                 index,
                 step,
-                lambda seed: step_answer(page, step, seed),
+                lambda seed: step_measurement(page, step, seed),
             )
             ready = _predict(page, lesson, index, step) if in_room is None else in_room
     return ready

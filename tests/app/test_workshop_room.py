@@ -4,17 +4,28 @@ after the reveal, and the presenter sees the counts; a reload (a new session wit
 the participant's URL) lands on the room's current step; a participant cannot
 drive the room; names are shown as inert text; the handout is escaped HTML.
 
+And what a live workshop taught: the presenter's key, shown once, reclaims the room
+from a fresh session (a restarted server: a new store object on the same file) and
+a reload of the presenter's browser presents again; a participant's token or a
+wrong key reclaims nothing; the same browser joining again is the same participant
+(AppTest cannot send cookies: ``room_view._cookies`` gives each session the cookies
+a browser would); a vote the store could not take says "not sent" and can be sent
+again; the presenter removes a participant; ``/workshop`` and the banner keep a
+participant in the room.
+
 AppTest does not follow ``st.switch_page`` into later runs, so after a move the
 test opens the page the URL names, as a browser would show it."""
 
 from __future__ import annotations
 
 import html
+import logging
 import re
 
 import pytest
 
 from resviz.recipes import MEASURES
+from ui import jobs
 from ui.lessons import load_lessons
 from ui.registry import PAGES
 from ui.room import handout
@@ -36,7 +47,42 @@ def room_view_answer(seed: int):  # noqa: ANN201 - an Answer
 def store(tmp_path, monkeypatch):
     s = SQLiteStore(tmp_path / "rooms.sqlite3")
     monkeypatch.setattr(room_view, "_store", s)
-    return s
+    yield s
+    jobs.REGISTRY.wait(120)  # no measurement left running past the test
+
+
+def xsrf_cookie(token: bytes, mask: bytes) -> str:
+    """Streamlit's XSRF cookie as it sends it: a new mask on every response."""
+    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(token))
+    return f"2|{mask.hex()}|{masked.hex()}|1795715132"
+
+
+class Browsers:
+    """The cookies each AppTest session would have sent: ``use(name)`` makes the next
+    sessions (and reruns) one browser's (a fresh mask each time, as Streamlit does)."""
+
+    def __init__(self) -> None:
+        self.current: str | None = None
+        self.tokens: dict[str, bytes] = {}
+
+    def use(self, name: str | None) -> None:
+        self.current = name
+        if name is not None:
+            self.tokens.setdefault(name, bytes(range(len(self.tokens), len(self.tokens) + 16)))
+
+    def cookies(self) -> dict[str, str]:
+        if self.current is None:
+            return {}
+        import os
+
+        return {"_streamlit_xsrf": xsrf_cookie(self.tokens[self.current], os.urandom(4))}
+
+
+@pytest.fixture
+def browsers(monkeypatch):
+    b = Browsers()
+    monkeypatch.setattr(room_view, "_cookies", b.cookies)
+    return b
 
 
 def _presenter(app):
@@ -71,11 +117,22 @@ def _join(app, code, name=None):
 
 def test_presenter_gets_one_code_and_one_qr_for_the_join_link(app, store):
     at, code, secret = _presenter(app)
-    assert len(at.get("image")) == 1
     link = at.code[0].value
     assert link.endswith(f"/workshop?join={code}")
     assert secret not in link and "secret" not in link
     assert store.room(code).step == 1
+    # The presenter key, once: its reclaim link as text and as a QR code, and what
+    # it is for; never in the page's URL.
+    assert len(at.get("image")) == 2
+    reclaim = at.code[1].value
+    assert reclaim.endswith(f"/workshop?present={code}&key={secret}")
+    assert any("Keep this link" in w.value for w in at.warning)
+    assert secret not in str(dict(at.query_params))
+    at.button(key="room:hide-key").click().run()
+    assert len(at.get("image")) == 1 and len(at.code) == 1
+    assert not any(secret in c.value for c in at.code)
+    at.run()
+    assert len(at.get("image")) == 1, "shown once"
 
 
 def test_participants_follow_vote_once_measure_with_their_seed(app, store):
@@ -100,7 +157,9 @@ def test_participants_follow_vote_once_measure_with_their_seed(app, store):
     for p, choice in zip(people, ["plain", "residual", "residual"], strict=True):
         p.radio(key=f"room:vote:{code}:{QI}:1").set_value(choice).run()
         p.button(key="room:send:1").click().run()
-        assert any("Waiting for the presenter" in i.value for i in p.info)
+        said = " ".join(s.value for s in p.success)
+        assert f"Your prediction is recorded: `{choice}`" in said
+        assert "Waiting for the presenter" in said
         assert not [b for b in p.button if b.key == "room:send:1"], "one vote per round"
     # A second vote in the same round is refused by the store itself.
     token = people[0].query_params["member"]
@@ -251,3 +310,203 @@ def test_a_move_that_lands_on_the_wrong_page_is_made_again(app, store):
     assert LESSON.steps[0].page != LESSON.steps[QI - 1].page
     p.switch_page(PATH[LESSON.steps[0].page]).run()  # the old page, the new step's URL
     assert LESSON.steps[QI - 1].title in [s.value for s in p.subheader]
+
+
+# --------------------------------------------------------- the presenter's key
+def _reclaim(app, code, key, **kw):
+    at = app(PATH["workshop"], present=code, key=key, **kw).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_the_key_reclaims_the_room_after_a_restart(app, store, tmp_path, monkeypatch):
+    pres, code, key = _presenter(app)
+    pres.number_input(key="workshop:step").set_value(3).run()
+    assert store.room(code).step == 3
+    # The server restarts: a new process, a new store object on the same file, and
+    # the presenter's session is gone. The reclaim link in a fresh session presents.
+    monkeypatch.setattr(room_view, "_store", SQLiteStore(tmp_path / "rooms.sqlite3"))
+    at = _reclaim(app, code, key)
+    assert at.session_state[room_view.HOST][0] == code
+    assert "key" not in at.query_params and "present" not in at.query_params  # off the screen
+    assert at.number_input(key="workshop:step").value == 3  # the room's step, not step 1
+    assert at.subheader[-1].value == f"Room code: {code}" or any(
+        s.value == f"Room code: {code}" for s in at.subheader
+    )
+    assert not [b for b in at.button if b.key == "room:open"], "no second room offered"
+    assert not [c for c in at.code if key in c.value], "the key is shown only once"
+    at.button(key="workshop:next").click().run()
+    assert store.room(code).step == 4  # Next moves the room, not only this page
+    participant = _join(app, code)
+    assert participant.query_params["step"] == "4"
+
+
+@pytest.mark.parametrize("wrong", ["member", "guess", "other-room"])
+def test_a_participant_or_a_wrong_key_reclaims_nothing(app, store, caplog, wrong):
+    pres, code, key = _presenter(app)
+    pres.number_input(key="workshop:step").set_value(2).run()
+    member = _join(app, code)
+    token = member.query_params["member"]
+    given = {"member": token, "guess": "x" * 32, "other-room": store.create("residuals")[1]}[wrong]
+    caplog.set_level(logging.WARNING, logger="ui.room.store")
+    at = _reclaim(app, code, given)
+    assert room_view.HOST not in at.session_state
+    assert any("does not open that room" in w.value for w in at.warning)
+    assert "key" not in at.query_params
+    assert any(
+        f"workshop room {code}: a wrong presenter key" in r.getMessage() for r in caplog.records
+    )
+    assert given not in caplog.text
+    # The participant's own session cannot either, with their token in the link.
+    member.query_params["present"] = code
+    member.query_params["key"] = token
+    member.switch_page(PATH["workshop"]).run()
+    assert room_view.HOST not in member.session_state
+    room = store.room(code)
+    assert (room.step, room.phase, room.closed) == (2, "predict", False)
+    with pytest.raises(NotPresenter):
+        store.go_to(code, token, 5)
+
+
+def test_the_presenters_browser_presents_again_on_a_reload(app, store, browsers):
+    browsers.use("laptop")
+    pres, code, key = _presenter(app)
+    pres.button(key="workshop:next").click().run()
+    pres.button(key="workshop:next").click().run()
+    assert store.room(code).step == 3
+    # A reload of the same browser: a new session, the same cookie, no key anywhere.
+    again = app(PATH["workshop"], lesson="residuals", step="1").run()
+    assert again.session_state[room_view.HOST][0] == code
+    assert again.number_input(key="workshop:step").value == 3
+    again.button(key="workshop:next").click().run()
+    assert store.room(code).step == 4
+    # Another browser (a participant's) opening /workshop presents nothing.
+    browsers.use("phone-of-a-participant")
+    other = app(PATH["workshop"]).run()
+    assert room_view.HOST not in other.session_state
+    assert [b for b in other.button if b.key == "room:open"]
+    assert store.room(code).step == 4
+
+
+# ------------------------------------------------------------ one browser, one member
+def test_the_same_browser_joining_again_is_the_same_participant(app, store, browsers):
+    pres, code, _ = _presenter(app)
+    pres.number_input(key="workshop:step").set_value(QI).run()
+    browsers.use("ada")
+    first = _join(app, code, "Ada")
+    _follow(first)
+    first.radio(key=f"room:vote:{code}:{QI}:1").set_value("plain").run()
+    first.button(key="room:send:1").click().run()
+    # The join link again (a new tab, a re-scan): the same participant, their vote.
+    again = app(PATH["workshop"], join=code).run()
+    assert again.query_params["member"] == first.query_params["member"]
+    assert again.query_params["seed"] == "1"
+    _follow(again)
+    assert any("Your prediction is recorded: `plain`" in s.value for s in again.success)
+    # /workshop typed by hand: back in the room, at its step.
+    typed = app(PATH["workshop"]).run()
+    assert typed.query_params["step"] == str(QI) and typed.query_params["room"] == code
+    assert len(store.members(code)) == 1
+    pres.run()
+    assert "**1** joined" in " ".join(m.value for m in pres.markdown)
+    # Another browser (a private window) is another participant.
+    browsers.use("private-window")
+    other = _join(app, code)
+    assert other.query_params["member"] != first.query_params["member"]
+    assert len(store.members(code)) == 2
+
+
+def test_joins_are_rate_limited_with_a_clear_message(app, store):
+    from ui.room.store import JOINS_PER_MINUTE
+
+    _, code, _ = _presenter(app)
+    for _ in range(JOINS_PER_MINUTE):
+        store.join(code)
+    at = _join(app, code)
+    assert any("Too many people are joining this room" in e.value for e in at.error)
+    assert room_view._ME not in at.session_state
+    assert len(store.members(code)) == JOINS_PER_MINUTE
+
+
+# --------------------------------------------------------------- no silent loss
+class FailOnce:
+    """The store, whose next vote fails as a store that went away would."""
+
+    def __init__(self, inner: SQLiteStore, error: BaseException) -> None:
+        self.inner, self.error, self.failed = inner, error, False
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        return getattr(self.inner, name)
+
+    def vote(self, *a, **kw):  # noqa: ANN002, ANN003, ANN201
+        if not self.failed:
+            self.failed = True
+            raise self.error
+        return self.inner.vote(*a, **kw)
+
+
+@pytest.mark.parametrize(
+    "error", [OSError("disk I/O error"), RuntimeError("a replica went away")], ids=["os", "any"]
+)
+def test_a_vote_the_store_did_not_take_says_not_sent_and_can_be_sent_again(
+    app, store, monkeypatch, error
+):
+    pres, code, _ = _presenter(app)
+    pres.number_input(key="workshop:step").set_value(QI).run()
+    p = _follow(_join(app, code))
+    token = p.query_params["member"]
+    monkeypatch.setattr(room_view, "_store", FailOnce(store, error))
+    p.radio(key=f"room:vote:{code}:{QI}:1").set_value("residual").run()
+    assert any("Not sent yet" in c.value for c in p.caption)
+    p.button(key="room:send:1").click().run()
+    assert not p.exception
+    assert not [s for s in p.success if "recorded" in s.value], "no success without the ack"
+    assert any("not sent" in e.value and "again" in e.value for e in p.error)
+    assert store.votes(code, QI, 1) == {}
+    p.button(key="room:send:1").click().run()  # the choice is still selected
+    assert any("Your prediction is recorded: `residual`" in s.value for s in p.success)
+    assert not p.error
+    assert store.votes(code, QI, 1) == {token: "residual"}
+
+
+# ------------------------------------------------------------------------ removal
+def test_the_presenter_removes_a_participant(app, store):
+    pres, code, secret = _presenter(app)
+    pres.number_input(key="workshop:step").set_value(QI).run()
+    bo = _follow(_join(app, code, "Bo"))
+    token = bo.query_params["member"]
+    bo.radio(key=f"room:vote:{code}:{QI}:1").set_value("plain").run()
+    bo.button(key="room:send:1").click().run()
+    pres.run()
+    people = " ".join(c.value for c in pres.caption)
+    assert "voted" in people and "joined" in people
+    pres.button(key="room:remove:1").click().run()
+    assert store.members(code) == [] and store.votes(code, QI, 1) == {}
+    assert "**0** joined" in " ".join(m.value for m in pres.markdown)
+    bo.run()  # the poll notices
+    bo.run()
+    assert any("removed you from room" in w.value for w in bo.warning)
+    assert "member" not in bo.query_params
+    bo.button(key="room:rejoin").click().run()
+    assert bo.query_params["member"] != token and bo.query_params["seed"] == "2"
+    # A removed token cannot vote, and never presents.
+    with pytest.raises(Exception, match="not in this room"):
+        store.vote(code, token, QI, 1, "plain")
+    assert not store.is_presenter(code, token)
+
+
+# ------------------------------------------------------------- staying in the room
+def test_workshop_and_the_banner_keep_a_participant_in_the_room(app, store):
+    pres, code, _ = _presenter(app)
+    pres.number_input(key="workshop:step").set_value(2).run()
+    p = _follow(_join(app, code))
+    keys = {b.key for b in p.button}
+    assert "lesson:next" not in keys and "lesson:prev" not in keys  # the presenter steps
+    assert "lesson:reset" in keys
+    # To the Workshop page in the same session: the room, never the presenter's page.
+    p.switch_page(PATH["workshop"]).run()
+    assert {b.key for b in p.button} == {"room:back"}
+    assert any("You have left the room's step" in w.value for w in p.warning)
+    assert not p.get("image") and not [c for c in p.checkbox if c.key == "room:hide"]
+    p.button(key="room:back").click().run()
+    assert p.query_params["step"] == "2" and p.query_params["room"] == code

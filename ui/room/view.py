@@ -1,51 +1,102 @@
 """The workshop room in Streamlit: a participant follows, votes and measures; the
 presenter drives and watches the room's answers arrive.
 
-A participant's room identity is two URL parameters, ``room`` (the join code) and
-``member`` (their own random token, never the presenter's secret), kept in the URL
-on every page they visit, so a reload (a new session) finds them again and lands
-on the room's current step. Streamlit's ``st.context.cookies`` can be read but not
-set, so a cookie would need JavaScript; a URL parameter needs none. The presenter's
-secret lives only in the presenter's ``st.session_state``.
+Who is who:
+
+* A participant's room identity is two URL parameters, ``room`` (the join code) and
+  ``member`` (their own random token, never the presenter's key), kept in the URL on
+  every page they visit, so a reload (a new session) finds them again and lands on
+  the room's current step. A browser that joins again (the join link re-opened, a new
+  tab, ``/workshop`` typed) gets the same participant back: :func:`browser_id` derives
+  a stable id from the browser's own cookie (Streamlit's XSRF cookie, whose token is
+  the same in every tab of a browser and survives a server restart; behind the
+  workshop server's nginx, its ``resviz_replica`` cookie where XSRF is off). Only an
+  HMAC of it reaches the store, never the cookie. A private window is another
+  browser: it joins as another participant (the presenter sees it and can remove it).
+* The presenter holds the room's key (``HOST`` in the session). Opening a room shows
+  it once, as a reclaim link ``/workshop?present=CODE&key=KEY`` (text and a QR code):
+  that link makes any session the presenter again (:func:`reclaim_from_url`, which
+  takes the key out of the URL at once). Streamlit cannot set a cookie from Python,
+  so a reload of the presenter's own browser is recognised the other way round: the
+  store keeps the hash of a credential derived from that browser's cookie (another
+  HMAC, with another label than the participant's), and :func:`host` finds the room
+  it presents. A participant's token, or any other browser's credential, is neither.
 
 Following is a poll: a fragment re-run every second reads the room (one small read
 from the store) and, when the presenter has moved to another step, opens that
 step's page, section and settings with the participant's own seed; when only the
-phase changed (a reveal, a second vote) it re-runs the page.
+phase changed (a reveal, a second vote) it sends the measured answer if it is ready
+and re-runs the page.
 
-``lesson_view`` calls :func:`bar` at the top of a lesson banner and
-:func:`question` for a step's question; nothing else in the app knows the room.
+A step's measurement (the step's recipe with the participant's seed) starts in the
+background as soon as the question is shown (``ui.jobs``), so it is usually ready
+when the presenter reveals; a step that trains reports its progress to the room.
+
+``lesson_view`` calls :func:`bar` at the top of a lesson banner, :func:`following`
+to hide its Previous / Next, and :func:`question` for a step's question; nothing
+else in the app knows the room.
 """
 
 from __future__ import annotations
 
+import binascii
+import hashlib
+import hmac
+import io
+import logging
+import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 import streamlit as st
 
+from .. import jobs
 from ..lesson_state import lessons, step_page_path
 from ..lessons import Lesson, Step
 from ..markdown import md_escape
-from ..section import optional_part
-from .store import ROUND_OF, Member, Room, RoomError, RoomStore, normalize_code, open_store
+from ..section import missing_extra, say_missing_extra
+from .store import (
+    ROUND_OF,
+    Member,
+    Room,
+    RoomError,
+    RoomStore,
+    normalize_code,
+    open_store,
+)
 
 ROOM, MEMBER, JOIN = "room", "member", "join"
-_ME = "room:me"  # (code, token, seed, name) of a participant
+PRESENT, KEY = "present", "key"  # the presenter's reclaim link
+_ME = "room:me"  # (code, Member) of a participant
 _SEEN = "room:seen"  # the (step, phase) this participant's page was last moved for
 _UNMEASURED = "room:unmeasured"  # the (code, step) whose measure needs a missing part
-HOST = "room:host"  # (code, secret, lesson id) of a presenter
+_JOB = "room:job"  # (code, step, key) of this participant's measurement
+_MEASURED = "room:measured"  # {(code, step): Answer} measured in this session
+_SENT = "room:sent"  # {(code, step)} whose measured answer the store acknowledged
+_REPORTED = "room:reported"  # (code, step, done, total) last written as progress
+_REMOVED = "room:removed"  # the code of the room the presenter removed us from
+_LOOKED_UP = "room:looked-up"  # the join link this session looked its browser up for
+HOST = "room:host"  # (code, credential, lesson id) of a presenter
+_SHOW_KEY = "room:show-key"  # (code, key) until the presenter hides it: shown once
+_SYNC = "room:sync"  # the presenter's page takes the room's lesson and step
+_HOST_STEP = "room:host-step"  # the room's step as this presenter's page last set it
+_HOST_LOOKED = "room:host-looked"  # this session asked the store for its room once
 POLL_S = 1.0
+MEASURE_LABEL = "room-measure"  # the jobs' label (its threads: resviz-room-measure)
+_LOG = logging.getLogger(__name__)
 
 _store: RoomStore | None = None
 UNREACHABLE = (
     "The workshop room cannot be reached just now (its store is not answering); "
     "the page works on its own meanwhile."
 )
+NOT_SENT = "not sent: the room could not store it just now."
 
 
 def _store_errors() -> tuple[type[BaseException], ...]:
@@ -102,29 +153,125 @@ def _probe_early() -> None:
 threading.Thread(target=_probe_early, name="room-store-probe", daemon=True).start()
 
 
+class _OwnThreads(logging.Filter):
+    """A measurement reads the section's cache from its own thread, where Streamlit
+    warns that the thread has no script context (harmless: no spinner to draw)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.threadName.startswith(f"resviz-{MEASURE_LABEL}")
+
+
+logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").addFilter(
+    _OwnThreads()
+)
+
+
+# ------------------------------------------------------------- browser identity
+XSRF_COOKIE = "_streamlit_xsrf"
+REPLICA_COOKIE = "resviz_replica"  # set by the workshop server's nginx (serve.py)
+
+
+def _xsrf_token(value: str) -> bytes | None:
+    """The random token inside Streamlit's XSRF cookie. The cookie's text changes on
+    every response (``2|mask|token XOR mask|time``: a new mask each time); the token
+    under the mask is the browser's own, the same in every tab."""
+    v = value.strip("\"'")
+    parts = v.split("|")
+    try:
+        if len(parts) == 4 and parts[0] == "2":
+            mask = binascii.a2b_hex(parts[1])
+            masked = binascii.a2b_hex(parts[2])
+            if len(mask) != 4 or len(masked) < 16:
+                return None
+            return bytes(b ^ mask[i % 4] for i, b in enumerate(masked))
+        if re.fullmatch(r"[0-9a-f]{32,128}", v):  # the old, unmasked form
+            return binascii.a2b_hex(v)
+    except (binascii.Error, ValueError):
+        return None
+    return None
+
+
+def browser_secret(cookies: Mapping[str, str]) -> bytes | None:
+    """What identifies this browser among the request's cookies: the XSRF token (in
+    every Streamlit app with XSRF protection, this app's setting), else the workshop
+    server's sticky cookie; None where neither is present (the caller then treats
+    the visitor as a new browser)."""
+    raw = cookies.get(XSRF_COOKIE)
+    token = _xsrf_token(raw) if isinstance(raw, str) else None
+    if token:
+        return b"xsrf:" + token
+    sticky = cookies.get(REPLICA_COOKIE)
+    if isinstance(sticky, str) and re.fullmatch(r"[0-9A-Za-z]{16,128}", sticky):
+        return b"replica:" + sticky.encode()
+    return None
+
+
+def _cookies() -> Mapping[str, str]:
+    """The cookies of this session's first request (read-only: ``st.context``)."""
+    try:
+        return st.context.cookies
+    except Exception:  # noqa: BLE001 - no context (a test, a thread): no cookie
+        return {}
+
+
+def browser_id(purpose: str) -> str | None:
+    """A stable id of this browser for ``purpose`` (``member``: the participant it
+    joined as; ``presenter``: the credential of a browser that presents): an HMAC of
+    the browser's cookie token, so neither the cookie nor one purpose's id can be
+    had from another's. None without a usable cookie."""
+    secret = browser_secret(_cookies())
+    if secret is None:
+        return None
+    return hmac.new(secret, f"resviz-room:{purpose}".encode(), hashlib.sha256).hexdigest()
+
+
 # ------------------------------------------------------------------ participant
-def me() -> tuple[str, Member] | None:
+def me(lookup: bool = False) -> tuple[str, Member] | None:
     """This session's room membership: from the session, else from the URL (a
-    reload or a shared link), checked against the store."""
+    reload or a shared link), checked against the store; with ``lookup`` (the
+    Workshop page), else the participant this browser joined as (the join link's
+    room, else the room it last joined)."""
     held = st.session_state.get(_ME)
     if held is not None:
         return held
     code = normalize_code(st.query_params.get(ROOM))
     token = st.query_params.get(MEMBER)
-    if code is None or not token:
-        return None
     try:
-        member = store().member(code, token)
+        if code is not None and token:
+            member = store().member(code, token)
+            if member is None and store().was_removed(code, token):
+                st.session_state[_REMOVED] = code
+            if member is not None:
+                st.session_state[_ME] = (code, member)
+                return code, member
+        joining = normalize_code(st.query_params.get(JOIN))
+        if not lookup or st.session_state.get(_LOOKED_UP) == (joining,):
+            return None
+        st.session_state[_LOOKED_UP] = (joining,)  # once per session and join link
+        browser = browser_id("member")
+        if browser is None:
+            return None
+        if joining is not None:
+            member = store().member_of_browser(joining, browser)
+            found = None if member is None else (joining, member)
+        else:
+            found = store().browser_room(browser)
     except STORE_ERRORS:  # a store outage must not break the page
-        member = None
-    if member is None:
         return None
-    st.session_state[_ME] = (code, member)
-    return code, member
+    if found is not None:
+        st.session_state[_ME] = found
+        st.session_state.pop(_SEEN, None)  # a new session here: go to the room's step
+    return found
+
+
+def following() -> bool:
+    """Whether this session follows a room (the lesson banner then leaves stepping
+    to the presenter)."""
+    return st.session_state.get(_ME) is not None
 
 
 def leave() -> None:
-    """Forget this session's room (it has ended)."""
+    """Forget this session's room (it has ended, or we were removed)."""
     st.session_state.pop(_ME, None)
     st.session_state.pop(_SEEN, None)
     for k in (ROOM, MEMBER):
@@ -133,8 +280,10 @@ def leave() -> None:
 
 
 def join(code: str, name: str | None) -> None:
-    """Join room ``code`` and open its current step (a rerun on another page)."""
-    member = store().join(code, name)
+    """Join room ``code`` (this browser's participant again, if it joined before)
+    and open its current step (a rerun on another page)."""
+    member = store().join(code, name, browser_id("member"))
+    st.session_state.pop(_REMOVED, None)
     st.session_state[_ME] = (code, member)
     room = store().room(code)
     if room is not None:
@@ -168,6 +317,15 @@ def open_room_step(room: Room, code: str, member: Member) -> None:
     st.switch_page(step_page_path(step), query_params=query)
 
 
+def _on_step(room: Room, page: str) -> bool:
+    """Whether this page, at its URL, is the room's current step."""
+    here = (st.query_params.get("lesson"), st.query_params.get("step"))
+    lesson = _lesson(room.lesson)
+    if here != (room.lesson, str(room.step)) or lesson is None:
+        return False
+    return 1 <= room.step <= len(lesson.steps) and lesson.steps[room.step - 1].page == page
+
+
 def _misplaced(room: Room, page: str) -> bool:
     """The URL names the room's step but this is another page: a rerun request
     that arrived while ``st.switch_page`` was under way (a poll, a click) can win
@@ -175,16 +333,19 @@ def _misplaced(room: Room, page: str) -> bool:
     if page == "workshop":
         return False
     here = (st.query_params.get("lesson"), st.query_params.get("step"))
-    lesson = _lesson(room.lesson)
-    if here != (room.lesson, str(room.step)) or lesson is None:
-        return False
-    return 1 <= room.step <= len(lesson.steps) and lesson.steps[room.step - 1].page != page
+    return here == (room.lesson, str(room.step)) and not _on_step(room, page)
+
+
+def _removed(code: str) -> None:
+    """We were removed from room ``code``: say so, forget the room, offer to join."""
+    leave()
+    st.session_state[_REMOVED] = code
 
 
 @st.fragment(run_every=POLL_S)
 def _follow(code: str, member: Member, page: str) -> None:
     try:
-        room = store().room(code)
+        room, is_member = store().status(code, member.token)
     except STORE_ERRORS:
         st.caption("The room cannot be reached just now; retrying.")
         return
@@ -192,62 +353,64 @@ def _follow(code: str, member: Member, page: str) -> None:
         leave()  # the next run of the page is the participant's own again
         st.info("This room has ended. Thank you!", icon=":material/door_open:")
         return
+    if not is_member:
+        if store().was_removed(code, member.token):
+            _removed(code)
+        else:
+            leave()
+        st.rerun(scope="app")
     now = (room.step, room.phase)
     seen = st.session_state.get(_SEEN)
     if seen == now:
         if _misplaced(room, page):
             open_room_step(room, code, member)
-        _nudge(room, code, member)
+        _measure_tick(room, code, member, page)
         return
     if seen is not None and seen[0] == room.step:
         st.session_state[_SEEN] = now
+        _send_ready_measure(room, code, member)  # a reveal: the answer goes at once
         st.rerun(scope="app")  # a reveal or a second vote: redraw the question
     open_room_step(room, code, member)
 
 
-def _nudge(room: Room, code: str, member: Member) -> None:
-    """After a reveal, a page on the room's question step whose measurement has not
-    reached the room (its run was cut short) runs again, at most every 3 s."""
-    if room.phase == "predict" or (
-        st.query_params.get("lesson"),
-        st.query_params.get("step"),
-    ) != (room.lesson, str(room.step)):
-        return
-    lesson = _lesson(room.lesson)
-    if lesson is None or not 1 <= room.step <= len(lesson.steps):
-        return
-    if lesson.steps[room.step - 1].predict is None:
-        return
-    if st.session_state.get(_UNMEASURED) == (code, room.step):
-        return  # it cannot be measured here (ui.section.optional_part said why)
-    if member.token in store().measures(code, room.step):
-        return
-    last = st.session_state.get("room:nudged", 0.0)
-    if time.monotonic() - last > 3.0:
-        st.session_state["room:nudged"] = time.monotonic()
-        st.rerun(scope="app")
-
-
 def bar(page: str) -> None:
-    """A participant's room strip (nothing for anyone else): who they are, the
-    button back to the room's step, and the poll that follows the presenter."""
+    """A participant's room strip (nothing for anyone else): who they are, where
+    the room is, the button back to the room's step, and the poll that follows
+    the presenter."""
     with guarded():
         _bar(page)
+
+
+def _removed_notice() -> bool:
+    code = st.session_state.get(_REMOVED)
+    if code is None:
+        return False
+    for k in (ROOM, MEMBER):
+        if k in st.query_params:
+            del st.query_params[k]
+    with st.container(border=True, key="room-removed"):
+        st.warning(
+            f"The presenter removed you from room {code}. You can join it again.",
+            icon=":material/person_remove:",
+        )
+        if st.button("Join again", key="room:rejoin", icon=":material/login:"):
+            join(code, None)
+    return True
 
 
 def _bar(page: str) -> None:
     found = me()
     if found is None:
+        _removed_notice()
         return
     code, member = found
     for k, v in ((ROOM, code), (MEMBER, member.token)):
         if st.query_params.get(k) != v:
             st.query_params[k] = v  # kept on every page, so a reload finds the room
+    room = store().room(code)
     if _SEEN not in st.session_state:
-        # A reload or a late join: if this is not the room's step, go there.
-        room = store().room(code)
-        here = (st.query_params.get("lesson"), st.query_params.get("step"))
-        if room is not None and not room.closed and here != (room.lesson, str(room.step)):
+        # A reload, a late join or a new tab: if this is not the room's step, go there.
+        if room is not None and not room.closed and not _on_step(room, page):
             open_room_step(room, code, member)
         elif room is not None:
             st.session_state[_SEEN] = (room.step, room.phase)
@@ -255,20 +418,173 @@ def _bar(page: str) -> None:
         c1, c2 = st.columns([3, 2], vertical_alignment="center")
         who = f" as {md_escape(member.name, 40)}" if member.name else ""
         c1.markdown(f"**Room {code}**{who} · your seed **{member.seed}**")
-        if c2.button("Back to the room", key="room:back", icon=":material/groups:"):
+        lesson = None if room is None else _lesson(room.lesson)
+        if room is not None and lesson is not None and not _on_step(room, page):
+            title = lesson.steps[room.step - 1].title if room.step <= len(lesson.steps) else ""
+            c1.warning(
+                f"You have left the room's step: the room is at step {room.step} of "
+                f"{len(lesson.steps)}, {md_escape(title, 120)}. Your page follows the "
+                "presenter again at the next step, or now with **Back to the room**.",
+                icon=":material/call_split:",
+            )
+        if c2.button("Back to the room", key="room:back", icon=":material/groups:", type="primary"):
             room = store().room(code)
             if room is not None and not room.closed:
                 open_room_step(room, code, member)
         _follow(code, member, page)
 
 
+# ------------------------------------------------------------ measuring a step
+@dataclass(frozen=True)
+class Measurement:
+    """A step's measurement with one seed: ``work(report, should_stop)`` returns the
+    step's ``Answer`` (``report(frame, done, total)`` where it trains); ``key`` names
+    the computation (recipe, settings, seed, device): equal keys share one run."""
+
+    key: Hashable
+    work: Callable[[jobs.Report, jobs.ShouldStop], Any]
+
+
+@dataclass(frozen=True)
+class _Missing:
+    """The measurement needs an optional part that is not installed here."""
+
+
+def _work(m: Measurement) -> jobs.Work:
+    def run(report: jobs.Report, should_stop: jobs.ShouldStop) -> Any:
+        try:
+            return m.work(report, should_stop)
+        except Exception as exc:
+            if missing_extra(exc):
+                return _Missing()
+            raise
+
+    return run
+
+
+def _start(measure: Callable[[int], Measurement], code: str, index: int, seed: int) -> jobs.Job:
+    """This participant's measurement, started (or joined) in the background."""
+    m = measure(seed)
+    st.session_state[_JOB] = (code, index, m.key)
+    job = jobs.REGISTRY.get(m.key)
+    if job is not None and job.live:
+        jobs.REGISTRY.subscribe(m.key, jobs.session_id())
+        return job
+    if job is not None and job.state == "done":
+        return job
+    return jobs.REGISTRY.start(m.key, _work(m), 1, jobs.session_id(), label=MEASURE_LABEL)
+
+
+def _job_of(code: str, index: int) -> jobs.Job | None:
+    held = st.session_state.get(_JOB)
+    if held is None or held[:2] != (code, index):
+        return None
+    return jobs.REGISTRY.get(held[2])
+
+
+def _answer_of(code: str, index: int) -> Any:
+    """This session's measured answer of the step (an ``Answer`` or ``_Missing``),
+    once its run has finished; kept in the session, since the job table is bounded."""
+    kept = st.session_state.setdefault(_MEASURED, {})
+    if (code, index) in kept:
+        return kept[(code, index)]
+    job = _job_of(code, index)
+    if job is None or job.state != "done":
+        return None
+    kept[(code, index)] = job.result
+    return job.result
+
+
+def _submit(code: str, member: Member, index: int, answer: Any) -> bool:
+    """Send the measured answer; True once the store has it (acknowledged)."""
+    sent = st.session_state.setdefault(_SENT, set())
+    if (code, index) in sent:
+        return True
+    try:
+        store().submit_measure(code, member.token, index, answer.answer)
+    except RoomError:
+        return False  # the room moved on meanwhile; the poll follows it
+    except STORE_ERRORS:
+        return False  # tried again at the next poll
+    sent.add((code, index))
+    return True
+
+
+def _send_ready_measure(room: Room, code: str, member: Member) -> None:
+    """At a reveal: a measurement that is ready goes to the room from the poll
+    itself, before the page is redrawn."""
+    if room.phase == "predict":
+        return
+    answer = _answer_of(code, room.step)
+    if answer is not None and not isinstance(answer, _Missing):
+        _submit(code, member, room.step, answer)
+
+
+def _report(code: str, member: Member, index: int, job: jobs.Job) -> None:
+    """A long measurement's progress to the room (when it changed)."""
+    if job.total <= 1:
+        return
+    now = (code, index, job.step, job.total)
+    if st.session_state.get(_REPORTED) == now:
+        return
+    try:
+        store().set_progress(code, member.token, index, min(job.step, job.total), job.total)
+    except (RoomError, *STORE_ERRORS):
+        return
+    st.session_state[_REPORTED] = now
+
+
+def _measure_tick(room: Room, code: str, member: Member, page: str) -> None:
+    """The poll's share of the measurement after a reveal: send a finished answer,
+    report a running one's progress, and re-run a page whose measurement is neither
+    (its run was cut short), at most every 3 s."""
+    if room.phase == "predict" or not _on_step(room, page):
+        return
+    if (code, room.step) in st.session_state.get(_SENT, set()):
+        return
+    if st.session_state.get(_UNMEASURED) == (code, room.step):
+        return  # it cannot be measured here (ui.section said why)
+    answer = _answer_of(code, room.step)
+    if answer is not None and not isinstance(answer, _Missing):
+        if _submit(code, member, room.step, answer):
+            st.rerun(scope="app")  # the page shows the answer
+        return
+    job = _job_of(code, room.step)
+    if job is not None and job.live:
+        _report(code, member, room.step, job)
+        return
+    last = st.session_state.get("room:nudged", 0.0)
+    if time.monotonic() - last > 3.0:
+        st.session_state["room:nudged"] = time.monotonic()
+        st.rerun(scope="app")
+
+
+def _await(code: str, member: Member, index: int, job: jobs.Job) -> None:
+    """Wait in the page for a measurement still running at a reveal, showing (and
+    reporting to the room) how far it is; a click re-runs the page meanwhile."""
+    slot = st.empty()
+    while job.live:
+        if job.total > 1:
+            text = f"Measuring with your seed {member.seed}: {job.step} of {job.total} steps."
+            slot.progress(min(job.step / job.total, 1.0), text=text)
+            _report(code, member, index, job)
+        else:
+            slot.caption(f"Measuring with your seed {member.seed}...")
+        time.sleep(0.25)
+    slot.empty()
+
+
 def question(
-    page: str, lesson: Lesson, index: int, step: Step, measure: Callable[[int], Any]
+    page: str,
+    lesson: Lesson,
+    index: int,
+    step: Step,
+    measure: Callable[[int], Measurement],
 ) -> bool | None:
     """A question step, the room's way: vote, wait for the reveal, measure with
     one's own seed (sent to the room), then perhaps vote again. ``None`` when this
     session is not in a room at this step (the page then asks on its own).
-    ``measure(seed)`` returns the lesson's ``Measured`` for the step with ``seed``.
+    ``measure(seed)`` is the step's :class:`Measurement` with ``seed``.
     True once the page may show the step's section."""
     try:
         return _question(lesson, index, step, measure)
@@ -277,7 +593,9 @@ def question(
         return None
 
 
-def _question(lesson: Lesson, index: int, step: Step, measure: Callable[[int], Any]) -> bool | None:
+def _question(
+    lesson: Lesson, index: int, step: Step, measure: Callable[[int], Measurement]
+) -> bool | None:
     found = me()
     if found is None or step.predict is None:
         return None
@@ -289,47 +607,71 @@ def _question(lesson: Lesson, index: int, step: Step, measure: Callable[[int], A
     st.markdown(f"**Predict first:** {q.question}")
     first = store().votes(code, index, 1).get(member.token)
     if room.phase == "predict":
-        if first is None:
-            _vote_form(code, member, index, 1, q.choices, "Send my prediction")
-        else:
-            st.info(
-                f"You predicted {md_escape(first)}. Waiting for the presenter to reveal.",
-                icon=":material/hourglass_top:",
-            )
+        _vote_form(code, member, index, 1, q.choices, first)
+        # Measured meanwhile, in the background, shown only after the reveal.
+        if st.session_state.get(_UNMEASURED) != (code, index):
+            _start(measure, code, index, member.seed)
         return False
     said = f"You predicted {md_escape(first)}. " if first else ""
-    # A step whose measurement needs a part not installed here: the one line instead
-    # of the measurement and of the section (which would need it too); the room goes
-    # on (a second vote still counts) and the poll stops waiting for this measure.
-    with optional_part("Measuring this step") as part:
-        measured = measure(member.seed)
-    if part.missing:
+    answer = _answer_of(code, index)
+    if answer is None:
+        job = _job_of(code, index)
+        if job is None or not job.live:
+            job = _start(measure, code, index, member.seed)
+        _await(code, member, index, job)
+        answer = _answer_of(code, index)
+    measured = answer is not None and not isinstance(answer, _Missing)
+    if isinstance(answer, _Missing):
+        # A step whose measurement needs a part not installed here: the one line
+        # instead of the measurement and of the section (which would need it too);
+        # the room goes on (a second vote still counts) and the poll stops waiting.
+        say_missing_extra("Measuring this step")
         st.session_state[_UNMEASURED] = (code, index)
         if said:
             st.caption(said)
-    else:
-        try:
-            store().submit_measure(code, member.token, index, measured.answer)
-        except RoomError:
-            pass  # the room moved on meanwhile; the poll follows it
+    elif measured:
+        _submit(code, member, index, answer)
         st.success(
-            f"{said}Measured with your seed {member.seed}: **{md_escape(measured.answer)}**. "
-            + measured.sentence,
+            f"{said}Measured with your seed {member.seed}: **{md_escape(answer.answer)}**. "
+            + answer.sentence,
             icon=":material/science:",
+        )
+    else:
+        st.warning(
+            f"{said}Your measurement did not finish (it stopped, or failed: the server "
+            "log says why). It starts again when the page runs again.",
+            icon=":material/error:",
         )
     if room.phase == "second":
         second = store().votes(code, index, 2).get(member.token)
-        if second is None:
-            _vote_form(code, member, index, 2, q.choices, "Send my second vote")
-        else:
-            st.caption(f"Your second vote: {md_escape(second)}.")
-    return not part.missing
+        _vote_form(code, member, index, 2, q.choices, second)
+    return measured
 
 
 def _vote_form(
-    code: str, member: Member, index: int, round_: int, choices: tuple[str, ...], label: str
+    code: str,
+    member: Member,
+    index: int,
+    round_: int,
+    choices: tuple[str, ...],
+    recorded: str | None,
 ) -> None:
+    """The vote of one round. "Recorded" is said only of a vote the store holds (or
+    has acknowledged to this session); a send that failed says so and can be sent
+    again."""
+    acked = st.session_state.setdefault("room:acked", {})
+    recorded = recorded or acked.get((code, index, round_))
+    what = "prediction" if round_ == 1 else "second vote"
+    if recorded is not None:
+        then = " Waiting for the presenter to reveal." if round_ == 1 else ""
+        st.success(
+            f"Your {what} is recorded: {md_escape(recorded)}.{then}",
+            icon=":material/how_to_vote:",
+        )
+        return
     key = f"room:vote:{code}:{index}:{round_}"
+    failed = f"room:unsent:{code}:{index}:{round_}"
+    label = "Send my prediction" if round_ == 1 else "Send my second vote"
     choice = st.radio(
         "Your prediction" if round_ == 1 else "Your vote after the discussion",
         list(choices),
@@ -341,32 +683,160 @@ def _vote_form(
         try:
             store().vote(code, member.token, index, round_, choice)
         except RoomError as exc:
-            st.warning(str(exc))
-            return
-        st.rerun()
+            st.session_state[failed] = str(exc)
+        except Exception:  # noqa: BLE001 - any failure: not sent, said, never a traceback
+            _LOG.exception("workshop room %s: a vote could not be stored", code)
+            st.session_state[failed] = f"Your {what} was {NOT_SENT}"
+        else:  # the store returned: the vote is committed
+            st.session_state.pop(failed, None)
+            acked[(code, index, round_)] = choice
+            st.rerun()
+    why = st.session_state.get(failed)
+    if why is not None:
+        st.error(f"{md_escape(why, 200)} Press **{label}** again.", icon=":material/sync_problem:")
+    elif choice is not None:
+        st.caption(f"Not sent yet: press **{label}**.")
 
 
 # -------------------------------------------------------------------- presenter
 def host() -> tuple[str, str, str] | None:
-    """The room this session presents: (code, secret, lesson id), while it lives."""
+    """The room this session presents: (code, credential, lesson id), while it lives
+    and the credential still opens it. A new session of a browser that presents a
+    room (a reload, a replica restart) finds that room again from the browser's
+    cookie (once per session)."""
     held = st.session_state.get(HOST)
-    if held is None:
-        return None
     try:
-        gone = store().room(held[0]) is None
+        if held is None and not st.session_state.get(_HOST_LOOKED):
+            st.session_state[_HOST_LOOKED] = True
+            held = _restore()
+        if held is None:
+            return None
+        ok = store().is_presenter(held[0], held[1])
+        gone = not ok and store().room(held[0]) is None
     except STORE_ERRORS:  # an outage is not an expiry: keep the room
         st.warning(UNREACHABLE, icon=":material/cloud_off:")
         return held
-    if gone:
+    if not ok:
         st.session_state.pop(HOST, None)
+        if not gone:
+            st.info(
+                f"This browser no longer presents room {held[0]}: open your presenter "
+                "link to present it again.",
+                icon=":material/key_off:",
+            )
         return None
     return held
 
 
-def open_room(lesson_id: str, step: int, hide_names: bool) -> tuple[str, str, str]:
-    room, secret = store().create(lesson_id, step=step, hide_names=hide_names)
-    st.session_state[HOST] = (room.code, secret, lesson_id)
+def _restore() -> tuple[str, str, str] | None:
+    cred = browser_id("presenter")
+    if cred is None:
+        return None
+    room = store().presented_by(cred)
+    if room is None:
+        return None
+    st.session_state[HOST] = (room.code, cred, room.lesson)
+    st.session_state[_SYNC] = True
     return st.session_state[HOST]
+
+
+def reclaim_from_url() -> None:
+    """``/workshop?present=CODE&key=KEY`` (the link shown when the room was opened):
+    this session presents the room again. The key leaves the URL at once, whatever
+    the outcome; a wrong key (or a participant's token) is refused and logged."""
+    raw_code, key = st.query_params.get(PRESENT), st.query_params.get(KEY)
+    if raw_code is None and key is None:
+        return
+    for k in (PRESENT, KEY):
+        if k in st.query_params:
+            del st.query_params[k]
+    code = normalize_code(raw_code)
+    if code is None or not key:
+        st.error("This presenter link is incomplete: copy the whole link.", icon=":material/key:")
+        return
+    with guarded():
+        room = store().claim(code, key, browser_id("presenter"))
+        st.session_state[HOST] = (code, key, room.lesson)
+        st.session_state[_SYNC] = True
+        st.toast(f"You present room {code} again.", icon=":material/key:")
+
+
+def sync_page(lesson_key: str, step_key: str) -> None:
+    """Before the presenter's page draws its lesson and step (the widgets' session
+    keys): a room just reclaimed or restored, or moved by the presenter's other
+    session (another device), sets them to the room's."""
+    held = st.session_state.get(HOST)
+    if held is None:
+        return
+    try:
+        room = store().room(held[0])
+    except STORE_ERRORS:
+        return
+    if room is None:
+        return
+    moved = st.session_state.get(_HOST_STEP, room.step) != room.step
+    if st.session_state.pop(_SYNC, False) or moved:
+        st.session_state[lesson_key] = room.lesson
+        st.session_state[step_key] = room.step
+    st.session_state[_HOST_STEP] = room.step
+
+
+def follow_presenter(code: str, secret: str, index: int) -> None:
+    """The room follows the presenter's page: its step, when the page moved."""
+    room = store().room(code)
+    if room is not None and room.step != index:
+        store().go_to(code, secret, index)
+    st.session_state[_HOST_STEP] = index
+
+
+def open_room(lesson_id: str, step: int, hide_names: bool) -> tuple[str, str, str]:
+    room, key = store().create(
+        lesson_id, step=step, hide_names=hide_names, browser=browser_id("presenter")
+    )
+    st.session_state[HOST] = (room.code, key, lesson_id)
+    st.session_state[_SHOW_KEY] = (room.code, key)
+    st.session_state[_HOST_STEP] = step
+    return st.session_state[HOST]
+
+
+def reclaim_link(base: str, code: str, key: str) -> str:
+    """The presenter's reclaim link on this server (``base``: scheme, host and root)."""
+    return f"{base}/workshop?" + urlencode({PRESENT: code, KEY: key})
+
+
+def key_box(base: str, code: str, projecting: bool = False) -> None:
+    """The presenter key, shown once (until hidden): the reclaim link as text to copy
+    and as a QR code, and what it is for; folded away while the projector mode is on
+    (a second QR code on the screen would let the room scan it)."""
+    shown = st.session_state.get(_SHOW_KEY)
+    if shown is None or shown[0] != code:
+        return
+    link = reclaim_link(base, *shown)
+    with st.expander(
+        "Your presenter key: shown once, keep it (not on the projector)",
+        expanded=not projecting,
+        key="room:key-box",
+        icon=":material/key:",
+    ):
+        st.warning(
+            "Keep this link: it makes any browser the presenter of this room again, "
+            "after a reload, a server restart, a closed laptop, or on another device. "
+            "Copy it, or scan it with your phone, now: it is not shown again, and "
+            "anyone who has it can present. (A reload of this browser presents again "
+            "without it.)",
+            icon=":material/key:",
+        )
+        st.code(link, language=None, wrap_lines=True)
+        st.image(qr_png(link), width=200, caption="Your presenter link: not for the room")
+        if st.button("I have saved it: hide the key", key="room:hide-key"):
+            st.session_state.pop(_SHOW_KEY, None)
+            st.rerun()
+
+
+def forget_host() -> None:
+    """This session no longer presents (the room was closed)."""
+    for k in (HOST, _SHOW_KEY, _HOST_STEP, _SYNC):
+        st.session_state.pop(k, None)
 
 
 def counts(values: dict[str, str], choices: tuple[str, ...]) -> list[tuple[str, int]]:
@@ -407,12 +877,65 @@ def live(code: str, secret: str, lesson: Lesson, index: int) -> None:
         _live(code, secret, lesson, index)
 
 
+def _who(m: Member, hide: bool) -> str:
+    if m.name and not hide:
+        return md_escape(m.name, 40)
+    return f"participant {m.seed}"
+
+
+def _ago(t: float) -> str:
+    s = max(0, int(time.time() - t))
+    return f"{s} s ago" if s < 90 else f"{s // 60} min ago"
+
+
+def _remove(code: str, secret: str, token: str) -> None:
+    with guarded():
+        if store().remove(code, secret, token):
+            st.toast("Removed from the room.", icon=":material/person_remove:")
+
+
+def _people(code: str, secret: str, room: Room, members: list[Member], index: int) -> None:
+    """The member list: name (or a number, names hidden), joined, voted, measured;
+    a button removes one (their votes go; their page says so)."""
+    step_asks = room.step == index
+    s = store()
+    voted = s.votes(code, index, 1) if step_asks else {}
+    second = s.votes(code, index, 2) if step_asks and room.phase == "second" else {}
+    measured = s.measures(code, index) if step_asks and room.phase != "predict" else {}
+    progress = s.progress(code, index) if step_asks and room.phase != "predict" else {}
+    with st.expander(f"Participants ({len(members)})", key="room:people", icon=":material/group:"):
+        if not members:
+            st.caption("No one has joined yet.")
+        for m in members:
+            c1, c2, c3 = st.columns([3, 4, 1], vertical_alignment="center")
+            c1.markdown(f"{_who(m, room.hide_names)} · seed {m.seed}")
+            state = [f"joined {_ago(m.joined)}"] if m.joined else []
+            state.append("voted" if m.token in voted else "not voted")
+            if second:
+                state.append("voted again" if m.token in second else "no second vote")
+            if m.token in measured:
+                state.append("measured")
+            elif m.token in progress:
+                done, total = progress[m.token]
+                state.append(f"measuring {done} of {total}")
+            c2.caption(" · ".join(state))
+            c3.button(
+                "Remove",
+                key=f"room:remove:{m.seed}",
+                on_click=_remove,
+                args=(code, secret, m.token),
+                help="Take this participant out of the room (their votes go too).",
+            )
+
+
 def _live(code: str, secret: str, lesson: Lesson, index: int) -> None:
     s = store()
     room = s.room(code)
     if room is None:
         st.warning("This room has expired.")
         return
+    if room.step != index and st.session_state.get(_HOST_STEP) != room.step:
+        st.rerun(scope="app")  # moved from the presenter's other session: follow it
     members = s.members(code)
     n = len(members)
     st.markdown(f"**{n}** joined" + (" · the room is closed" if room.closed else ""))
@@ -422,6 +945,7 @@ def _live(code: str, secret: str, lesson: Lesson, index: int) -> None:
             st.caption("In the room: " + ", ".join(names))
     step = lesson.steps[index - 1]
     if step.predict is None or room.step != index:
+        _people(code, secret, room, members, index)
         return
     q = step.predict
     first = s.votes(code, index, 1)
@@ -432,9 +956,21 @@ def _live(code: str, secret: str, lesson: Lesson, index: int) -> None:
         if b1.button("Reveal", key="room:reveal", type="primary"):
             s.set_phase(code, secret, "revealed")
             st.rerun()
+        _people(code, secret, room, members, index)
         return
     measured = s.measures(code, index)
     _bars("Measured on their laptops (one seed each)", counts(measured, q.choices), n)
+    running = {t: p for t, p in s.progress(code, index).items() if t not in measured}
+    if running:
+        by_token = {m.token: m for m in members}
+        st.caption(
+            "Still measuring: "
+            + ", ".join(
+                f"{_who(by_token[t], room.hide_names)} {d} of {tot}"
+                for t, (d, tot) in running.items()
+                if t in by_token
+            )
+        )
     if phase == "revealed":
         if b2.button("Second vote", key="room:second", help="Peer instruction: vote again"):
             s.set_phase(code, secret, "second")
@@ -444,6 +980,7 @@ def _live(code: str, secret: str, lesson: Lesson, index: int) -> None:
         _bars("Second vote", counts(second, q.choices), n)
         moved = sum(1 for t, v in second.items() if t in first and first[t] != v)
         st.caption(f"{moved} of {len(second)} changed their answer since the first vote.")
+    _people(code, secret, room, members, index)
 
 
 def handout_data(code: str, lesson: Lesson) -> dict[int, dict[str, list[tuple[str, int]]]]:
@@ -474,3 +1011,12 @@ def handout_button(lesson: Lesson, code: str) -> None:
         key="room:handout",
         icon=":material/download:",
     )
+
+
+def qr_png(text: str) -> bytes:
+    """A QR code of ``text`` as PNG bytes (segno, drawn here)."""
+    import segno
+
+    png = io.BytesIO()
+    segno.make(text, error="m").save(png, kind="png", scale=8, border=2)
+    return png.getvalue()
