@@ -2,7 +2,13 @@
 room in one SQLite file both replicas share: a presenter and 3 participants, one of
 them on a phone's viewport (390 x 844), join by code, follow 3 steps without a
 reload, vote, the presenter reveals and sees the counts; at least one participant
-is on the other replica than the presenter."""
+is on the other replica than the presenter. A participant who opens the join link
+again in a new tab is the same participant (the browser's real XSRF cookie, through
+nginx); the presenter's reclaim link makes a fresh browser the presenter.
+
+And with one plain ``streamlit run`` that is stopped and started again on the same
+port (a replica restart): the presenter's tab, reconnected, presents the room again
+by itself (its browser's cookie), and its Next moves the participant."""
 
 from __future__ import annotations
 
@@ -106,7 +112,16 @@ def test_presenter_and_three_participants_on_two_replicas(room_proxy, browser):
     pp.get_by_role("button", name="Open as a room").click()
     pp.get_by_text(re.compile(r"Room code: [A-Z0-9]{6}")).wait_for(timeout=30_000)
     code = re.search(r"Room code: ([A-Z0-9]{6})", pp.inner_text("body")).group(1)
-    assert pp.locator("[data-testid='stImage'] img").count() == 1  # one QR code
+    # The presenter key, once: its reclaim link (text and QR code), then hidden.
+    pp.get_by_text("Keep this link").wait_for(timeout=30_000)
+    reclaim = re.search(r"\S+/workshop\?present=[A-Z0-9]{6}&key=\S+", pp.inner_text("body"))
+    assert reclaim is not None and f"present={code}" in reclaim.group(0)
+    assert "key=" not in pp.url
+    assert pp.locator("[data-testid='stImage'] img").count() == 2
+    screenshot(pp, "room_presenter_key")
+    pp.get_by_role("button", name="I have saved it: hide the key").click()
+    pp.get_by_text("Keep this link").wait_for(state="detached", timeout=30_000)
+    assert pp.locator("[data-testid='stImage'] img").count() == 1  # the join QR code
     screenshot(pp, "room_presenter_open")
 
     phone = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
@@ -123,6 +138,15 @@ def test_presenter_and_three_participants_on_two_replicas(room_proxy, browser):
         assert f"room={code}" in pg.url and "seed=" in pg.url
         people.append((ctx, pg))
     assert {_replica_of(url, f"resviz_replica={c}") for c in (c_a, c_b)} == {r_a, r_b}
+    # The browser's own cookie, behind nginx: present, and the same in every tab.
+    ada_ctx, ada = people[0]
+    assert any(c["name"] == "_streamlit_xsrf" for c in ada_ctx.cookies())
+    member = re.search(r"member=([^&]+)", ada.url).group(1)
+    again = ada_ctx.new_page()  # the join link re-opened (a re-scan, a new tab)
+    again.goto(f"{url}/workshop?join={code}")
+    _step_heading(again, LESSON.steps[0].title, 60)
+    assert re.search(r"member=([^&]+)", again.url).group(1) == member
+    again.close()
 
     # Follow three steps: the presenter presses Next; every page moves by itself.
     delays = []
@@ -149,12 +173,15 @@ def test_presenter_and_three_participants_on_two_replicas(room_proxy, browser):
     assert heading.is_visible()
     _no_sideways_scroll(phone_pg)
     screenshot(phone_pg, "room_phone_voted")
+    pp.get_by_text("3 joined").first.wait_for(timeout=FOLLOW_S * 1000)  # not 4: one tab
     pp.get_by_text("Predictions: 3 of 3 answered").wait_for(timeout=FOLLOW_S * 1000)
     pp.get_by_role("button", name="Reveal").click()
+    t = time.monotonic()
+    pp.get_by_text("one seed each): 3 of 3 answered").wait_for(timeout=FOLLOW_S * 1000)
+    print(f"reveal to 3 measured answers on the presenter's page: {time.monotonic() - t:.1f} s")
     for _, pg in people:
         pg.get_by_text("Measured with your seed").wait_for(timeout=60_000)
         wait_ready(pg, charts=1)
-    pp.get_by_text("one seed each): 3 of 3 answered").wait_for(timeout=FOLLOW_S * 1000)
     screenshot(pp, "room_presenter_counts")
     _no_sideways_scroll(phone_pg)
     first_chart = phone_pg.locator("[data-testid='stVegaLiteChart']").first
@@ -162,7 +189,85 @@ def test_presenter_and_three_participants_on_two_replicas(room_proxy, browser):
     box = first_chart.bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
     screenshot(phone_pg, "room_phone_measured")
+    # The reclaim link in a fresh browser (another device): it presents the room at
+    # its step, the key leaves the address bar, and its Next moves the participants.
+    other = _context(browser, url, c_b, viewport={"width": 1500, "height": 1400})
+    op = other.new_page()
+    op.goto(reclaim.group(0))
+    op.get_by_text(f"Room code: {code}").wait_for(timeout=60_000)
+    assert "key=" not in op.url
+    assert op.get_by_role("button", name="Open as a room").count() == 0
+    op.get_by_text(f"Step {QI} of").first.wait_for(timeout=30_000)
+    op.get_by_role("button", name="Next", exact=True).click()
+    for _, pg in people:
+        _step_heading(pg, LESSON.steps[QI].title)
     for ctx, pg in people:
         assert pg.locator("[data-testid='stException']").count() == 0
         ctx.close()
+    other.close()
     presenter.close()
+
+
+def _streamlit(port: int, db: str, log) -> subprocess.Popen:  # noqa: ANN001
+    cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.port",
+           str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
+           "--browser.gatherUsageStats", "false"]  # fmt: skip
+    env = {**os.environ, "RESVIZ_ROOM_DB": db}
+    env.pop("REDIS_URL", None)
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "streamlit exited"
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2):
+                return proc
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    raise AssertionError("streamlit did not start")
+
+
+def test_the_presenter_keeps_the_room_across_a_server_restart(browser, tmp_path):
+    port, db = free_port(), str(tmp_path / "rooms.sqlite3")
+    url = f"http://127.0.0.1:{port}"
+    log = (tmp_path / "streamlit.log").open("w")
+    proc = _streamlit(port, db, log)
+    try:
+        presenter = browser.new_context(viewport={"width": 1500, "height": 1400})
+        pp = presenter.new_page()
+        pp.goto(f"{url}/workshop")
+        wait_ready(pp)
+        pp.get_by_role("button", name="Open as a room").click()
+        pp.get_by_text(re.compile(r"Room code: [A-Z0-9]{6}")).wait_for(timeout=60_000)
+        code = re.search(r"Room code: ([A-Z0-9]{6})", pp.inner_text("body")).group(1)
+        pp.get_by_text("Keep this link").wait_for(timeout=30_000)  # this session's key box
+        participant = browser.new_context(viewport={"width": 1280, "height": 1000})
+        pg = participant.new_page()
+        pg.goto(f"{url}/workshop?join={code}")
+        wait_ready(pg)
+        pg.get_by_role("button", name="Join", exact=True).click()
+        _step_heading(pg, LESSON.steps[0].title, 60)
+        pp.get_by_role("button", name="Next", exact=True).click()
+        _step_heading(pg, LESSON.steps[1].title)
+        # The server goes down and comes back (a replica restarted): every session is gone.
+        proc.terminate()
+        proc.wait(timeout=30)
+        proc = _streamlit(port, db, log)
+        # The presenter's tab reconnects by itself and presents again: no key, no click.
+        # (Until the new session has run, the tab shows the old page: the key box, which
+        # only the session that opened the room shows, goes once the new one has run.)
+        pp.get_by_text("Keep this link").wait_for(state="detached", timeout=90_000)
+        wait_ready(pp)
+        pp.get_by_text(f"Room code: {code}").wait_for(timeout=30_000)
+        pp.get_by_text("Step 2 of").first.wait_for(timeout=30_000)
+        assert pp.get_by_role("button", name="Open as a room").count() == 0
+        pp.get_by_role("button", name="Next", exact=True).click()
+        _step_heading(pg, LESSON.steps[2].title, 60)  # the room moved, not only the page
+        screenshot(pp, "room_presenter_after_restart")
+        for page in (pp, pg):
+            assert page.locator("[data-testid='stException']").count() == 0
+        participant.close()
+        presenter.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
