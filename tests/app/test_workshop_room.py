@@ -510,3 +510,46 @@ def test_workshop_and_the_banner_keep_a_participant_in_the_room(app, store):
     assert not p.get("image") and not [c for c in p.checkbox if c.key == "room:hide"]
     p.button(key="room:back").click().run()
     assert p.query_params["step"] == "2" and p.query_params["room"] == code
+
+
+# ------------------------------------------------------- a measurement that trains
+def test_a_long_measurement_shows_its_progress_to_the_presenter(app, store, monkeypatch):
+    """A step that trains: the participant's measurement reports k of N to the room
+    as it goes; the presenter sees it per participant until the answer arrives. (A
+    stand-in for the training, so that the test takes seconds.)"""
+    import time
+
+    from resviz.recipes.core import Answer
+    from ui import lesson_view
+
+    def slow(page, step, seed):  # noqa: ANN001, ANN202
+        def work(report, should_stop):  # noqa: ANN001, ANN202
+            for k in range(1, 5):
+                time.sleep(0.4)
+                report(None, k, 8)
+            return Answer("residual", f"Trained with seed {seed}.")
+
+        return room_view.Measurement(("test-slow", page, seed), work)
+
+    monkeypatch.setattr(lesson_view, "step_measurement", slow)
+    jobs.REGISTRY.clear()
+    pres, code, secret = _presenter(app)
+    pres.number_input(key="workshop:step").set_value(QI).run()
+    p = _follow(_join(app, code, "Ada"))
+    token = p.query_params["member"]
+    p.radio(key=f"room:vote:{code}:{QI}:1").set_value("plain").run()
+    p.button(key="room:send:1").click().run()
+    store.set_phase(code, secret, "revealed")
+    p.run()  # waits for its measurement, reporting its progress on the way
+    assert store.progress(code, QI)[token][1] == 8
+    assert store.measures(code, QI) == {token: "residual"}
+    assert any("Trained with seed 1." in s.value for s in p.success)
+    # The presenter's view of a participant still measuring.
+    bo = store.join(code, "Bo")
+    store.set_progress(code, bo.token, QI, 120, 800)
+    pres.run()
+    assert any("Still measuring: `Bo` 120 of 800" in c.value for c in pres.caption)
+    assert any("measuring 120 of 800" in c.value for c in pres.caption)
+    assert "**Measured on their laptops (one seed each)**: 1 of 2 answered" in " ".join(
+        m.value for m in pres.markdown
+    )

@@ -75,7 +75,7 @@ ROOM, MEMBER, JOIN = "room", "member", "join"
 PRESENT, KEY = "present", "key"  # the presenter's reclaim link
 _ME = "room:me"  # (code, Member) of a participant
 _SEEN = "room:seen"  # the (step, phase) this participant's page was last moved for
-_UNMEASURED = "room:unmeasured"  # the (code, step) whose measure needs a missing part
+_UNMEASURED = "room:unmeasured"  # the (code, step) that cannot be measured here
 _JOB = "room:job"  # (code, step, key) of this participant's measurement
 _MEASURED = "room:measured"  # {(code, step): Answer} measured in this session
 _SENT = "room:sent"  # {(code, step)} whose measured answer the store acknowledged
@@ -614,7 +614,7 @@ def _question(
         return False
     said = f"You predicted {md_escape(first)}. " if first else ""
     answer = _answer_of(code, index)
-    if answer is None:
+    if answer is None and st.session_state.get(_UNMEASURED) != (code, index):
         job = _job_of(code, index)
         if job is None or not job.live:
             job = _start(measure, code, index, member.seed)
@@ -636,10 +636,11 @@ def _question(
             + answer.sentence,
             icon=":material/science:",
         )
-    else:
+    else:  # failed or stopped: said once, not started again on every poll
+        st.session_state[_UNMEASURED] = (code, index)
         st.warning(
-            f"{said}Your measurement did not finish (it stopped, or failed: the server "
-            "log says why). It starts again when the page runs again.",
+            f"{said}Your measurement did not finish (the server log says why); the room "
+            "goes on without it.",
             icon=":material/error:",
         )
     if room.phase == "second":
