@@ -253,8 +253,8 @@ def worst_block_seeds(
     lesions: Sequence[pd.DataFrame] | None = None,
 ) -> str:
     """Which deleted block hurts the ``kind`` stack most, from every seed's
-    :func:`resviz.lesion_summary` row: it moves with the seed (at the page's defaults
-    the residual stack's worst block is 3, 2, 2 in seeds 0-2), so it is stated only
+    :func:`resviz.lesion_summary` row: it moves with the seed (with 8 blocks the residual
+    stack's worst block is 2, 2, 4 in seeds 0-2), so it is stated only
     where the seeds agree. With each seed's lesion frame (``lesions``: ``kind, block,
     accuracy``), blocks tied for the lowest accuracy are named together. A seed whose
     stack did not learn, or that no deletion hurts, says so instead of naming a block."""
