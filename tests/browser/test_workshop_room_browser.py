@@ -6,9 +6,11 @@ is on the other replica than the presenter. A participant who opens the join lin
 again in a new tab is the same participant (the browser's real XSRF cookie, through
 nginx); the presenter's reclaim link makes a fresh browser the presenter.
 
-And with one plain ``streamlit run`` that is stopped and started again on the same
-port (a replica restart): the presenter's tab, reconnected, presents the room again
-by itself (its browser's cookie), and its Next moves the participant."""
+And with one plain ``streamlit run`` killed as a participant presses Send and started
+again on the same port (a replica restart): the presenter's tab, reconnected,
+presents the room again by itself (its browser's cookie) and its Next moves the
+participant; the participant's vote is either recorded or said not to have reached
+the room, and sent again."""
 
 from __future__ import annotations
 
@@ -247,10 +249,19 @@ def test_the_presenter_keeps_the_room_across_a_server_restart(browser, tmp_path)
         wait_ready(pg)
         pg.get_by_role("button", name="Join", exact=True).click()
         _step_heading(pg, LESSON.steps[0].title, 60)
-        pp.get_by_role("button", name="Next", exact=True).click()
-        _step_heading(pg, LESSON.steps[1].title)
-        # The server goes down and comes back (a replica restarted): every session is gone.
-        proc.terminate()
+        for index in (2, 3):  # to step 3, a question
+            pp.get_by_role("button", name="Next", exact=True).click()
+            _step_heading(pg, LESSON.steps[index - 1].title)
+        question = LESSON.steps[2].predict
+        assert question is not None
+        pg.get_by_text("Predict first:").wait_for(timeout=30_000)
+        wait_ready(pg)
+        choice = question.choices[0]
+        pg.locator("[data-testid='stRadio']").get_by_text(choice, exact=True).click()
+        pg.get_by_text("Not sent yet").wait_for(timeout=30_000)
+        # Send, and the server goes down at once (a replica killed): every session is gone.
+        pg.get_by_role("button", name="Send my prediction").click(no_wait_after=True)
+        proc.kill()
         proc.wait(timeout=30)
         proc = _streamlit(port, db, log)
         # The presenter's tab reconnects by itself and presents again: no key, no click.
@@ -259,10 +270,21 @@ def test_the_presenter_keeps_the_room_across_a_server_restart(browser, tmp_path)
         pp.get_by_text("Keep this link").wait_for(state="detached", timeout=90_000)
         wait_ready(pp)
         pp.get_by_text(f"Room code: {code}").wait_for(timeout=30_000)
-        pp.get_by_text("Step 2 of").first.wait_for(timeout=30_000)
+        pp.get_by_text("Step 3 of").first.wait_for(timeout=30_000)
         assert pp.get_by_role("button", name="Open as a room").count() == 0
+        # The participant's vote: recorded if it was committed before the kill, else
+        # said to be not sent (the choice kept), and sent again.
+        said = pg.get_by_text(re.compile("is recorded|has not reached the room"))
+        said.first.wait_for(timeout=60_000)
+        if "has not reached the room" in pg.inner_text("body"):
+            screenshot(pg, "room_vote_not_sent_after_restart")
+            pg.get_by_role("button", name="Send my prediction").click()
+        pg.get_by_text(f"Your prediction is recorded: {choice}").wait_for(timeout=30_000)
+        from ui.room.store import SQLiteStore
+
+        assert list(SQLiteStore(db).votes(code, 3, 1).values()) == [choice]
         pp.get_by_role("button", name="Next", exact=True).click()
-        _step_heading(pg, LESSON.steps[2].title, 60)  # the room moved, not only the page
+        _step_heading(pg, LESSON.steps[3].title, 60)  # the room moved, not only the page
         screenshot(pp, "room_presenter_after_restart")
         for page in (pp, pg):
             assert page.locator("[data-testid='stException']").count() == 0

@@ -673,12 +673,14 @@ def _vote_form(
     key = f"room:vote:{code}:{index}:{round_}"
     failed = f"room:unsent:{code}:{index}:{round_}"
     label = "Send my prediction" if round_ == 1 else "Send my second vote"
+    chosen = f"room:chosen:{code}:{index}:{round_}"  # picked in this session
     choice = st.radio(
         "Your prediction" if round_ == 1 else "Your vote after the discussion",
         list(choices),
         index=None,
         key=key,
         horizontal=True,
+        on_change=lambda: st.session_state.__setitem__(chosen, True),
     )
     if st.button(label, key=f"room:send:{round_}", type="primary", disabled=choice is None):
         try:
@@ -695,6 +697,14 @@ def _vote_form(
     why = st.session_state.get(failed)
     if why is not None:
         st.error(f"{md_escape(why, 200)} Press **{label}** again.", icon=":material/sync_problem:")
+    elif choice is not None and not st.session_state.get(chosen):
+        # A choice this session did not see picked: the browser kept it across a lost
+        # connection (a replica restarted), so a Send pressed then never arrived.
+        st.warning(
+            f"Your {what} {md_escape(choice)} has not reached the room (the connection "
+            f"dropped): press **{label}** again.",
+            icon=":material/sync_problem:",
+        )
     elif choice is not None:
         st.caption(f"Not sent yet: press **{label}**.")
 
