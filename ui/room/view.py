@@ -158,7 +158,7 @@ class _OwnThreads(logging.Filter):
     warns that the thread has no script context (harmless: no spinner to draw)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not record.threadName.startswith(f"resviz-{MEASURE_LABEL}")
+        return not (record.threadName or "").startswith(f"resviz-{MEASURE_LABEL}")
 
 
 logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context").addFilter(
@@ -529,7 +529,9 @@ def _report(code: str, member: Member, index: int, job: jobs.Job) -> None:
         return
     try:
         store().set_progress(code, member.token, index, min(job.step, job.total), job.total)
-    except (RoomError, *STORE_ERRORS):
+    except RoomError:
+        return
+    except STORE_ERRORS:
         return
     st.session_state[_REPORTED] = now
 
