@@ -9,12 +9,21 @@ every later request (the websocket included) by it, so a session stays on the
 process that holds it. Replicas share nothing (runs and caches are per process),
 so they need nothing more. ``make workshop`` runs this; stop it with Ctrl-C.
 
+It also supervises them: a replica that exits (a crash, an out-of-memory kill) is
+started again on the same port, so nginx's upstream and the sticky hash stay valid,
+after 0.5 s, doubling on each quick failure up to 30 s (back to 0.5 s once it has run
+60 s); nginx is restarted the same way. Meanwhile nginx stops sending new connections
+to the dead replica and a browser that reconnects lands on a live one (its session
+starts afresh there: the room is in the store, the URL says the step). Each restart is
+said on stderr. SIGTERM or Ctrl-C stops everything within 2 s (docs/deploy.md).
+
 Usage: python deploy/workshop/serve.py [--port 8500] [--replicas N] [--address 0.0.0.0]
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import secrets
 import shutil
@@ -24,13 +33,24 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 STOP_GRACE = 1.0  # seconds the children get to exit after a SIGTERM, then a kill
 # (Streamlit alone takes 1.6-2.5 s to shut down gracefully here, idle; a replica holds
 # no state worth the wait: its sessions end with it either way)
+FIRST_DELAY = 0.5  # seconds before restarting a child that exited...
+MAX_DELAY = 30.0  # ...doubling on each quick failure up to this...
+STABLE_AFTER = 60.0  # ...and back to FIRST_DELAY once it had run this long
+TICK = 0.2  # seconds between two looks at the children
 
+# Failover: a replica that refuses the connection (dead, or restarting) or answers 502
+# or 503 (not ready) is marked down for 5 s after one failure, and the request, the
+# websocket's upgrade included, goes to the next server of the hash ring; a 404 goes
+# there too without marking anything (a session that moved while its replica was down
+# asks for its images and downloads, kept by the process that holds it, through the
+# cookie's replica once that one is back).
 NGINX_CONF = """\
 worker_processes 1;
 pid {run}/nginx.pid;
@@ -67,6 +87,9 @@ http {{
             proxy_set_header Connection $connection_upgrade;
             proxy_set_header Host $host;
             proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            proxy_connect_timeout 2s;
+            proxy_next_upstream error timeout http_502 http_503 http_404;
+            proxy_next_upstream_tries 3;
             proxy_read_timeout 1d;
             proxy_send_timeout 1d;
             proxy_buffering off;
@@ -94,7 +117,9 @@ def nginx_binary() -> str:
 def write_config(run: Path, address: str, port: int, backends: list[int]) -> Path:
     for sub in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
         (run / sub).mkdir(parents=True, exist_ok=True)
-    servers = "\n".join(f"        server 127.0.0.1:{p} max_fails=0;" for p in backends)
+    servers = "\n".join(
+        f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=5s;" for p in backends
+    )
     conf = run / "nginx.conf"
     conf.write_text(NGINX_CONF.format(run=run, servers=servers, address=address, port=port))
     return conf
@@ -132,6 +157,180 @@ def check_room_store() -> bool:
     return True
 
 
+def restart_delay(previous: float, uptime: float) -> float:
+    """Seconds to wait before starting again a child that exited after ``uptime``
+    seconds, ``previous`` being the wait before its last start (0 for none)."""
+    if previous <= 0 or uptime >= STABLE_AFTER:
+        return FIRST_DELAY
+    return min(previous * 2, MAX_DELAY)
+
+
+def how_it_ended(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+def say(message: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} serve.py: {message}", file=sys.stderr, flush=True)
+
+
+class Stopping(BaseException):
+    """SIGTERM or SIGINT arrived: stop every child and exit 0."""
+
+
+class Child:
+    """One supervised process (a replica or nginx) in a process group of its own, so
+    that what it leaves behind (nginx's worker outlives a killed master, holding the
+    port) goes with it, and a terminal's Ctrl-C reaches only this server, which stops
+    the children itself."""
+
+    stopping = False  # a stop signal came
+    spawning = False  # a Popen is under way: a stop signal only sets ``stopping``
+
+    def __init__(self, name: str, spawn: Callable[[], subprocess.Popen]) -> None:
+        self.name, self.spawn = name, spawn
+        self.proc: subprocess.Popen | None = None
+        self.started = 0.0
+        self.delay = 0.0  # the wait before the last start (0: never restarted)
+        self.restart_at: float | None = None
+        self.restarts = 0
+
+    def start(self) -> None:
+        Child.spawning = True
+        try:
+            self.proc = self.spawn()
+        finally:
+            Child.spawning = False
+        self.started, self.restart_at = time.monotonic(), None
+        if Child.stopping:  # it came during the Popen: this child is known now
+            raise Stopping
+
+    @property
+    def process(self) -> subprocess.Popen:
+        if self.proc is None:
+            raise RuntimeError(f"{self.name} was never started")
+        return self.proc
+
+    def kill_group(self, known: Collection[int] = (), wait: float = 0.0) -> None:
+        """Kill what is left of the child's process group; with ``wait``, up to that
+        many seconds until it is gone (reaping strays, but none of ``known``). Only
+        while a member is still this process's child (the child itself, or what it
+        left behind, inherited as subreaper): a group that is gone may see its number
+        reused by another program's group."""
+        if self.proc is None:
+            return
+        deadline = time.monotonic() + wait
+        while group_left(self.proc.pid):
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                return
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.01)
+            reap_strays(known)
+
+    def check(self, now: float, known: Collection[int]) -> None:
+        """Restart the child when it has exited and its delay has passed; ``known``:
+        the pids of every child, which reaping strays must leave to subprocess."""
+        if self.proc is None:
+            return
+        if self.restart_at is None:
+            if self.proc.poll() is None:
+                return
+            self.delay = restart_delay(self.delay, now - self.started)
+            self.restart_at = now + self.delay
+            say(
+                f"{self.name} (pid {self.proc.pid}) {how_it_ended(self.proc.returncode)} "
+                f"after {now - self.started:.1f} s; restarting it in {self.delay:g} s"
+            )
+        elif now >= self.restart_at:
+            # What the child left behind goes first: nginx's worker outlives a killed
+            # master and keeps serving on the port until now, which the new one needs.
+            self.kill_group(known, wait=1.0)
+            self.restarts += 1
+            self.start()
+            say(f"{self.name} restarted (pid {self.process.pid}, restart {self.restarts})")
+
+
+def on_stop_signal(*_: object) -> None:
+    if Child.stopping:
+        return  # already stopping
+    Child.stopping = True
+    if not Child.spawning:
+        raise Stopping
+
+
+def stop(children: list[Child]) -> None:
+    # Every child at once, then a shared grace of STOP_GRACE s before a kill, so the
+    # whole server is gone within 2 s of a SIGTERM (tests/install/test_deploy.py).
+    procs = [c.proc for c in children if c.proc is not None]
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    deadline = time.monotonic() + STOP_GRACE
+    for p in procs:
+        try:
+            p.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            pass
+    for c in children:
+        c.kill_group()  # what is left, and anything a child left behind
+    for p in procs:
+        p.wait()
+    reap_strays(pids(children))
+
+
+def pids(children: list[Child]) -> set[int]:
+    return {c.proc.pid for c in children if c.proc is not None}
+
+
+def become_subreaper() -> None:
+    """Processes orphaned below this one (nginx's worker when its master is killed)
+    become this process's children, to be stopped and reaped here: the same under
+    ``make workshop`` as in the container, where this is PID 1 and would inherit them
+    anyway. Linux only; elsewhere nothing."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def own_children() -> list[int]:
+    try:
+        found = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text()
+    except OSError:
+        return []
+    return [int(pid) for pid in found.split()]
+
+
+def group_left(pgid: int) -> bool:
+    """Whether a child of this process (exited or not, unreaped) is in that group."""
+    for pid in own_children():
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[2]) == pgid:
+            return True
+    return False
+
+
+def reap_strays(known: Collection[int]) -> None:
+    """Reap exited children this process did not start (orphans it inherited), never
+    one of ``known``, whose exit status subprocess reads."""
+    for pid in own_children():
+        if pid not in known:
+            try:
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--port", type=int, default=8500, help="the room's port (nginx)")
@@ -146,79 +345,93 @@ def main(argv: list[str] | None = None) -> int:
 
     run = Path(args.run_dir).resolve()
     run.mkdir(parents=True, exist_ok=True)
-    check_room_store()
-    backends = [free_port() for _ in range(args.replicas)]
-    # One cookie secret for every replica, so a cookie one signs another accepts.
-    env = {
-        **os.environ,
-        "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", "2"),
-        "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32),
-    }
-    procs: list[subprocess.Popen] = []
-
-    def stop(*_: object) -> None:
-        # Every child at once, then a shared grace of STOP_GRACE s before a kill, so
-        # the whole server is gone within 2 s of a SIGTERM (tests/install/test_deploy.py).
-        for p in procs:
-            if p.poll() is None:
-                p.terminate()
-        deadline = time.monotonic() + STOP_GRACE
-        for p in procs:
-            try:
-                p.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-
-    signal.signal(signal.SIGTERM, lambda *_: (stop(), sys.exit(0)))
+    signal.signal(signal.SIGTERM, on_stop_signal)
+    signal.signal(signal.SIGINT, on_stop_signal)
+    become_subreaper()
+    children: list[Child] = []
     try:
+        check_room_store()
+        # One cookie secret for every replica, so a cookie one signs another accepts.
+        env = {
+            **os.environ,
+            "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", "2"),
+            "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32),
+        }
 
-        def start(port: int) -> subprocess.Popen:
-            log = (run / f"replica-{port}.log").open("w")
-            cmd = [
-                sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
-                "--server.port", str(port), "--server.address", "127.0.0.1",
-                "--server.headless", "true", "--browser.gatherUsageStats", "false",
-            ]  # fmt: skip
-            return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        def replica(port: int) -> Child:
+            def spawn() -> subprocess.Popen:
+                log = (run / f"replica-{port}.log").open("a")  # a crash's log stays
+                log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} serve.py starts it\n")
+                log.flush()
+                cmd = [
+                    sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
+                    "--server.port", str(port), "--server.address", "127.0.0.1",
+                    "--server.headless", "true", "--browser.gatherUsageStats", "false",
+                ]  # fmt: skip
+                with log:
+                    return subprocess.Popen(
+                        cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                        process_group=0,
+                    )  # fmt: skip
 
-        procs.extend(start(port) for port in backends)
+            return Child(f"replica 127.0.0.1:{port}", spawn)
+
+        backends = [free_port() for _ in range(args.replicas)]
+        children.extend(replica(port) for port in backends)
+        for c in children:
+            c.start()
         deadline = time.monotonic() + 120
         for i in range(len(backends)):
             # A free port can be taken by another program between free_port() and the
             # replica's bind ("Port N is not available"): start that replica again on
             # another port, a few times, instead of failing the whole server.
             for attempt in range(3):
+                log = run / f"replica-{backends[i]}.log"
                 try:
-                    wait_healthy(f"http://127.0.0.1:{backends[i]}", procs[i], deadline)
+                    wait_healthy(f"http://127.0.0.1:{backends[i]}", children[i].process, deadline)
                     break
                 except RuntimeError:
-                    said = (run / f"replica-{backends[i]}.log").read_text(errors="replace")
+                    said = log.read_text(errors="replace").rsplit("--- ", 1)[-1]
                     if attempt == 2 or "is not available" not in said:
                         raise
                     backends[i] = free_port()
-                    procs[i] = start(backends[i])
+                    children[i] = replica(backends[i])
+                    children[i].start()
         conf = write_config(run, args.address, args.port, backends)
         # -e: the error log from the start in the run folder (not /var/log/nginx, which
         # a non-root user cannot open).
-        nginx = [nginx_binary(), "-p", str(run), "-e", str(run / "nginx-error.log")]
-        nginx += ["-c", str(conf), "-g", "daemon off;"]
-        procs.append(subprocess.Popen(nginx, stderr=(run / "nginx.log").open("w")))
+        nginx_cmd = [nginx_binary(), "-p", str(run), "-e", str(run / "nginx-error.log")]
+        nginx_cmd += ["-c", str(conf), "-g", "daemon off;"]
+
+        def spawn_nginx() -> subprocess.Popen:
+            with (run / "nginx.log").open("a") as log:
+                return subprocess.Popen(nginx_cmd, stderr=log, process_group=0)
+
+        nginx = Child("nginx", spawn_nginx)
+        children.append(nginx)
+        nginx.start()
         host = "localhost" if args.address in ("0.0.0.0", "127.0.0.1") else args.address
+        try:  # nginx that cannot start (its port taken, say) fails the server at once
+            local = "127.0.0.1" if args.address in ("0.0.0.0", "::") else args.address
+            wait_healthy(f"http://{local}:{args.port}", nginx.process, time.monotonic() + 30)
+        except RuntimeError as exc:
+            said = (run / "nginx.log").read_text(errors="replace")[-1000:]
+            say(f"nginx did not start: {exc}\n{said}")
+            return 1
         print(
             f"resviz workshop server: http://{host}:{args.port} "
             f"({args.replicas} replicas on ports {', '.join(map(str, backends))}); Ctrl-C stops",
             flush=True,
         )
-        while all(p.poll() is None for p in procs):
-            time.sleep(1)
-        failed = [p.args[0] for p in procs if p.poll() is not None]
-        print(f"stopping: {failed} exited", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
+        while True:
+            for c in children:
+                c.check(time.monotonic(), pids(children))
+            reap_strays(pids(children))
+            time.sleep(TICK)
+    except Stopping:
         return 0
     finally:
-        stop()
+        stop(children)
 
 
 if __name__ == "__main__":

@@ -2,16 +2,21 @@
 
 Through the proxy: a deep link as the first request of fresh replicas draws its
 chart (the websocket is proxied), each browser keeps to one replica (sticky
-cookie), and different browsers are spread over the replicas."""
+cookie), and different browsers are spread over the replicas. The multi-node front
+(front.conf) in a real nginx sends a dead node's browsers to the other node. What
+happens when a replica dies: test_workshop_heals.py."""
 
 from __future__ import annotations
 
+import http.server
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -100,3 +105,93 @@ def test_deep_link_through_the_proxy(proxy, browser):
         screenshot(pg, f"workshop_proxy_{name}")
         ctx.close()
     assert replicas
+
+
+# ------------------------------------------------ the multi-node front (compose.yaml)
+class _Node(http.server.BaseHTTPRequestHandler):
+    """A stand-in workshop node: answers with its name; /media/... only on node2 (a
+    page's image, kept by the node that holds its session)."""
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        name = self.server.name  # type: ignore[attr-defined]
+        status = 404 if self.path.startswith("/media/") and name != "node2" else 200
+        body = name.encode()
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+def _node(name: str) -> http.server.ThreadingHTTPServer:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Node)
+    server.name = name  # type: ignore[attr-defined]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def _fetch(url: str, cookie: str) -> tuple[int, str]:
+    req = urllib.request.Request(url, headers={"Cookie": cookie})
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def test_front_conf_sends_a_dead_nodes_browsers_to_the_other_node(tmp_path: Path) -> None:
+    """deploy/workshop/front.conf in a real nginx, the nodes' names pointed at two
+    stand-in nodes on loopback: a node's browsers keep to it; a 404 from it goes on to
+    the other node; once it is gone they land on the other node, and nginx marks it
+    down after the first refused connection (no connect attempt per request)."""
+    if NGINX is None:
+        pytest.skip("nginx not installed (apt-get install nginx)")
+    nodes = {"node1": _node("node1"), "node2": _node("node2")}
+    port = free_port()
+    front = (ROOT / "deploy" / "workshop" / "front.conf").read_text()
+    for name, node in nodes.items():
+        assert front.count(f"server {name}:8500 ") == 1
+        front = front.replace(f"{name}:8500", f"127.0.0.1:{node.server_address[1]}")
+    assert front.count("listen 80;") == 1
+    front = front.replace("listen 80;", f"listen 127.0.0.1:{port};")
+    (tmp_path / "front.conf").write_text(front)
+    temp = " ".join(f"{t}_temp_path {tmp_path}/{t};" for t in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))  # fmt: skip
+    (tmp_path / "nginx.conf").write_text(
+        f"worker_processes 1; pid {tmp_path}/nginx.pid; error_log {tmp_path}/error.log info;\n"
+        "events { worker_connections 64; }\n"
+        f"http {{ access_log off; {temp} include {tmp_path}/front.conf; }}\n"
+    )
+    cmd = [NGINX, "-p", str(tmp_path), "-e", str(tmp_path / "error.log"),
+           "-c", str(tmp_path / "nginx.conf"), "-g", "daemon off;"]  # fmt: skip
+    nginx = subprocess.Popen(cmd, stderr=(tmp_path / "nginx.log").open("w"))
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            assert nginx.poll() is None, (tmp_path / "nginx.log").read_text()
+            try:
+                _fetch(f"{url}/", "resviz_replica=x")
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the front nginx never answered"
+                time.sleep(0.1)
+        on = {}
+        for i in range(40):
+            on.setdefault(_fetch(f"{url}/", f"resviz_replica=c{i}")[1], f"resviz_replica=c{i}")
+        assert set(on) == {"node1", "node2"}, on
+        first = on["node1"]
+        assert {_fetch(f"{url}/", first) for _ in range(5)} == {(200, "node1")}
+        assert _fetch(f"{url}/media/x.png", first) == (200, "node2")  # 404 passed on
+
+        nodes["node1"].shutdown()
+        nodes["node1"].server_close()
+        assert {_fetch(f"{url}/", first) for _ in range(10)} == {(200, "node2")}
+        errors = (tmp_path / "error.log").read_text()
+        assert errors.count("Connection refused") == 1, errors
+        assert "upstream server temporarily disabled" in errors
+    finally:
+        nginx.terminate()
+        nginx.wait(timeout=10)
+        nodes["node2"].shutdown()

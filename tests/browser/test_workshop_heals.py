@@ -1,0 +1,465 @@
+"""The workshop server heals (deploy/workshop/serve.py): a replica that dies is started
+again on its port while nginx and the other replicas serve, and nginx sends a
+reconnecting browser to a live replica.
+
+- the supervisor alone (no browser): a replica killed again and again as soon as it is
+  back is restarted after 0.5, 1, 2, 4 s, each restart said on serve.py's stderr with
+  the port and how it ended, and nginx answers for that replica's cookie all along; a
+  killed nginx is restarted with nothing of the old one left; SIGTERM still stops all
+  within 2 s.
+- in Chromium, with each room store (a SQLite file in the data folder; a real
+  redis-server): a presenter and a participant on one replica, that replica killed
+  (``KILLS`` times, each time the one that holds them): serve.py, nginx and the other
+  replica live on, both pages are connected again within ``RECONNECT_S`` on a live
+  replica without Streamlit's "Connection error" dialog, the participant is back at
+  the room's step, the killed replica answers again on its port with a new process,
+  and an image of a page that moved is still served once its first replica is back.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import runpy
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from tests.browser.conftest import ROOT, free_port, screenshot, wait_ready
+from tests.browser.test_workshop_proxy import NGINX
+from tests.roomstores import RedisServer
+from ui.lessons import load_lessons
+
+pytestmark = pytest.mark.browser
+SERVE = ROOT / "deploy" / "workshop" / "serve.py"
+LESSON = load_lessons()[0]["residuals"]
+KILLS = 2  # per store in the browser test, each killing the replica that holds the pages
+RECONNECT_S = 10  # from the kill to both pages connected again, showing the room's step
+RESTART_S = 60  # from the kill to the replica answering again (a generous deadline)
+IN_A_ROW = 4  # quick kills of one replica in the supervisor's test: waits 0.5, 1, 2, 4 s
+READY = "resviz workshop server:"
+
+
+def _need_nginx() -> None:
+    if NGINX is None:
+        msg = "nginx not installed (apt-get install nginx)"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except FileNotFoundError:
+        return []
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text().split("\0")
+    except FileNotFoundError:
+        return []
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def _get(url: str, cookie: str | None = None, timeout: float = 5) -> tuple[int, str]:
+    """Status and the replica(s) nginx tried (X-Resviz-Replica) of a GET."""
+    req = urllib.request.Request(url, headers={"Cookie": cookie} if cookie else {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.headers.get("X-Resviz-Replica", "")
+    except urllib.error.HTTPError as err:
+        return err.code, err.headers.get("X-Resviz-Replica", "")
+
+
+def _port_of(upstreams: str) -> int:
+    """The replica that answered: the last one nginx tried ("127.0.0.1:A, 127.0.0.1:B")."""
+    return int(upstreams.split(",")[-1].strip().rsplit(":", 1)[1])
+
+
+class Workshop:
+    """``serve.py`` with 2 replicas on a free port, its stdout and stderr in files."""
+
+    def __init__(self, folder: Path, env: dict[str, str]) -> None:
+        self.folder, self.port = folder, free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.out, self.err = folder / "serve.out", folder / "serve.err"
+        cmd = [sys.executable, str(SERVE), "--port", str(self.port), "--address", "127.0.0.1",
+               "--replicas", "2", "--run-dir", str(folder / "run")]  # fmt: skip
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=self.out.open("w"), stderr=self.err.open("w")
+        )
+        deadline = time.monotonic() + 150
+        while READY not in self.out.read_text():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                pytest.fail("workshop server not up: " + self.err.read_text()[-3000:])
+            time.sleep(0.2)
+
+    def replicas(self) -> dict[int, int]:
+        """Replica port -> pid, as the processes say."""
+        found = {}
+        for pid in _children(self.proc.pid):
+            cmd = _cmdline(pid)
+            if "--server.port" in cmd and alive(pid):
+                found[int(cmd[cmd.index("--server.port") + 1])] = pid
+        return found
+
+    def nginx(self) -> int:
+        (pid,) = [p for p in _children(self.proc.pid) if "nginx: master" in " ".join(_cmdline(p))]
+        return pid
+
+    def cookies(self) -> dict[int, list[str]]:
+        """Sticky cookie values that nginx hashes to each replica's port."""
+        found: dict[int, list[str]] = {}
+        for i in range(60):
+            status, upstream = _get(f"{self.url}/_stcore/health", f"resviz_replica=c{i}")
+            assert status == 200, (status, upstream)
+            found.setdefault(_port_of(upstream), []).append(f"c{i}")
+        assert len(found) == 2, found
+        return found
+
+    def restarted(self, port: int, old_pid: int, deadline_s: float) -> int:
+        """The new pid on ``port`` once it answers /_stcore/health itself."""
+        deadline = time.monotonic() + deadline_s
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.err.read_text()[-3000:]
+            pid = self.replicas().get(port)
+            if pid not in (None, old_pid):
+                try:
+                    if _get(f"http://127.0.0.1:{port}/_stcore/health", timeout=2)[0] == 200:
+                        return pid
+                except OSError:
+                    pass
+            time.sleep(0.2)
+        raise AssertionError(f"replica {port} not back in {deadline_s} s: {self.err.read_text()}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+
+def _sqlite_env(folder: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RESVIZ_ROOM_DB")}
+    return {**env, "RESVIZ_DATA_DIR": str(folder / "data")}
+
+
+# ------------------------------------------------------------ the supervisor, no browser
+def test_restart_delay_doubles_up_to_30_s_and_starts_over_after_60_s_up() -> None:
+    serve = runpy.run_path(str(SERVE), run_name="serve")
+    delay, waits = 0.0, []
+    for _ in range(9):
+        delay = serve["restart_delay"](delay, 3.0)  # each run dies after 3 s
+        waits.append(delay)
+    assert waits == [0.5, 1, 2, 4, 8, 16, 30, 30, 30]
+    assert serve["restart_delay"](30.0, 59.0) == 30
+    assert serve["restart_delay"](30.0, 60.0) == 0.5  # it had stayed up 60 s
+    assert serve["how_it_ended"](-signal.SIGKILL) == "killed by SIGKILL"
+    assert serve["how_it_ended"](1) == "exit status 1"
+
+
+def test_a_killed_replica_is_restarted_with_growing_backoff_and_nginx_serves_throughout(
+    tmp_path: Path,
+) -> None:
+    _need_nginx()
+    server = Workshop(tmp_path, _sqlite_env(tmp_path))
+    try:
+        replicas = server.replicas()
+        assert len(replicas) == 2, replicas
+        cookies = server.cookies()
+        a, b = sorted(replicas)
+        cookie_a = f"resviz_replica={cookies[a][0]}"
+        b_pid, nginx_pid = replicas[b], server.nginx()
+
+        # Kill replica a as soon as each new process of it appears: every run is short.
+        pid, gaps, answered = replicas[a], [], 0
+        for _ in range(IN_A_ROW):
+            os.kill(pid, signal.SIGKILL)
+            killed = time.monotonic()
+            while (new := server.replicas().get(a)) in (None, pid):
+                assert time.monotonic() - killed < 60, server.err.read_text()
+                # Meanwhile nginx answers for a's browsers, from b.
+                status, upstream = _get(f"{server.url}/_stcore/health", cookie_a)
+                assert status == 200 and _port_of(upstream) == b, (status, upstream)
+                answered += 1
+                time.sleep(0.05)
+            gaps.append(time.monotonic() - killed)
+            pid = new
+        log = server.err.read_text()
+        said = re.findall(
+            rf"replica 127\.0\.0\.1:{a} \(pid \d+\) killed by SIGKILL after [\d.]+ s; "
+            r"restarting it in ([\d.]+) s",
+            log,
+        )
+        assert [float(d) for d in said] == [0.5, 1, 2, 4][:IN_A_ROW], log
+        assert len(re.findall(rf"replica 127\.0\.0\.1:{a} restarted \(pid \d+", log)) == IN_A_ROW
+        for gap, wait in zip(gaps, [0.5, 1, 2, 4], strict=False):
+            assert gap >= wait, (gaps, log)
+        print(f"\nkill to new process: {[round(g, 2) for g in gaps]} s; {answered} answers")
+
+        # The last one is left to come up: the same port, a new process; nginx sends a's
+        # browsers to it again once its 5 s of being marked down are over.
+        new_a = server.restarted(a, replicas[a], RESTART_S)
+        deadline = time.monotonic() + 20
+        while _port_of(_get(f"{server.url}/_stcore/health", cookie_a)[1]) != a:
+            assert time.monotonic() < deadline, "nginx never went back to the restarted replica"
+            time.sleep(0.5)
+        assert server.replicas() == {a: new_a, b: b_pid}
+        assert server.nginx() == nginx_pid and server.proc.poll() is None
+
+        # nginx killed: restarted, its old worker (which outlives its master and holds
+        # the port) gone with it.
+        old_workers = _children(nginx_pid)
+        assert old_workers
+        os.kill(nginx_pid, signal.SIGKILL)
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                new_nginx = server.nginx()
+                if new_nginx != nginx_pid and _get(f"{server.url}/_stcore/health")[0] == 200:
+                    break
+            except (OSError, ValueError):
+                pass
+            assert time.monotonic() < deadline, server.err.read_text()
+            time.sleep(0.1)
+        assert not [w for w in old_workers if alive(w)], "the old nginx worker is left"
+        assert re.search(rf"nginx \(pid {nginx_pid}\) killed by SIGKILL", server.err.read_text())
+        assert server.replicas() == {a: new_a, b: b_pid}
+
+        # SIGTERM still stops everything within 2 s, restarted children included.
+        tree = [server.proc.pid, *_children(server.proc.pid), *_children(server.nginx())]
+        start = time.monotonic()
+        server.proc.send_signal(signal.SIGTERM)
+        server.proc.wait(timeout=10)
+        while any(alive(p) for p in tree) and time.monotonic() - start < 10:
+            time.sleep(0.02)
+        stopped = time.monotonic() - start
+        assert not [p for p in tree if alive(p)], "processes left after SIGTERM"
+        assert server.proc.returncode == 0
+        assert stopped < 2.0, f"stopped {stopped:.2f} s after SIGTERM"
+    finally:
+        server.stop()
+
+
+# --------------------------------------------------------------- in Chromium, per store
+@pytest.fixture(params=["sqlite", "redis"])
+def healing(request, tmp_path: Path):
+    """(the server, the store's kind, a function reading a room's step from the store)."""
+    _need_nginx()
+    env = _sqlite_env(tmp_path)
+    redis = None
+    if request.param == "redis":
+        redis = RedisServer(tmp_path)
+        env["REDIS_URL"] = redis.url
+    server = Workshop(tmp_path, env)
+    from ui.room.store import RedisStore, SQLiteStore
+
+    store = RedisStore(redis.url) if redis else SQLiteStore(tmp_path / "data" / "rooms.sqlite3")
+
+    def room_step(code: str) -> int:
+        room = store.room(code)
+        assert room is not None, f"no room {code} in the store"
+        return room.step
+
+    try:
+        yield server, request.param, room_step
+    finally:
+        server.stop()
+        if redis:
+            redis.stop()
+
+
+# Whether Streamlit's "Connection error" dialog ever showed, checked every 100 ms.
+WATCH_DIALOG = """
+setInterval(() => {
+  for (const d of document.querySelectorAll("[role='dialog']")) {
+    if (d.innerText.includes("Connection error")) window.__resvizConnectionError = true;
+  }
+}, 100);
+"""
+
+
+class Tab:
+    """A Chromium page pinned by its sticky cookie, watching its websockets through the
+    DevTools protocol: each handshake (when, and the replica(s) nginx tried, from the
+    X-Resviz-Replica header) and each full script run finished on it (Streamlit's
+    ``script_finished`` message), so a page that shows what its last replica drew is
+    not taken for one connected again."""
+
+    def __init__(self, browser, url: str, cookie: str, **kw) -> None:
+        self.ctx = browser.new_context(**kw)
+        self.ctx.add_cookies([{"name": "resviz_replica", "value": cookie, "url": url}])
+        self.ctx.add_init_script(WATCH_DIALOG)
+        self.page = self.ctx.new_page()
+        self.sockets: dict[str, tuple[float, str]] = {}  # request id -> (when, upstreams)
+        self.runs: dict[str, list[float]] = {}  # request id -> when each run finished
+        cdp = self.ctx.new_cdp_session(self.page)
+        cdp.send("Network.enable")
+        cdp.on("Network.webSocketHandshakeResponseReceived", self._handshake)
+        cdp.on("Network.webSocketFrameReceived", self._frame)
+
+    def _handshake(self, event: dict) -> None:
+        if event["response"]["status"] != 101:
+            return
+        headers = {k.lower(): v for k, v in event["response"].get("headers", {}).items()}
+        upstream = headers.get("x-resviz-replica", "")
+        self.sockets[event["requestId"]] = (time.monotonic(), upstream)
+
+    def _frame(self, event: dict) -> None:
+        frame = event["response"]
+        if frame.get("opcode") != 2:
+            return
+        msg = ForwardMsg()
+        msg.ParseFromString(base64.b64decode(frame["payloadData"]))
+        if msg.WhichOneof("type") == "script_finished":
+            if msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+                self.runs.setdefault(event["requestId"], []).append(time.monotonic())
+
+    def replica(self) -> int:
+        """The replica holding this page's session: its last websocket's."""
+        assert self.sockets, "no websocket yet"
+        return _port_of(max(self.sockets.values())[1])
+
+    def reconnected(self, since: float, heading: str, deadline: float) -> tuple[float, str]:
+        """Seconds from ``since`` until the page has a new websocket, a full run of its
+        script finished over it, and shows ``heading`` with no connection status; the
+        replica(s) nginx tried for that websocket."""
+        pg = self.page
+        while True:
+            new = [(t, rid, up) for rid, (t, up) in self.sockets.items() if t > since]
+            if new and self.runs.get(min(new)[1]):
+                break
+            assert time.monotonic() < deadline, f"no run on a new websocket: {new}"
+            pg.wait_for_timeout(50)
+        left = max(0.0, deadline - time.monotonic()) * 1000
+        pg.wait_for_function(
+            """(title) => {
+                if (document.querySelector("[data-testid='stConnectionStatus']")) return false;
+                return [...document.querySelectorAll("[data-testid='stHeading']")]
+                    .some(h => h.innerText.includes(title));
+            }""",
+            arg=heading,
+            timeout=max(left, 1),
+        )
+        _, rid, upstream = min(new)
+        return self.runs[rid][0] - since, upstream
+
+    def saw_connection_error(self) -> bool:
+        return bool(self.page.evaluate("() => window.__resvizConnectionError === true"))
+
+
+def _warm(browser, url: str, cookie: str, paths: list[str]) -> None:
+    tab = Tab(browser, url, cookie)
+    for path in paths:
+        tab.page.goto(f"{url}/{path}")
+        wait_ready(tab.page, settle_ms=0)
+    tab.ctx.close()
+
+
+def test_pages_reconnect_to_a_live_replica_when_theirs_is_killed(healing, browser) -> None:
+    server, kind, room_step = healing
+    url = server.url
+    cookies = server.cookies()
+    start = sorted(cookies)[0]  # both pages start on this replica
+    presenter = Tab(browser, url, cookies[start][0], viewport={"width": 1500, "height": 1400})
+    pp = presenter.page
+    pp.goto(f"{url}/workshop")
+    wait_ready(pp)
+    pp.get_by_role("button", name="Open as a room").click()
+    pp.get_by_text(re.compile(r"Room code: [A-Z0-9]{6}")).wait_for(timeout=30_000)
+    found = re.search(r"Room code: ([A-Z0-9]{6})", pp.inner_text("body"))
+    assert found, pp.inner_text("body")
+    code = found.group(1)
+
+    participant = Tab(browser, url, cookies[start][1], viewport={"width": 1280, "height": 1000})
+    pg = participant.page
+    pg.goto(f"{url}/workshop?join={code}")
+    wait_ready(pg)
+    pg.get_by_label("Your name (optional)").fill("Ada")
+    pg.get_by_role("button", name="Join", exact=True).click()
+    pg.locator("[data-testid='stHeading']", has_text=LESSON.steps[0].title).first.wait_for(
+        timeout=60_000
+    )
+    # The room moves on once, so the step to come back to is not the first.
+    pp.get_by_role("button", name="Next", exact=True).click()
+    pp.get_by_text("Step 2 of").first.wait_for(timeout=30_000)
+    step = LESSON.steps[1]
+    pg.locator("[data-testid='stHeading']", has_text=step.title).first.wait_for(timeout=30_000)
+    assert room_step(code) == 2
+    assert presenter.replica() == participant.replica() == start
+    query = urllib.parse.urlencode(step.query(LESSON.id, 2))
+
+    for kill in range(KILLS):
+        target = participant.replica()
+        replicas = server.replicas()
+        (other,) = set(replicas) - {target}
+        # As in a workshop, where every replica has drawn these pages for someone:
+        # their first run on a fresh process imports what they need (seconds here).
+        _warm(browser, url, cookies[other][0], ["workshop", f"{step.page}?{query}"])
+        nginx_pid = server.nginx()
+        os.kill(replicas[target], signal.SIGKILL)
+        killed = time.monotonic()
+        deadline = killed + RECONNECT_S
+        took, via = participant.reconnected(killed, step.title, deadline)
+        p_took, p_via = presenter.reconnected(killed, "Step 2 of", deadline)
+        print(
+            f"\n{kind}, kill {kill + 1}: replica {target} killed; participant connected "
+            f"again after {took:.1f} s via {via}, presenter after {p_took:.1f} s via {p_via}"
+        )
+        # Nothing else went down; the pages are on a live replica, nothing said.
+        assert server.proc.poll() is None
+        assert server.nginx() == nginx_pid
+        assert server.replicas().get(other) == replicas[other]
+        for tab in (participant, presenter):
+            assert not tab.saw_connection_error(), "Streamlit's Connection error dialog showed"
+        # The participant is back at the room's step, in the room.
+        assert room_step(code) == 2
+        assert f"room={code}" in pg.url and "step=2" in pg.url, pg.url
+        assert pg.locator("[data-testid='stException']").count() == 0
+        # The killed replica answers again on its port, a new process, said in the log.
+        server.restarted(target, replicas[target], RESTART_S)
+        assert re.search(
+            rf"replica 127\.0\.0\.1:{target} \(pid {replicas[target]}\) killed by SIGKILL",
+            server.err.read_text(),
+        )
+        # The presenter's cookie hashes to `start`; when its page is held elsewhere
+        # now, its images are there, and `start` (back, or never down) answers 404 for
+        # them: nginx passes that on to the next replica, which has them.
+        if presenter.replica() == start:
+            continue
+        src = pp.locator("[data-testid='stImage'] img").first.get_attribute("src")
+        fetch = "async (src) => { const r = await fetch(src); " \
+                "return [r.status, r.headers.get('x-resviz-replica')]; }"  # fmt: skip
+        ok = False
+        for _ in range(40):
+            status, tried = pp.evaluate(fetch, src)
+            if tried and tried.startswith(f"127.0.0.1:{start},"):
+                ok = status == 200
+                break
+            pp.wait_for_timeout(500)
+        assert ok, (status, tried)
+    screenshot(pg, f"workshop_heals_{kind}_participant")
+    screenshot(pp, f"workshop_heals_{kind}_presenter")
+    presenter.ctx.close()
+    participant.ctx.close()
