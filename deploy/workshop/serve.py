@@ -154,6 +154,11 @@ def check_room_store() -> bool:
         open_store()
     except StoreUnavailable:  # open_store logged the path and the cause
         return False
+    except Exception as exc:  # noqa: BLE001 - any other fault is said, and the server starts
+        logging.getLogger(__name__).error(
+            "workshop rooms: the store could not be checked: %s: %s", type(exc).__name__, exc
+        )
+        return False
     return True
 
 

@@ -494,3 +494,12 @@ def test_a_real_redis_with_the_files_arguments_serves_the_app_only_with_the_pass
     (line,) = [r.getMessage() for r in caplog.records if r.name == "ui.room.store"]
     assert line.startswith(f"workshop rooms: cannot write redis://127.0.0.1:{port}/0: ")
     assert "AuthenticationError" in line and SAMPLE_PASSWORD not in caplog.text
+
+
+def test_compose_restarts_every_service_that_exits() -> None:
+    """serve.py heals a replica or nginx inside a node; Docker restarts a node (or the
+    store, or the front) whose main process exits, as Kubernetes' restartPolicy does."""
+    services = yaml.safe_load((WORKSHOP / "compose.yaml").read_text())["services"]
+    assert {n: s.get("restart") for n, s in services.items()} == dict.fromkeys(
+        services, "unless-stopped"
+    )
