@@ -31,15 +31,7 @@ from tests.app.test_notebooks import CASES, IDS, SECTION_SETUP, _environ, captur
 from ui.notebook import WIDTH, wrap_code
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+# Charts are painted in the one Chromium every folder shares (conftest.py's browser).
 
 # Refuse, in the kernel's Python, every connection to another machine; note each try.
 GUARD = """
@@ -128,16 +120,6 @@ def chart_outputs(cell: nbformat.NotebookNode) -> list[str]:
         for out in cell.get("outputs", [])
         if "text/html" in out.get("data", {}) and "vegaEmbed(" in out["data"]["text/html"]
     ]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
-        b.close()
 
 
 def colored_pixels(png: bytes) -> int:

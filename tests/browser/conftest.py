@@ -94,22 +94,6 @@ class Server:
             self.proc.kill()
 
 
-@pytest.fixture(scope="session")
-def browser():
-    path = chromium_path()
-    if path is None:
-        msg = "Chromium not found (apt-get install chromium, or set RESVIZ_CHROMIUM)"
-        if os.environ.get("CI"):
-            pytest.fail(msg)
-        pytest.skip(msg)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
 @pytest.fixture(scope="module")
 def server():
     s = Server()
