@@ -35,6 +35,7 @@ __all__ = [
     "KINDS",
     "assert_clear",
     "assert_far_past_divergence",
+    "assert_far_from_divergence",
     "assert_lesion_clear",
     "assert_worst_clear",
 ]
@@ -179,4 +180,21 @@ def assert_far_past_divergence(found: object, *, margin: float = 1e3) -> None:
             margin=margin,
             kind="factor",
             what="loss at divergence over its start",
+        )
+
+
+def assert_far_from_divergence(curves: object, by: str = "variant", *, margin: float = 1e3) -> None:
+    """Every run of a long-form loss frame (``by``, ``loss`` columns, in step order) stays
+    far under the divergence line on any CPU: its largest loss is at least ``margin``
+    times under ``DIVERGENCE_FACTOR`` x its first."""
+    from resviz.train import DIVERGENCE_FACTOR
+
+    for name, run in curves.groupby(by):  # type: ignore[attr-defined]
+        assert_clear(
+            run["loss"].max() / run["loss"].iloc[0],
+            DIVERGENCE_FACTOR,
+            side="below",
+            margin=margin,
+            kind="factor",
+            what=f"{name}: loss over its first",
         )
