@@ -36,6 +36,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from tests.browser.conftest import ROOT, free_port, screenshot, wait_ready
 from tests.browser.test_workshop_proxy import NGINX
+from tests.install.test_deploy import alive
 from tests.roomstores import RedisServer
 from ui.lessons import load_lessons
 
@@ -69,14 +70,6 @@ def _cmdline(pid: int) -> list[str]:
         return Path(f"/proc/{pid}/cmdline").read_text().split("\0")
     except FileNotFoundError:
         return []
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
 
 
 def _get(url: str, cookie: str | None = None, timeout: float = 5) -> tuple[int, str]:
