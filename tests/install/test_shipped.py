@@ -34,8 +34,10 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,6 +98,21 @@ def app_venv() -> Iterator[Path]:
 def clean_env(venv: Path, home: Path, **extra: str) -> dict[str, str]:
     """What a user's shell gives the app: the venv first on PATH, nothing of ours."""
     return {"PATH": f"{venv}/bin:{BASE_PATH}", "HOME": str(home), "LANG": "C.UTF-8", **extra}
+
+
+@contextmanager
+def serving(cmd: list[str], port: int, log: Path, **popen: Any) -> Iterator[str]:
+    """A server started in its own session, its URL once healthy; stopped (its whole
+    process tree) on the way out."""
+    server = subprocess.Popen(
+        cmd, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True, **popen
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_health(url, server, log)
+        yield url
+    finally:
+        stop(server)
 
 
 def wait_health(url: str, proc: subprocess.Popen, log: Path, seconds: float = 180) -> None:
@@ -175,20 +192,10 @@ def make_run(app_venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     log = tmp / "make-run.log"
     home = tmp / "home"
     home.mkdir()
-    server = subprocess.Popen(
-        [shutil.which("make") or "make", "-C", str(ROOT), "run", f"VENV={app_venv}"]
-        + [f"PORT={port}"],
-        env={**clean_env(app_venv, home), "PATH": f"{app_venv}/bin:{os.environ['PATH']}"},
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_health(url, server, log)
+    make = [shutil.which("make") or "make", "-C", str(ROOT), "run", f"VENV={app_venv}"]
+    env = {**clean_env(app_venv, home), "PATH": f"{app_venv}/bin:{os.environ['PATH']}"}
+    with serving([*make, f"PORT={port}"], port, log, env=env) as url:
         yield url
-    finally:
-        stop(server)
 
 
 def test_make_run_serves_every_section_from_requirements_alone(make_run: str, browser) -> None:
@@ -291,18 +298,9 @@ def test_the_cloud_file_is_that_environment_and_its_entry_point_serves(
 
     port = free_port()
     log = tmp_path / "cloud.log"
-    server = subprocess.Popen(
-        [python, "-m", "streamlit", "run", "deploy/cloud/streamlit_app.py"]
-        + ["--server.port", str(port), "--server.address", "127.0.0.1"],
-        cwd=ROOT,
-        env=clean_env(app_venv, tmp_path),
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_health(url, server, log)
+    cmd = [python, "-m", "streamlit", "run", "deploy/cloud/streamlit_app.py"]
+    cmd += ["--server.port", str(port), "--server.address", "127.0.0.1"]
+    with serving(cmd, port, log, cwd=ROOT, env=clean_env(app_venv, tmp_path)) as url:
         pg = browser.new_page(viewport={"width": 1400, "height": 1000})
         pg.goto(f"{url}/pretrained")
         settled(pg, "Cloud: Pretrained")
@@ -319,8 +317,6 @@ def test_the_cloud_file_is_that_environment_and_its_entry_point_serves(
         no_error_box(pg, "Cloud: the lesson's last step")
         screenshot(pg, "shipped_cloud_last_step")
         pg.close()
-    finally:
-        stop(server)
 
 
 # -------------------------------------------------------------------- 3. the container
@@ -373,20 +369,8 @@ def test_the_container_recipe_runs_a_room_as_its_non_root_user(app_venv: Path, b
     env = clean_env(app_venv, home, **{**image_env, "RESVIZ_DATA_DIR": str(data)})
     env["REPLICAS"] = "1"
     log = base / "server.log"
-    server = subprocess.Popen(
-        cmd,
-        cwd=app,
-        env=env,
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-        user=uid,
-        group=uid,
-        extra_groups=[],
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_health(url, server, log)
+    as_user = {"user": uid, "group": uid, "extra_groups": []}
+    with serving(cmd, port, log, cwd=app, env=env, **as_user) as url:
         presenter = browser.new_context(viewport={"width": 1400, "height": 1200})
         pp = presenter.new_page()
         pp.goto(f"{url}/workshop")
@@ -417,8 +401,6 @@ def test_the_container_recipe_runs_a_room_as_its_non_root_user(app_venv: Path, b
         screenshot(pp, "shipped_container_presenter")
         participant.close()
         presenter.close()
-    finally:
-        stop(server)
     rooms = sorted(data.rglob("*.sqlite3"))
     assert rooms, f"no room file under the data directory: {sorted(data.rglob('*'))}"
     with sqlite3.connect(rooms[0]) as db:

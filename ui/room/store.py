@@ -1227,9 +1227,10 @@ def _secrets_of(url: str) -> list[str]:
     return [s for f in found for s in {f, unquote(f)} if s]
 
 
-def _store_errors() -> tuple[type[BaseException], ...]:
-    # ImportError: REDIS_URL set where the redis package is not installed.
-    errors: list[type[BaseException]] = [sqlite3.Error, OSError, ValueError, ImportError]
+def store_errors() -> tuple[type[BaseException], ...]:
+    """What a store raises when it cannot answer (a locked or missing file, a network
+    error, Redis down)."""
+    errors: list[type[BaseException]] = [sqlite3.Error, OSError]
     try:
         from redis.exceptions import RedisError
     except ImportError:
@@ -1253,7 +1254,9 @@ def open_store() -> RoomStore:
     try:
         store: RoomStore = RedisStore(url) if url else SQLiteStore(default_db())
         store.probe()
-    except _store_errors() as exc:
+    # ValueError: a malformed REDIS_URL; ImportError: REDIS_URL set where the redis
+    # package is not installed.
+    except (*store_errors(), ValueError, ImportError) as exc:
         cause = f"{type(exc).__name__}: {exc}"
         for secret in _secrets_of(url or ""):
             cause = cause.replace(secret, "***")

@@ -69,6 +69,7 @@ from .store import (
     RoomStore,
     normalize_code,
     open_store,
+    store_errors,
 )
 
 ROOM, MEMBER, JOIN = "room", "member", "join"
@@ -99,22 +100,7 @@ UNREACHABLE = (
 NOT_SENT = "not sent: the room could not store it just now."
 
 
-def _store_errors() -> tuple[type[BaseException], ...]:
-    """What a store raises when it cannot answer (a locked or missing file, a
-    network error, Redis down)."""
-    import sqlite3
-
-    errors: list[type[BaseException]] = [sqlite3.Error, OSError]
-    try:
-        from redis.exceptions import RedisError
-    except ImportError:
-        pass
-    else:
-        errors.append(RedisError)
-    return tuple(errors)
-
-
-STORE_ERRORS = _store_errors()
+STORE_ERRORS = store_errors()
 
 
 @contextmanager
