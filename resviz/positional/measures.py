@@ -35,6 +35,9 @@ from resviz.positional.encodings import (
 
 # --- similarity between positions ---------------------------------------------
 
+# Rows of the dot-product matrix compared at a time in :func:`offset_dependence`.
+_ROWS = 64
+
 
 def _cosine_from_gram(gram: torch.Tensor) -> torch.Tensor:
     norms = gram.diagonal().clamp_min(0).sqrt()
@@ -44,6 +47,15 @@ def _cosine_from_gram(gram: torch.Tensor) -> torch.Tensor:
     return torch.where(denom > 0, gram / denom, torch.full_like(gram, math.nan))
 
 
+def position_dots(pe: torch.Tensor) -> torch.Tensor:
+    """Dot products ``<P(p), P(q)>`` between all positions, float64 ``[P, P]``: the
+    first half of :func:`position_similarity`, for a caller that needs no cosines.
+    At most ``MAX_MATRIX_POSITIONS`` positions."""
+    x = _as_float64_table(pe)
+    _check_matrix_positions(x.shape[0], "pe")
+    return x @ x.T
+
+
 def position_similarity(pe: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Dot products ``<P(p), P(q)>`` and cosines between all positions, float64 ``[P, P]``.
 
@@ -51,9 +63,7 @@ def position_similarity(pe: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     and the diagonal is ``d/2``. Cosines involving a zero vector are NaN. At most
     ``MAX_MATRIX_POSITIONS`` positions.
     """
-    x = _as_float64_table(pe)
-    _check_matrix_positions(x.shape[0], "pe")
-    dot = x @ x.T
+    dot = position_dots(pe)
     return dot, _cosine_from_gram(dot)
 
 
@@ -64,11 +74,20 @@ def offset_dependence(pe: torch.Tensor) -> float:
     ``|p - q|``, as it does for the sinusoidal table; a learned table at init
     gives a value of the order of its entries' squared norm.
     """
-    dot, _ = position_similarity(pe)
-    n = dot.shape[0]
+    x = _as_float64_table(pe)
+    _check_matrix_positions(x.shape[0], "pe")
+    # Row by row against row 0 read at |p - q|: the [P, P] matrix is never held, so
+    # the check costs one row of memory, not the four matrices of an indexed compare.
+    first = x @ x[0]
+    n = x.shape[0]
     idx = torch.arange(n)
-    offsets = (idx[:, None] - idx[None, :]).abs()
-    return float((dot - dot[0][offsets]).abs().max())
+    worst = 0.0
+    for start in range(0, n, _ROWS):
+        rows = idx[start : start + _ROWS]
+        block = x[rows] @ x.T
+        gap = (block - first[(rows[:, None] - idx[None, :]).abs()]).abs().max()
+        worst = max(worst, float(gap))
+    return worst
 
 
 def similarity_by_offset(pe: torch.Tensor) -> pd.DataFrame:
@@ -130,8 +149,15 @@ def rotation_error(n_positions: int, d_model: int, base: float, k: int) -> float
         )
     pe = sinusoidal_encoding(n_positions, d_model, base, dtype=torch.float64)
     r = rotation_matrix(d_model, base, k)
-    moved = pe[: n_positions - k] @ r.T  # row p is R_k P(p)
-    return float((pe[k:] - moved).abs().max())
+    # Row p of ``pe[:n-k] @ r.T`` is R_k P(p). R_k is block-diagonal, so each 2x2 block
+    # is applied to its own (sin, cos) pair: the same products, without a [d, d] matmul
+    # or its temporaries.
+    ev, od = slice(0, d_model, 2), slice(1, d_model, 2)
+    c, s = r.diagonal()[ev], r.diagonal(1)[ev]
+    src, dst = pe[: n_positions - k], pe[k:]
+    worst = (dst[:, ev] - (src[:, ev] * c + src[:, od] * s)).abs().max()
+    worst = torch.maximum(worst, (dst[:, od] - (src[:, od] * c - src[:, ev] * s)).abs().max())
+    return float(worst)
 
 
 # --- the alternatives side by side ---------------------------------------------------
@@ -280,6 +306,7 @@ __all__ = [
     "embedding_vs_position",
     "encoding_norms",
     "offset_dependence",
+    "position_dots",
     "position_similarity",
     "rope_similarity",
     "rotation_error",

@@ -132,7 +132,7 @@ def relative(
     ``RISE_SEARCH`` or the positions shown (None if none)."""
     d, b = int(d_model), float(base)
     pe = P.sinusoidal_encoding(positions, d, b, dtype=torch.float64)
-    dot, _ = P.position_similarity(pe)
+    dot = P.position_dots(pe)
     by_offset = P.similarity_by_offset(pe)
     if positions < RISE_SEARCH:
         far = P.sinusoidal_encoding(RISE_SEARCH, d, b, dtype=torch.float64)
