@@ -353,7 +353,9 @@ def collapse_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
     sec = Section(TITLE, S.COLLAPSE, ctx.device)
     r = sec.run(E.collapse, **settings)
     collapse = r.collapse
-    hidden = collapse["residual"].le(0).any() or not collapse["residual"].map(math.isfinite).all()
+    floor = rv.words.FLOAT64_RESOLUTION
+    hidden = not collapse["residual"].map(math.isfinite).all()
+    under = collapse["residual"].abs().lt(floor).any()
     sec.chart(
         "line",
         r,
@@ -364,15 +366,18 @@ def collapse_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         "that pure attention without shortcuts pulls the tokens towards one vector, doubly "
         "exponentially in depth, and that shortcuts counter it. "
         + (
-            "Triangles at the bottom mark values a log axis cannot show (exact zeros). "
-            if hidden
+            f"Triangles at the bottom mark values {rv.words.resolution_words(floor)}: each "
+            "model runs in float64, and a distance that small is rounding, not a measurement. "
+            if under
             else ""
         )
+        + ("Triangles also mark values that are not finite. " if hidden else "")
         + W.collapse_words(collapse)
         + " "
         + rv.words.band_words(r.seeds),
         y="residual",
         log_y=True,
+        floor=floor,
         y_title="||X - 1 x^T|| / ||X|| (log)",
         **COLLAPSE_AXES,
     )

@@ -290,7 +290,7 @@ def collapse_section() -> None:
     r = sec.run(R.rank_collapse, **settings)
     sec.chart(
         "line", r, "collapse", "rank_collapse", caption=R.collapse_words(r),
-        x="block", y="residual", color="variant", log_y=True,
+        x="block", y="residual", color="variant", log_y=True, floor=R.COLLAPSE_FLOOR,
         y_title="distance from rank one (log)",
     )  # fmt: skip
     card(r.card)

@@ -48,14 +48,20 @@ def style(chart: alt.Chart, height: int = HEIGHT) -> alt.Chart:
 
 
 def mark_nonfinite(
-    df: pd.DataFrame, col: str, log: bool = False, log10: bool = False
+    df: pd.DataFrame, col: str, log: bool = False, log10: bool = False, floor: float = 0.0
 ) -> pd.DataFrame:
     """Add a ``status`` column: ``ok``, ``zero`` (on a log axis; for a column of
-    log10s, ``log10=True``, its ``-inf``), ``inf`` or ``nan``, and a ``plotted``
-    column that charts can use safely."""
+    log10s, ``log10=True``, its ``-inf``), ``inf``, ``nan`` or ``below resolution``
+    (a finite value under ``floor``: rounding, see
+    :data:`resviz.words.numbers.FLOAT64_RESOLUTION`), and a ``plotted`` column that
+    charts can use safely."""
     out = df.copy()
     v = pd.to_numeric(out[col], errors="coerce").astype(float)
     status = np.where(np.isnan(v), "nan", np.where(np.isinf(v), "inf", "ok"))
+    if floor > 0:
+        # An exact 0 is exact (one token is its own mean); a tiny nonzero is rounding.
+        tiny = (v.abs() < floor) & (v != 0)
+        status = np.where((status == "ok") & tiny, "below resolution", status)
     if log:
         status = np.where((status == "ok") & (v <= 0), "zero", status)
     if log10:
@@ -102,6 +108,7 @@ def line(
     tooltip_cols: list[str] | None = None,
     x_int: bool = False,
     mark_diverged: bool = True,
+    floor: float = 0.0,
 ) -> alt.Chart:
     """A line per ``color`` group; on a log axis, zero/Inf/NaN points are left out
     of the line and listed in the tooltip-bearing ``status`` markers along the bottom.
@@ -112,6 +119,10 @@ def line(
     :func:`resviz.first_divergence`) are drawn as dashed vertical rules in their
     group's colour, with the reason (column ``divergence``) in the tooltip and a
     legend entry; ``mark_diverged=False`` leaves them out.
+
+    ``floor``: values under it are rounding, not measurements (a distance computed in
+    float64 cannot go below :data:`resviz.words.numbers.FLOAT64_RESOLUTION`): they
+    are left out of the line and its band and flagged at the bottom like a zero.
 
     ``log10_y=True``: the ``y`` column holds log10s (``-inf`` for exactly 0), drawn on
     a linear axis labelled in powers of ten (``1e-20``), so that values beyond
@@ -133,10 +144,11 @@ def line(
         summary = seed_band(df, keys, y)
         lo, hi = summary[f"{y}_lo"], summary[f"{y}_hi"]
         ok = np.isfinite(lo) & np.isfinite(hi) & ((lo > 0) if log_y else True)
+        ok &= (lo >= floor) if floor > 0 else True
         band = summary[ok]
         tooltip_cols = [*(tooltip_cols or keys), "seeds"]
         df = summary
-    data = mark_nonfinite(df, y, log=log_y, log10=log10_y)
+    data = mark_nonfinite(df, y, log=log_y, log10=log10_y, floor=floor)
     scale_y = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
     axis_y = alt.Axis(tickMinStep=1, labelExpr="'1e' + datum.value") if log10_y else alt.Axis()
     scale_x = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
@@ -181,10 +193,13 @@ def line(
     rules = _divergence_rules(raw, x, color, enc_color) if mark_diverged else None
     bad = data[data["status"] != "ok"].copy()
     if len(bad):
-        # Points a log axis cannot show (0, Inf, NaN) are flagged at the bottom of the
-        # plot, with their status in the tooltip, instead of vanishing silently.
+        # Points a log axis cannot show (0, Inf, NaN) or under the floor are flagged at
+        # the bottom of the plot, with their status in the tooltip, instead of vanishing
+        # silently.
         finite = data["plotted"].dropna()
         bad["plotted"] = float(finite.min()) if len(finite) else 1.0
+        # Rounding is not shown as a value, in the tooltip either: its status says it.
+        bad.loc[bad["status"] == "below resolution", y] = np.nan
         flags = (
             alt.Chart(bad)
             .mark_point(shape="triangle-down", size=140, filled=True)

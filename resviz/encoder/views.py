@@ -202,10 +202,19 @@ def rank_collapse_compare(
     cfg: EncoderConfig, ids: Sequence[int], device: torch.device | str | None = None
 ) -> pd.DataFrame:
     """:func:`rank_collapse` for every variant of :func:`collapse_variants`, at init,
-    on the same tokens. Columns ``variant, shortcuts, block, residual, cosine``."""
+    on the same tokens, each model run in float64 (the same weights, cast): without
+    shortcuts the distance falls through many orders of magnitude, past float32's
+    floor (about 2e-7, which a float32 run would show as a stalled curve) to float64's
+    (about 2e-16). Values under :data:`resviz.words.numbers.FLOAT64_RESOLUTION` are
+    rounding; the page and its words say so instead of quoting them. Columns
+    ``variant, shortcuts, block, residual, cosine``."""
     frames = []
+    # MPS has no float64: there the comparison runs on the CPU.
+    where = torch.device(device) if device is not None else None
+    if where is not None and where.type == "mps":
+        where = torch.device("cpu")
     for name, c in collapse_variants(cfg).items():
-        acts = run_encoder(build(c, device), ids)
+        acts = run_encoder(build(c, where).double(), ids)
         frames.append(rank_collapse(acts, c).assign(variant=name, shortcuts=c.residual))
     return pd.concat(frames, ignore_index=True)[
         ["variant", "shortcuts", "block", "residual", "cosine"]

@@ -15,7 +15,7 @@ import pandas as pd
 from resviz.pretrained.loading import Pretrained
 from resviz.pretrained.published import PUBLISHED, Published
 from resviz.pretrained.recipes import norm_growth
-from resviz.words.numbers import format_number
+from resviz.words.numbers import FLOAT32_RESOLUTION, format_number, resolution_words
 
 
 @dataclass(frozen=True)
@@ -213,12 +213,40 @@ def logit_lens(frame: pd.DataFrame, model: Pretrained) -> Card:
     return _card("logit_lens", model, live, verdict, agrees)
 
 
+# A stream "collapses" without its shortcuts when its distance from rank one ends
+# under this fraction of the model's own (with shortcuts): the card's rule and the
+# lesson's (rv.recipes.pretrained.collapses_too) are this one.
+COLLAPSE_FRACTION = 0.1
+# The models run in float32: a distance under this is rounding (FLOAT32_RESOLUTION).
+COLLAPSE_FLOOR = FLOAT32_RESOLUTION
+
+
+def collapse_value(x: float) -> str:
+    """A rank-collapse distance as the card and the page write it: the number, or
+    "below float32 resolution (< 1e-5)" under :data:`COLLAPSE_FLOOR` (an exact 0, every
+    token's state the same vector, is written as 0)."""
+    return resolution_words(COLLAPSE_FLOOR) if 0 < x < COLLAPSE_FLOOR else format_number(x, 3)
+
+
+def collapses(with_s: float, without: float) -> bool | None:
+    """Whether the stream without shortcuts ends under :data:`COLLAPSE_FRACTION` of the
+    distance with them; None when it cannot be told: a value not finite, the distance
+    with shortcuts 0 (tokens already rank one), or both under the float32 floor.
+    A distance under the floor counts as the floor, its largest possible value."""
+    if not (math.isfinite(with_s) and math.isfinite(without)) or with_s == 0:
+        return None
+    if without >= COLLAPSE_FLOOR:
+        return without < COLLAPSE_FRACTION * with_s
+    # Under the floor: at most the floor. Decided only when even that is under a tenth.
+    return True if COLLAPSE_FLOOR < COLLAPSE_FRACTION * with_s else None
+
+
 def rank_collapse(frame: pd.DataFrame, model: Pretrained) -> Card:
     last = frame[frame["block"] == frame["block"].max()].set_index("variant")["residual"]
     with_s, without = float(last["with shortcuts"]), float(last["no shortcuts"])
     live = (
         f"after block {model.n_layers}, the distance from rank one is "
-        f"{format_number(with_s, 3)} with shortcuts and {format_number(without, 3)} without"
+        f"{collapse_value(with_s)} with shortcuts and {collapse_value(without)} without"
     )
     if not (math.isfinite(with_s) and math.isfinite(without)):
         return _card("rank_collapse", model, live, "a stream without shortcuts overflowed", None)
@@ -228,10 +256,22 @@ def rank_collapse(frame: pd.DataFrame, model: Pretrained) -> Card:
         return _card(
             "rank_collapse", model, live, "the tokens are already rank one with shortcuts", None
         )
-    agrees = without < with_s
-    verdict = (
-        f"without shortcuts it is {format_number(without / with_s, 3)}x the value with "
-        "them: " + ("lower, agrees" if agrees else "not lower, differs")
+    agrees = collapses(with_s, without)
+    if agrees is None:
+        return _card(
+            "rank_collapse",
+            model,
+            live,
+            "too close to float32 resolution to judge: undecided",
+            None,
+        )
+    tenth = format_number(COLLAPSE_FRACTION)
+    if without < COLLAPSE_FLOOR:
+        ratio = f"under {format_number(COLLAPSE_FLOOR / with_s, 3)}x"
+    else:
+        ratio = f"{format_number(without / with_s, 3)}x"
+    verdict = f"without shortcuts it is {ratio} the value with them: " + (
+        f"under {tenth} of it, agrees" if agrees else f"not under {tenth} of it, differs"
     )
     return _card("rank_collapse", model, live, verdict, agrees)
 

@@ -35,7 +35,7 @@ from resviz.encoder.card import forward_latency, model_card
 from resviz.encoder.settings import BATCH, head_of, ready, setup, training_batch, views_of
 from resviz.models import build
 from resviz.recipes.core import SEEDS_TRAINING, Answer, Result, measure, recipe
-from resviz.words.numbers import format_number
+from resviz.words.numbers import FLOAT64_RESOLUTION, format_number, resolution_words
 
 
 # ------------------------------------------------------------------------ Model
@@ -194,9 +194,12 @@ def tokens_collapsed(r: Result) -> Answer:
     mine = r.collapse[r.collapse["variant"] == r.mine]
     dist, cos = float(mine["residual"].iloc[-1]), float(mine["cosine"].iloc[-1])
     single = "" if r.n_tokens > 1 else " (a single token is its own mean)"
+    said = (
+        resolution_words(FLOAT64_RESOLUTION) if dist < FLOAT64_RESOLUTION else format_number(dist)
+    )
     return Answer(
         "collapsed" if dist < COLLAPSED_BELOW else "not collapsed",
-        f"After layer {r.n_layers} the distance from rank one is {format_number(dist)}{single}, "
+        f"After layer {r.n_layers} the distance from rank one is {said}{single}, "
         f"from {format_number(float(mine['residual'].iloc[0]))} at the input; the mean cosine "
         f"between tokens is {format_number(cos)}.",
     )

@@ -25,7 +25,13 @@ from typing import Any
 import pandas as pd
 
 from resviz import pretrained as P
-from resviz.pretrained.cards import Card
+from resviz.pretrained.cards import (
+    COLLAPSE_FLOOR,
+    COLLAPSE_FRACTION,  # noqa: F401 - re-exported: the rule's name where the lesson reads it
+    Card,
+    collapse_value,
+    collapses,
+)
 from resviz.recipes.core import Answer, Result, measure, recipe
 from resviz.recipes.pretrained_cache import (  # noqa: F401 - re-exported: the page's names
     DEFAULT_TEXT,
@@ -36,7 +42,7 @@ from resviz.recipes.pretrained_cache import (  # noqa: F401 - re-exported: the p
     source_of,
     traced,
 )
-from resviz.words.numbers import format_number
+from resviz.words.numbers import format_number, resolution_words
 
 Progress = Callable[[Result | None, int, int], None]
 ShouldStop = Callable[[], bool]
@@ -218,30 +224,34 @@ def collapse_words(r: Result) -> str:
             "One token is its own mean: its distance from rank one is 0 with and without "
             "shortcuts. Give a longer text to compare them."
         )
+    floor = (
+        " Triangles at the bottom mark distances "
+        f"{resolution_words(COLLAPSE_FLOOR)}: the model runs in float32, and a distance "
+        "that small is rounding, not a measurement."
+        if (rc["residual"].abs().lt(COLLAPSE_FLOOR) & rc["residual"].ne(0)).any()
+        else ""
+    )
     zero = " (exactly 0: every token's state is the same vector)" if wo["residual"] == 0 else ""
     return (
-        f"After the last block: {format_number(w['residual'], 3)} with shortcuts (mean cosine "
-        f"between tokens {format_number(w['cosine'], 3)}), {format_number(wo['residual'], 3)} "
-        f"without{zero} (cosine {format_number(wo['cosine'], 3)})."
+        f"After the last block: {collapse_value(w['residual'])} with shortcuts (mean cosine "
+        f"between tokens {format_number(w['cosine'], 3)}), {collapse_value(wo['residual'])} "
+        f"without{zero} (cosine {format_number(wo['cosine'], 3)}).{floor}"
     )
-
-
-# A stream "collapses" without its shortcuts when its distance from rank one ends
-# below this fraction of the model's own (with shortcuts).
-COLLAPSE_FRACTION = 0.1
 
 
 @measure("pretrained_rank_collapse", of=rank_collapse, choices=("collapses too", "does not"))
 def collapses_too(r: Result) -> Answer:
     """Without its shortcuts, does the stream end up much nearer rank one? Yes when
-    the distance after the last block is under a tenth of the value with shortcuts."""
+    the distance after the last block is under a tenth of the value with shortcuts
+    (:func:`resviz.pretrained.cards.collapses`, the card's rule: "does not" where it
+    cannot be told)."""
     with_s, without = r.with_s, r.without
     one = " (a single token is its own mean)" if r.n_tokens == 1 else ""
     return Answer(
-        "collapses too" if without < COLLAPSE_FRACTION * with_s else "does not",
+        "collapses too" if collapses(with_s, without) else "does not",
         f"{r.architecture}, {r.n_layers} blocks: after the last block the distance from "
-        f"rank one is {format_number(with_s, 3)} with its shortcuts and "
-        f"{format_number(without, 3)} without them{one}.",
+        f"rank one is {collapse_value(with_s)} with its shortcuts and "
+        f"{collapse_value(without)} without them{one}.",
     )
 
 

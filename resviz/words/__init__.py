@@ -22,6 +22,8 @@ from resviz.words.norms import (
     textbook_seeds,
 )
 from resviz.words.numbers import (
+    FLOAT32_RESOLUTION,
+    FLOAT64_RESOLUTION,
     agreement_words,
     crossing_words,
     format_log10,
@@ -29,6 +31,7 @@ from resviz.words.numbers import (
     log_trend_words,
     lower_words,
     ratio_words,
+    resolution_words,
     trend_words,
 )
 from resviz.words.positional import (
@@ -73,6 +76,9 @@ from resviz.words.spirals import (
 )
 
 __all__ = [
+    "FLOAT32_RESOLUTION",
+    "FLOAT64_RESOLUTION",
+    "resolution_words",
     "Agreement",
     "agreement",
     "band_words",

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from resviz.words.numbers import format_number
+from resviz.words.numbers import FLOAT64_RESOLUTION, format_number, resolution_words
 from resviz.words.seeds import seeds_label, seeds_sentence, span
 from resviz.words.sentences import _cap, crossing, order, trend_outcome
 
@@ -60,6 +60,7 @@ def trend_over_seeds(
     subject: str,
     seeds: Sequence[int],
     flat: float = 1.5,
+    floor: float = 0.0,
 ) -> str:
     """How a quantity changes from the first label to the last, worded from every seed.
 
@@ -68,12 +69,24 @@ def trend_over_seeds(
     ``stays`` within a factor of ``flat``, ``ends`` where it starts, ``not finite``);
     :func:`~resviz.words.seeds.seeds_sentence` words them, each with its numbers over
     the seeds that show it: ``"In 3 of 3 seeds the distance falls from the input
-    (0.95) to block 6 (0.001–0.003), a factor of 317–950."``"""
+    (0.95) to block 6 (0.001–0.003), a factor of 317–950."``
+
+    ``floor``: a seed whose values go under it (rounding, e.g.
+    :data:`~resviz.words.numbers.FLOAT64_RESOLUTION`) is worded by where it first
+    does, never by the value: ``"the distance falls from the input (0.84) below
+    float64 resolution (< 1e-13) by block 3"``."""
     if len(values) != len(seeds):
         raise ValueError("one sequence of values per seed")
     if any(len(v) != len(labels) for v in values):
         raise ValueError("one label per value")
-    outcomes = [_SAID_AS.get(o, o) for o in (trend_outcome(v, flat) for v in values)]
+    under = [
+        next((i for i, x in enumerate(v) if math.isfinite(float(x)) and abs(x) < floor), None)
+        for v in values
+    ]
+    outcomes = [
+        "under" if u is not None else _SAID_AS.get(o, o)
+        for u, o in zip(under, (trend_outcome(v, flat) for v in values), strict=True)
+    ]
     first = [float(v[0]) for v in values]
     last = [float(v[-1]) for v in values]
     factor = [max(abs(a), abs(b)) / min(abs(a), abs(b)) if a * b > 0 else math.nan
@@ -84,7 +97,12 @@ def trend_over_seeds(
     says = {}
     for o in set(outcomes):
         f, la = _of(seeds, outcomes, o, first), _of(seeds, outcomes, o, last)
-        if o in ("rises", "falls"):
+        if o == "under":
+            at = sorted({u for u, x in zip(under, outcomes, strict=True) if x == o})
+            names = [labels[i] for i in at if i is not None]
+            where = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+            says[o] = f"{subject} falls from {l0} ({span(f)}) {resolution_words(floor)} by {where}"
+        elif o in ("rises", "falls"):
             fac = [x for x in _of(seeds, outcomes, o, factor) if math.isfinite(x)]
             tail = f", a factor of {span(fac)}" if fac else ""
             says[o] = f"{subject} {o} from {l0} ({span(f)}) to {ln} ({span(la)}){tail}"
@@ -190,6 +208,22 @@ def _final(p: pd.DataFrame, variant: str, col: str = "residual") -> float:
     return float(p.loc[p["variant"] == variant, col].iloc[-1])
 
 
+# The playground's rank collapse is measured in float64 (rank_collapse_compare).
+FLOOR = FLOAT64_RESOLUTION
+
+
+def _span_floor(values: Sequence[float]) -> str:
+    """:func:`span` of the values at or above :data:`FLOOR`; those under it are
+    named as such, never as numbers."""
+    above = [v for v in values if not abs(v) < FLOOR]
+    under = len(values) - len(above)
+    if not under:
+        return span(above)
+    if not above:
+        return "< " + format_number(FLOOR)
+    return f"{span(above)}, or < {format_number(FLOOR)}"
+
+
 def collapse_words(collapse: pd.DataFrame) -> str:
     """The rank-collapse chart in words (``variant, shortcuts, block, residual`` per
     seed): each variant's distance from rank one from the input to the last block,
@@ -202,7 +236,7 @@ def collapse_words(collapse: pd.DataFrame) -> str:
         rows = [p[p["variant"] == v] for p in parts]
         labels = ["the input" if n == 0 else f"block {n}" for n in rows[0]["block"]]
         values = [list(r["residual"].astype(float)) for r in rows]
-        said = trend_over_seeds(values, labels, "the distance", seeds)
+        said = trend_over_seeds(values, labels, "the distance", seeds, floor=FLOOR)
         out.append(f"{_cap(v)}: {said[:1].lower()}{said[1:]}")
     first = parts[0].drop_duplicates("variant").set_index("variant")["shortcuts"]
     last_block = int(parts[0]["block"].max())
@@ -215,10 +249,17 @@ def collapse_words(collapse: pd.DataFrame) -> str:
         a = [_final(p, w) for p in parts]
         b = [_final(p, wo) for p in parts]
         codes = {1: "apart", -1: "closer", 0: "same", None: "none"}
-        outcomes = [codes[order(x, y)] for x, y in zip(a, b, strict=True)]
+        # Under the floor a distance is rounding: compared as the floor (at most it).
+        outcomes = [
+            "unresolved"
+            if max(abs(x), abs(y)) < FLOOR
+            else codes[order(max(x, FLOOR) if x < FLOOR else x, max(y, FLOOR) if y < FLOOR else y)]
+            for x, y in zip(a, b, strict=True)
+        ]
 
         def nums(o: str, a: list[float] = a, b: list[float] = b, out: list[str] = outcomes) -> str:
-            return f"({span(_of(seeds, out, o, a))} against {span(_of(seeds, out, o, b))})"
+            left, right = _span_floor(_of(seeds, out, o, a)), _span_floor(_of(seeds, out, o, b))
+            return f"({left} against {right})"
 
         ends = f"after block {last_block}"
         says = {
@@ -226,6 +267,8 @@ def collapse_words(collapse: pd.DataFrame) -> str:
             "closer": f"{with_} ends closer to rank one {ends} than {without} {nums('closer')}",
             "same": f"{with_} and {without} end about as far from rank one {ends} {nums('same')}",
             "none": f"{with_} and {without} cannot be compared {ends} (a value is not finite)",
+            "unresolved": f"{with_} and {without} both end {resolution_words(FLOOR)} {ends}: "
+            "rounding cannot tell them apart",
         }
         out.append(seeds_sentence(outcomes, says, seeds))
     return " ".join(_cap(s) for s in out)

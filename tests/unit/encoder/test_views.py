@@ -422,3 +422,24 @@ def test_batch_frame_is_the_first_batch_training_sees():
     assert first["input"].split(" ") == [vocab.token(int(t)) for t in x[0]]
     assert first["input"].count("[MASK]") == first["n_masked"]
     assert first["hidden"].split(", ") == [vocab.token(int(t)) for t in y[0] if t != -100]
+
+
+def test_rank_collapse_runs_in_float64_past_float32s_floor():
+    """Pure attention without shortcuts: in float32 the distance stalls near 1e-7 (its
+    rounding), in float64 it keeps falling to float64's own floor. Every float32
+    distance above FLOAT32_RESOLUTION matches the float64 one; the comparison's last
+    blocks are under FLOAT64_RESOLUTION (the page flags them, never quotes them)."""
+    import numpy as np
+
+    from resviz.encoder import views as V
+
+    cfg = rv.EncoderConfig(n_layers=6, use_ffn=False, norm="none", residual=False)
+    ids = list(range(1, 17))
+    f64 = V.rank_collapse_compare(cfg, ids)
+    f64 = f64[f64["variant"] == "your model (no shortcuts)"]["residual"].to_numpy()
+    f32 = V.rank_collapse(V.run_encoder(rv.build(cfg), ids), cfg)["residual"].to_numpy()
+    above = f32 >= rv.words.FLOAT32_RESOLUTION
+    assert above[:2].all() and not above[-1]
+    assert abs(f32[-1]) < 1e-6  # float32's floor, not a collapse it measured
+    np.testing.assert_allclose(f32[above], f64[above], rtol=1e-4)
+    assert (f64[-3:] < rv.words.FLOAT64_RESOLUTION).all()

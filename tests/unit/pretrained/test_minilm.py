@@ -13,6 +13,7 @@ import torch
 pytest.importorskip("transformers")
 
 from resviz import pretrained as P  # noqa: E402
+from resviz.words.numbers import format_number  # noqa: E402
 
 FOLDER = P.demo_model_path()
 if FOLDER is None:
@@ -71,3 +72,32 @@ def test_recipes_on_real_weights_match_transformers(minilm):
     # Deleting a block: no head, so only the output states are compared.
     dele = P.layer_deletion(tr)
     assert dele["top1_agreement"].isna().all() and dele["output_cos"].between(-1, 1).all()
+
+
+def test_rank_collapse_on_real_weights_agrees_with_float64_and_hides_the_float32_floor():
+    """The model runs in float32; without its shortcuts MiniLM's distance from rank one
+    falls past float32's floor (4.5e-7 after block 6, where float64 gives about 1e-15).
+    Each distance at or above FLOAT32_RESOLUTION matches the same network run in
+    float64 (the weights cast, the same hooks); each one under it is under it in float64
+    too, and the card and the words say "below float32 resolution", never its value."""
+    from resviz.pretrained import cards
+    from resviz.recipes import pretrained as R
+
+    floor = cards.COLLAPSE_FLOOR
+    model = P.load(FOLDER)  # its own copy: cast to float64 below
+    text = R.DEFAULT_TEXT
+    rc32 = P.rank_collapse(P.trace(model, text))
+    model.model.double()
+    rc64 = P.rank_collapse(P.trace(model, text))
+    assert (rc32[["variant", "block"]].to_numpy() == rc64[["variant", "block"]].to_numpy()).all()
+    d32, d64 = rc32["residual"].to_numpy(), rc64["residual"].to_numpy()
+    above = d32 >= floor
+    np.testing.assert_allclose(d32[above], d64[above], rtol=1e-3)
+    assert (d64[~above] < floor).all()
+    # The floor is reached here: without shortcuts, after the last block.
+    last = rc32[rc32["block"] == 6].set_index("variant")["residual"]
+    assert 0 < last["no shortcuts"] < floor
+    card = cards.rank_collapse(rc32, P.load(FOLDER))
+    said = "below float32 resolution (< 1e-5)"
+    assert said in card.live and format_number(last["no shortcuts"]) not in card.live
+    assert card.agrees is True  # at most 1e-5 against ~0.8: under a tenth for certain
