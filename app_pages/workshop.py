@@ -12,6 +12,7 @@ from ui.room import view as room_view
 from ui.room.store import CODE_LEN, NAME_MAX, RoomError, normalize_code
 from ui.section import optional_part
 from ui.shell import page_setup
+from ui.specs import fmt
 
 ctx = page_setup(
     "Workshop",
@@ -99,13 +100,27 @@ elif hosting is not None:
         room_view.follow_presenter(hosting[0], hosting[1], index)  # the room follows
 
 if lesson.summary:
-    st.caption(lesson.summary)
+    st.caption(lesson.summary + (f" A {fmt(lesson.slot)}-minute slot." if lesson.slot else ""))
 left, right = st.columns([3, 2])
 with left:
     st.subheader(f"Step {index} of {n}: {step.title}")
     st.markdown(step.text)
     where = next(pg.title for pg in PAGES if pg.url_path == step.page)
-    st.caption(f"Opens {where}" + (f", section {step.section}" if step.section else "") + ".")
+    st.caption(
+        f"Opens {where}"
+        + (f", section {step.section}" if step.section else "")
+        + "."
+        + (f" About {fmt(step.minutes)} minutes." if step.minutes else "")
+    )
+    if step.notes:
+        # The presenter's page only (a participant's Workshop page stops above): folded,
+        # since this page is often on the projector.
+        with st.expander(
+            "Presenter notes: expected answer, wrong answers, follow-up (not for the room)",
+            key="workshop:notes",
+            icon=":material/speaker_notes:",
+        ):
+            st.markdown(step.notes)
     b1, b2, b3 = st.columns(3)
 
     def move(to: int) -> None:
@@ -130,10 +145,19 @@ with left:
             )
             if measured.answer != q.expect:
                 st.caption(f"The lesson expected {q.expect}; the measurement says otherwise.")
+            if step.explain:
+                st.markdown("**Why**")
+                st.markdown(step.explain)
+    if step.predict is None and step.explain:
+        with st.expander("Why (open it after the discussion)", icon=":material/lightbulb:"):
+            st.markdown(step.explain)
     st.markdown("**Steps**")
     st.markdown(
         "\n".join(
-            f"{i}. " + (f"**{s.title}**" if i == index else s.title)
+            f"{i}. "
+            + (f"**{s.title}**" if i == index else s.title)
+            + (f" ({fmt(s.minutes)} min)" if s.minutes else "")
+            + (" · question" if s.predict else "")
             for i, s in enumerate(lesson.steps, start=1)
         )
     )

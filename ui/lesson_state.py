@@ -91,3 +91,12 @@ def answer(fn: Recipe, result: Result) -> None:
                 f"The lesson expected {md_escape(expect)}; with the settings on screen the "
                 "measurement says otherwise."
             )
+        if q.step.explain:
+            explain(q.step.explain)
+
+
+def explain(text: str) -> None:
+    """A step's why (the lesson author's Markdown), shown once its answer is known."""
+    with st.container(border=True, key="lesson-explain"):
+        st.markdown("**Why**")
+        st.markdown(text)

@@ -165,6 +165,10 @@ def banner(page: str) -> bool:
                 lambda seed: step_measurement(page, step, seed),
             )
             ready = _predict(page, lesson, index, step) if in_room is None else in_room
+        elif step.explain:
+            # No question to reveal: the why waits, folded, for the discussion.
+            with st.expander("Why (open it after the discussion)", icon=":material/lightbulb:"):
+                st.markdown(step.explain)
     return ready
 
 

@@ -20,6 +20,12 @@ A lesson is a small file in ``lessons/`` (or the folder ``RESVIZ_LESSONS`` names
     expect = "residual"             # what the lesson's author expects
     measure = "input_gradient_larger"   # computes the answer from the data shown
 
+A step may also carry ``minutes`` (its share of the lesson's ``slot``), ``explain``
+(the why: shown after the reveal, and in the handout) and ``notes`` (the presenter's
+alone: the expected answer, typical wrong answers and what to say, a follow-up).
+A lesson that declares ``slot = 60`` must give every step its minutes, summing to
+the slot; ``references`` lists the works it cites (shown in the handout).
+
 Every name and value is checked exactly as the page would check it from a URL
 (``ui/specs``), so a step cannot open a page with a setting the page would refuse.
 A file that fails is refused with a message naming the file, the step and the
@@ -31,7 +37,9 @@ question is checked (its measure's registry, ``resviz.recipes``, does).
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,8 +52,20 @@ ROOT = Path(__file__).resolve().parents[1]
 LESSONS_DIR = ROOT / "lessons"
 MAX_BYTES = 200_000
 MAX_STEPS = 60
-STEP_FIELDS = {"title", "page", "section", "text", "settings", "predict"}
+STEP_FIELDS = {
+    "title",
+    "page",
+    "section",
+    "text",
+    "settings",
+    "predict",
+    "minutes",
+    "explain",
+    "notes",
+}
 PREDICT_FIELDS = {"question", "choices", "expect", "measure"}
+LESSON_FIELDS = {"title", "summary", "slot", "references", "steps"}
+MAX_MINUTES = 240
 
 
 @dataclass(frozen=True)
@@ -64,6 +84,9 @@ class Step:
     text: str
     settings: tuple[tuple[str, Any], ...] = ()
     predict: Predict | None = None
+    minutes: float | None = None
+    explain: str = ""  # the why: after the reveal, and in the handout
+    notes: str = ""  # the presenter's alone: never shown to a participant
 
     def query(self, lesson_id: str, index: int) -> dict[str, str]:
         """The URL parameters that open this step (``index`` counts from 1)."""
@@ -81,6 +104,8 @@ class Lesson:
     summary: str
     steps: tuple[Step, ...]
     path: str = field(compare=False, default="")
+    slot: float | None = None  # minutes: the steps' minutes sum to it
+    references: tuple[str, ...] = ()
 
 
 class LessonError(ValueError):
@@ -153,8 +178,47 @@ def parse_step(path: Path, index: int, raw: Any, measures: frozenset[str]) -> St
     predict = None
     if "predict" in raw:
         predict = parse_predict(path, index, raw["predict"], measures)
+        check_given_away(path, index, title, text, predict)
         check_measure(path, index, page, section or spec.sections[0], predict)
-    return Step(title, page, section, text, tuple(settings), predict)
+    minutes = _minutes(raw.get("minutes"), _where(path, index, "minutes"))
+    explain = _text(raw, "explain", where, 2000, required=False)
+    notes = _text(raw, "notes", where, 4000, required=False)
+    return Step(title, page, section, text, tuple(settings), predict, minutes, explain, notes)
+
+
+def _minutes(value: Any, where: str, name: str = "minutes") -> float | None:
+    if value is None:
+        return None
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or not 0 < value <= MAX_MINUTES
+    ):
+        raise LessonError(f"{where}: `{name}` must be a number of minutes from 0 to {MAX_MINUTES}")
+    return float(value)
+
+
+def answer_given_away(answer: str, shown: str) -> bool:
+    """Whether ``answer`` (a choice) stands in ``shown`` as a word or phrase of its
+    own (case and spacing aside): "plain" in "a plain stack", not in "explained"."""
+    words = [re.escape(w) for w in answer.split()]
+    if not words:
+        return False
+    pattern = r"(?<![\w-])" + r"\s+".join(words) + r"(?![\w-])"
+    return re.search(pattern, shown, flags=re.IGNORECASE) is not None
+
+
+def check_given_away(path: Path, index: int, title: str, text: str, predict: Predict) -> None:
+    """Refuse a question whose expected answer the room reads before it votes (the
+    step's title and text): the vote would not split, and nothing would be
+    predicted. The question itself may name every choice."""
+    for name, shown in (("title", title), ("text", text)):
+        if answer_given_away(predict.expect, shown):
+            raise LessonError(
+                f"{_where(path, index, name)}: gives the answer away: {predict.expect!r} "
+                "is read before the vote (say it in `explain`, shown after the reveal)"
+            )
 
 
 def check_measure(path: Path, index: int, page: str, section: str, predict: Predict) -> None:
@@ -215,18 +279,49 @@ def parse_lesson(path: Path, data: str, measures: frozenset[str]) -> Lesson:
         raw = tomllib.loads(data)
     except tomllib.TOMLDecodeError as exc:
         raise LessonError(f"{path.name}: not valid TOML ({exc})") from None
-    extra = sorted(set(raw) - {"title", "summary", "steps"})
+    extra = sorted(set(raw) - LESSON_FIELDS)
     if extra:
         raise LessonError(f"{path.name}: unknown field {extra[0]!r}")
     title = _text(raw, "title", path.name, 120)
     summary = _text(raw, "summary", path.name, 400, required=False)
+    slot = _minutes(raw.get("slot"), path.name, "slot")
+    refs = raw.get("references", [])
+    if not isinstance(refs, list) or not all(
+        isinstance(r, str) and r.strip() and len(r) <= 400 for r in refs
+    ):
+        raise LessonError(f"{path.name}: `references` must be a list of strings (400 at most)")
     steps_raw = raw.get("steps")
     if not isinstance(steps_raw, list) or not steps_raw:
         raise LessonError(f"{path.name}: no steps ([[steps]] tables)")
     if len(steps_raw) > MAX_STEPS:
         raise LessonError(f"{path.name}: more than {MAX_STEPS} steps")
     steps = tuple(parse_step(path, i, s, measures) for i, s in enumerate(steps_raw, start=1))
-    return Lesson(path.stem, title, summary, steps, str(path))
+    check_minutes(path, slot, steps)
+    return Lesson(path.stem, title, summary, steps, str(path), slot, tuple(r.strip() for r in refs))
+
+
+def check_minutes(path: Path, slot: float | None, steps: tuple[Step, ...]) -> None:
+    """A lesson with a slot gives every step its minutes, and they fill the slot;
+    one without a slot gives none (there is nothing for them to add up to)."""
+    timed = [i for i, s in enumerate(steps, start=1) if s.minutes is not None]
+    if slot is None:
+        if timed:
+            raise LessonError(
+                f"{_where(path, timed[0], 'minutes')}: the lesson declares no `slot` "
+                "for the steps' minutes to fill"
+            )
+        return
+    untimed = [i for i, s in enumerate(steps, start=1) if s.minutes is None]
+    if untimed:
+        raise LessonError(
+            f"{_where(path, untimed[0], 'minutes')}: the lesson's slot is {fmt(slot)} "
+            "minutes: every step says how many it takes"
+        )
+    total = sum(s.minutes or 0.0 for s in steps)
+    if not math.isclose(total, slot, abs_tol=1e-6):
+        raise LessonError(
+            f"{path.name}, slot: the steps' minutes sum to {fmt(total)}, not the slot's {fmt(slot)}"
+        )
 
 
 def lesson_dirs() -> list[Path]:

@@ -135,3 +135,31 @@ def run_section_in_background(at: AppTest, done: str = "Measured: ") -> None:
         starts[0].click().run()
         assert ui.jobs.REGISTRY.wait(300), "the section's run did not finish"
         at.run()
+
+
+def page_text(at) -> str:  # noqa: ANN001
+    """Every text the page drew: each element's value, label, body and help."""
+    out = []
+
+    def walk(node) -> None:  # noqa: ANN001
+        for name in ("value", "label", "body", "help", "placeholder"):
+            try:
+                v = getattr(node, name)
+            except Exception:  # noqa: BLE001 - an element without it
+                continue
+            if isinstance(v, str):
+                out.append(v)
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at._tree)
+    return "\n".join(out)
+
+
+def assert_no_notes(at, step) -> None:  # noqa: ANN001
+    """The presenter's notes are nowhere on a participant's page (and the check
+    sees the page: the step's title is there)."""
+    text = page_text(at)
+    assert step.title in text
+    for line in filter(None, (x.strip() for x in step.notes.splitlines())):
+        assert line not in text, line

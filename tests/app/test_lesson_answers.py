@@ -1,5 +1,6 @@
 """Every lesson question, driven as a participant: the answer shown is the one the
-section's recipe gives at the settings on screen.
+section's recipe gives at the settings on screen; and every question gives its
+expected answer at each of the seeds 0-9 (a room's participants measure with theirs).
 
 For each question step of the shipped lessons and first seeds 0-2 (seeds 0-4 in all): open the step's link,
 predict, lock in, and read the measured answer; then play with a setting, then go
@@ -8,6 +9,7 @@ the recipe at the settings on screen (through the shared cache) read by the meas
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -22,12 +24,16 @@ from ui.specs import SHARED, seeds_count
 from ui.specs.pages import PAGE_NAMES, spec_of
 
 LESSONS, _ = load_lessons()
-QUESTIONS = [
-    (lid, i)
-    for lid, lesson in LESSONS.items()
-    for i, step in enumerate(lesson.steps, 1)
-    if step.predict is not None
-]
+# Each distinct question once: the 20- and 90-minute lessons reuse the 60-minute
+# lesson's steps (tests/unit/ui/test_lessons.py checks that they are the same).
+QUESTIONS = list(
+    {
+        dataclasses.replace(step, minutes=None): (lid, i)
+        for lid, lesson in reversed(LESSONS.items())
+        for i, step in reversed(list(enumerate(lesson.steps, 1)))
+        if step.predict is not None
+    }.values()
+)[::-1]
 PATH = {p.url_path: p.path for p in PAGES}
 # First seeds 0-2: at the sections' default Seeds (3) each run measures seeds s to
 # s + 2, so every answer is checked over seeds 0-4 together.
@@ -83,6 +89,33 @@ def test_question_reads_its_sections_recipe(lesson_id, index):
     assert spec_of(step.page).recipes.get(_section(step)) == recipe_name(m.recipe)
     assert set(step.predict.choices) == set(m.choices)
     assert step.predict.expect in m.choices
+
+
+def _settings(step) -> dict:  # noqa: ANN001
+    """The recipe's settings as a room participant's measurement takes them
+    (``lesson_view._step_call``): the page's defaults, then the step's."""
+    spec = spec_of(step.page)
+    names = settings_of(MEASURES[step.predict.measure].recipe)
+    settings = {n: spec.param(n).default for n in names if spec.param(n)}
+    settings.update((k, v) for k, v in step.settings if k in settings)
+    return settings
+
+
+@pytest.mark.parametrize(("lesson_id", "index"), QUESTIONS, ids=[f"{a}-{b}" for a, b in QUESTIONS])
+def test_every_question_has_one_answer_at_seeds_0_to_9(lesson_id, index):
+    """A room measures each participant with their own seed (1, 2, 3, ...): a
+    question whose answer split across seeds would show the room two answers. One
+    call over seeds 0-9 (the recipes' batched path where they have one), read
+    seed by seed; a recipe without seeds gives one answer for every seed."""
+    step = LESSONS[lesson_id].steps[index - 1]
+    m = MEASURES[step.predict.measure]
+    settings = _settings(step)
+    if "seeds" in settings_of(m.recipe):
+        settings["seeds"] = 10
+    result = m.recipe(**settings, seed=0)
+    answers = [m.read(r).answer for r in result.per_seed]
+    assert len(answers) == (10 if "seeds" in settings else 1)
+    assert set(answers) == {step.predict.expect}, [m.read(r).sentence for r in result.per_seed]
 
 
 def _change(at, step) -> None:  # noqa: ANN001

@@ -4,31 +4,39 @@ before the measurement is shown and gets back to the step's settings."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
-from tests.app.conftest import run_section_in_background
+from tests.app.conftest import assert_no_notes, run_section_in_background
 from ui.lessons import load_lessons
 from ui.registry import PAGES
 from ui.specs import SHARED
 from ui.specs.pages import spec_of
 
 LESSONS, ERRORS = load_lessons()
-STEPS = [(lid, i) for lid, lesson in LESSONS.items() for i in range(1, len(lesson.steps) + 1)]
+# Each distinct step once: the 20- and 90-minute lessons reuse the 60-minute lesson's
+# steps (tests/unit/ui/test_lessons.py checks that a shared step is the same step).
+STEPS = list(
+    {
+        dataclasses.replace(step, minutes=None): (lid, i)
+        for lid, lesson in reversed(LESSONS.items())
+        for i, step in reversed(list(enumerate(lesson.steps, 1)))
+    }.values()
+)[::-1]
 PATH = {p.url_path: p.path for p in PAGES}
 
 
 def test_shipped_lessons_load_without_errors():
     assert not ERRORS, ERRORS
-    assert "residuals" in LESSONS
-    assert 12 <= len(LESSONS["residuals"].steps) <= 16
-    # The built-in lesson tells the story across all six pages.
+    assert next(iter(LESSONS)) == "residuals"  # the Workshop page's default
+    assert 8 <= len(LESSONS["residuals"].steps) <= 12
+    # The built-in lesson is about residual connections, across the pages that show them.
     assert {s.page for s in LESSONS["residuals"].steps} == {
         "skip_connections",
         "gradient_flow",
         "normalization",
-        "sinusoidal_encoding",
         "encoder_playground",
-        "pretrained",
     }
 
 
@@ -55,6 +63,10 @@ def test_every_lesson_step_opens_with_its_settings(app, lesson_id, index):
         run_section_in_background(at)  # a training section: press its start button
         shown = " ".join(x.value for x in [*at.success, *at.warning])
         assert "Measured: " in shown
+        if step.explain:  # the why, once the answer is shown
+            assert step.explain in [m.value for m in at.markdown]
+    # A participant's page (this is one) never shows the presenter's notes.
+    assert_no_notes(at, step)
     for name, value in step.settings:
         key = f"{'shared' if SHARED.param(name) else step.page}:{name}"
         shown = at.session_state[key]
@@ -72,12 +84,16 @@ def test_predict_then_measure_and_back_to_the_step(app):
     )
     step, at = _open_step(app, "residuals", index)
     assert not at.get("vega_lite_chart")
-    at.radio(key=f"lesson:choice:residuals:{index}").set_value("plain").run()
+    at.radio(key=f"lesson:choice:residuals:{index}").set_value("residual").run()
     at.button(key="lesson:lock").click().run()
     assert not at.exception
-    # The measured answer comes from the data on screen: residual at the step's settings.
+    # The measured answer comes from the data on screen: plain at the step's settings
+    # (Xavier init and a LayerNorm: the lesson's twist).
     said = " ".join(w.value for w in at.warning)
-    assert "You predicted" in said and "Measured: " in said and "residual" in said
+    assert "You predicted" in said and "Measured: **`plain`**" in said
+    # Then the why, after the answer; never the presenter's notes.
+    assert step.explain in [m.value for m in at.markdown]
+    assert_no_notes(at, step)
     assert at.get("vega_lite_chart"), "the section is shown once a prediction is locked in"
     # A participant plays with the settings, then comes back to the step's.
     at.slider(key="gradient_flow:depth").set_value(5).run()
@@ -145,3 +161,26 @@ def test_a_broken_teacher_lesson_is_reported_and_the_others_still_load(app, tmp_
     errors = " ".join(e.value for e in at.error)
     assert "mine.toml" in errors and "step 1" in errors and "page" in errors
     assert at.code and "lesson=residuals" in at.code[0].value
+
+
+def test_the_presenter_sees_minutes_notes_and_the_why_after_the_reveal(app):
+    lesson = LESSONS["residuals"]
+    index = next(i for i, s in enumerate(lesson.steps, 1) if s.predict)
+    step = lesson.steps[index - 1]
+    at = app(PATH["workshop"], step=str(index)).run()
+    assert not at.exception
+    notes = [e for e in at.expander if e.label.startswith("Presenter notes")]
+    assert len(notes) == 1 and step.notes in [m.value for m in notes[0].markdown]
+    assert any(f"About {step.minutes:g} minutes." in c.value for c in at.caption)
+    assert any("A 60-minute slot." in c.value for c in at.caption)
+    steps = " ".join(m.value for m in at.markdown)
+    assert f"({lesson.steps[0].minutes:g} min)" in steps
+    # The why sits with the answer, under "Reveal the answer".
+    reveal = next(e for e in at.expander if e.label == "Reveal the answer")
+    shown = [m.value for m in reveal.markdown]
+    assert any(v.startswith("Measured with this step's settings: **plain**") for v in shown)
+    assert step.explain in shown
+    # A step without a question: its why folded away for after the discussion.
+    at.number_input(key="workshop:step").set_value(1).run()
+    why = [e for e in at.expander if e.label.startswith("Why")]
+    assert why and lesson.steps[0].explain in [m.value for m in why[0].markdown]

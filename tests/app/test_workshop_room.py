@@ -25,6 +25,7 @@ import re
 import pytest
 
 from resviz.recipes import MEASURES
+from tests.app.conftest import assert_no_notes
 from ui import jobs
 from ui.lessons import load_lessons
 from ui.registry import PAGES
@@ -154,6 +155,8 @@ def test_participants_follow_vote_once_measure_with_their_seed(app, store):
         _follow(p)
         assert not p.exception
         assert not p.get("vega_lite_chart"), "the section waits for the vote"
+        assert step.explain not in [m.value for m in p.markdown], "the why waits too"
+        assert_no_notes(p, step)
     for p, choice in zip(people, ["plain", "residual", "residual"], strict=True):
         p.radio(key=f"room:vote:{code}:{QI}:1").set_value(choice).run()
         p.button(key="room:send:1").click().run()
@@ -190,7 +193,14 @@ def test_participants_follow_vote_once_measure_with_their_seed(app, store):
         assert p.get("vega_lite_chart"), "the section shows after the reveal"
     pres.run()
     said = " ".join(m.value for m in pres.markdown)
-    assert "**Measured on their laptops (one seed each)**: 3 of 3 answered" in said
+    assert f"**{room_view.MEASURED_TITLE}**: 3 of 3 answered" in said
+    # The why, after the reveal, on the presenter's page and every participant's;
+    # the presenter's notes on the presenter's page only.
+    assert step.explain in [m.value for m in pres.markdown]
+    assert any(step.notes in [m.value for m in e.markdown] for e in pres.expander)
+    for p in people:
+        assert step.explain in [m.value for m in p.markdown]
+        assert_no_notes(p, step)
     assert sorted(store.measures(code, QI).values()) == sorted(measured.values())
     # The names: inert code spans, never a link.
     caption = " ".join(c.value for c in pres.caption)
@@ -277,7 +287,13 @@ def test_handout_is_self_contained_and_escaped(store):
     unanswered = sum(1 for s in LESSON.steps if s.predict) - 1
     assert page.count("predictions: no answers.") == unanswered
     assert "The room&#x27;s predictions (1 answers)" in page
-    assert "one seed each (1 answers)" in page
+    assert f"{room_view.MEASURED_TITLE} (1 answers)" in page
+    # Each step's why as a takeaway, the references; never the presenter's notes.
+    assert page.count("<strong>Takeaway.</strong>") == sum(1 for s in LESSON.steps if s.explain)
+    for step in LESSON.steps:
+        assert handout.render_text(step.explain) in page
+        assert handout.render_text(step.notes) not in page
+    assert "<h2>References</h2>" in page and html.escape(LESSON.references[0]) in page
 
 
 def test_a_store_outage_is_a_message_not_a_traceback(app, monkeypatch):
@@ -550,6 +566,6 @@ def test_a_long_measurement_shows_its_progress_to_the_presenter(app, store, monk
     pres.run()
     assert any("Still measuring: `Bo` 120 of 800" in c.value for c in pres.caption)
     assert any("measuring 120 of 800" in c.value for c in pres.caption)
-    assert "**Measured on their laptops (one seed each)**: 1 of 2 answered" in " ".join(
+    assert f"**{room_view.MEASURED_TITLE}**: 1 of 2 answered" in " ".join(
         m.value for m in pres.markdown
     )

@@ -29,15 +29,19 @@ EXTRA = Step(
 )
 
 
+SECOND_CHOICES = [s for s in LESSON.steps if s.predict][1].predict.choices
+
+
 @pytest.fixture(scope="module")
 def handout_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     lesson = dataclasses.replace(LESSON, steps=(*LESSON.steps, EXTRA))
     asked = [i for i, s in enumerate(lesson.steps, 1) if s.predict]
+    first, second = (lesson.steps[i - 1].predict.choices for i in asked[:2])
+    assert second == SECOND_CHOICES
     counts = {
-        asked[0]: {"predictions": [("shortcut", 5), ("update", 2)],
-                   "measured": [("shortcut", 7), ("update", 0)]},
-        asked[5]: {"predictions": [("barely changes", 1), ("depends on the block", 4),
-                                   ("suffers", 2), ("did not learn", 0)]},
+        asked[0]: {"predictions": [(first[0], 5), (first[1], 2)],
+                   "measured": [(first[0], 7), (first[1], 0)]},
+        asked[1]: {"predictions": [(c, n) for c, n in zip(second, (1, 4, 2, 0), strict=False)]},
     }  # fmt: skip
     path = tmp_path_factory.mktemp("handout") / "handout.html"
     path.write_text(handout.build(lesson, "ABCDEF", counts, 7), encoding="utf-8")
@@ -90,7 +94,8 @@ def test_the_handout_reads_offline_as_math_and_fits_the_screen(
 
         text = pg.evaluate("document.body.innerText")
         assert "$" not in text and "**" not in text and not re.search(r"\\[A-Za-z|,]", text)
-        assert "Train" in text and "depends on the block" in text
+        # Bold text rendered as such, and the room's votes on the second question.
+        assert "Optimization." in text and SECOND_CHOICES[1] in text, text[-2000:]
 
         # The wide formulas scroll inside their own boxes on the phone.
         boxes = pg.evaluate(

@@ -43,7 +43,7 @@ def test_presenter_view_on_both_themes(browser, fresh, scheme):
     pg.wait_for_url("**/gradient_flow**")
     wait_ready(pg)
     headings = " ".join(pg.locator("[data-testid='stHeading']").all_inner_texts())
-    assert "Gradients through a plain stack" in headings
+    assert "Change the init, add a norm" in headings
     screenshot(pg, f"workshop_step_{scheme}")
     ctx.close()
 

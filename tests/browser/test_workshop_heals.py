@@ -32,6 +32,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from tests.browser.conftest import ROOT, free_port, screenshot, wait_ready
@@ -42,8 +43,10 @@ from ui.lessons import load_lessons
 
 pytestmark = pytest.mark.browser
 SERVE = ROOT / "deploy" / "workshop" / "serve.py"
-LESSON = load_lessons()[0]["residuals"]
-KILLS = 2  # per store in the browser test, each killing the replica that holds the pages
+# Rounds per store in the browser test, each killing the replica that holds the
+# presenter: 3 in `make test` (about 20 s a round); the issue's 10 with
+# RESVIZ_HEAL_KILLS=10 (figures in benchmarks/RESULTS.md).
+KILLS = int(os.environ.get("RESVIZ_HEAL_KILLS", "3"))
 RECONNECT_S = 10  # from the kill to both pages connected again, showing the room's step
 RESTART_S = 60  # from the kill to the replica answering again (a generous deadline)
 IN_A_ROW = 4  # quick kills of one replica in the supervisor's test: waits 0.5, 1, 2, 4 s
@@ -258,9 +261,11 @@ def test_a_killed_replica_is_restarted_with_growing_backoff_and_nginx_serves_thr
 # --------------------------------------------------------------- in Chromium, per store
 @pytest.fixture(params=["sqlite", "redis"])
 def healing(request, tmp_path: Path):
-    """(the server, the store's kind, a function reading a room's step from the store)."""
+    """(the server, the store's kind, a function reading a room's step from the store,
+    the store), the server loading the drill lesson (:func:`heal_lesson`) too."""
     _need_nginx()
     env = _sqlite_env(tmp_path)
+    env["RESVIZ_LESSONS"] = str(heal_lesson(tmp_path / "lessons", KILLS))
     redis = None
     if request.param == "redis":
         redis = RedisServer(tmp_path)
@@ -276,7 +281,7 @@ def healing(request, tmp_path: Path):
         return room.step
 
     try:
-        yield server, request.param, room_step
+        yield server, request.param, room_step, store
     finally:
         server.stop()
         if redis:
@@ -370,89 +375,212 @@ def _warm(browser, url: str, cookie: str, paths: list[str]) -> None:
     tab.ctx.close()
 
 
-def test_pages_reconnect_to_a_live_replica_when_theirs_is_killed(healing, browser) -> None:
-    server, kind, room_step = healing
+def heal_lesson(folder: Path, rounds: int) -> Path:
+    """A lesson of ``rounds`` question steps between a first and a last plain step, all
+    on one light section (Skip connections > Signal), so a round costs a vote, not a
+    training run; written to ``folder`` for ``RESVIZ_LESSONS``."""
+    step = 'title = "{title}"\npage = "skip_connections"\nsection = "Signal"\ntext = "{text}"\n'
+    parts = [
+        'title = "Heal drill"\nsummary = "Votes while a replica dies."\n',
+        "[[steps]]\n" + step.format(title="Everyone in", text="The room gathers."),
+    ]
+    for r in range(1, rounds + 1):
+        parts.append(
+            "[[steps]]\n"
+            + step.format(title=f"Vote round {r}", text=f"Round {r}: a stack of {8 + r} blocks.")
+            + f'[steps.settings]\ndepth = {8 + r}\nmode = "add"\n'
+            + '[steps.predict]\nquestion = "In the last block, which term holds most of the '
+            'output?"\nchoices = ["shortcut", "update"]\nexpect = "shortcut"\n'
+            'measure = "skip_last_block_term"\n'
+        )
+    parts.append("[[steps]]\n" + step.format(title="All done", text="The drill is over."))
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "heal.toml").write_text("\n".join(parts), encoding="utf-8")
+    lessons, errors = load_lessons([folder])
+    assert not errors and len(lessons["heal"].steps) == rounds + 2, errors
+    return folder
+
+
+LEADS = [-0.05, 0.0, 0.05, 0.1, 0.3]  # seconds from Ada's Send to the kill, by round
+VOTE_SAID = re.compile("is recorded|has not reached the room|was not sent")
+
+
+def _heading(tab: Tab, title: str, timeout_s: float) -> None:
+    tab.page.locator("[data-testid='stHeading']", has_text=title).first.wait_for(
+        timeout=timeout_s * 1000
+    )
+
+
+def _pick(tab: Tab, choice: str) -> None:
+    pg = tab.page
+    pg.get_by_text("Predict first:").wait_for(timeout=30_000)
+    pg.locator("[data-testid='stRadio']").get_by_text(choice, exact=True).click()
+    pg.get_by_text("Not sent yet").wait_for(timeout=30_000)
+
+
+def _send(tab: Tab) -> None:
+    tab.page.get_by_role("button", name="Send my prediction").click(no_wait_after=True)
+
+
+def _settle_vote(tab: Tab, choice: str) -> str:
+    """What the page said of a vote whose Send may have died with its replica:
+    "stored" (it says recorded) or "not sent" (it says so; sent again until recorded).
+    A page that says neither within 30 s fails the test: a silent loss. (A click the
+    browser had queued while its server was gone is delivered on reconnecting: the
+    page may say "not reached" for the moment before that click's run records it,
+    and then the Send button is gone.)"""
+    pg = tab.page
+    pg.get_by_text(VOTE_SAID).first.wait_for(timeout=30_000)
+    outcome = "stored" if "is recorded" in pg.inner_text("body") else "not sent"
+    recorded = pg.get_by_text(f"Your prediction is recorded: {choice}")
+    deadline = time.monotonic() + 30
+    while not recorded.count():
+        assert time.monotonic() < deadline, f"never recorded: {pg.inner_text('body')[-600:]}"
+        send = pg.get_by_role("button", name="Send my prediction")
+        if send.count():
+            try:
+                send.click(timeout=2_000)
+            except PlaywrightTimeout:
+                pass  # redrawn under the click: look again
+        pg.wait_for_timeout(200)
+    return outcome
+
+
+def test_a_room_mid_vote_survives_the_kill_of_its_presenters_replica(healing, browser) -> None:
+    """A presenter and 3 participants through nginx and 2 replicas; in each round the
+    room moves to a question, one participant's vote is sent, and the replica holding
+    the presenter and a second participant is killed as that second participant
+    presses Send (``LEADS``: from 0.05 s after the kill to 0.3 s before), a third
+    sending just after. Within
+    ``RECONNECT_S`` all four are in the room at its step with no connection dialog;
+    every vote pressed is in the store, or its page said it was not sent and the
+    resend is; the presenter's Next still moves the room. Then the two reload once
+    their replica is back (presenting survives a reload), for the next round."""
+    server, kind, room_step, store = healing
     url = server.url
     cookies = server.cookies()
-    start = sorted(cookies)[0]  # both pages start on this replica
-    presenter = Tab(browser, url, cookies[start][0], viewport={"width": 1500, "height": 1400})
+    home, other = sorted(cookies)  # presenter and Ada's replica; Bo and Cy's
+    size = {"viewport": {"width": 1280, "height": 1000}}
+    presenter = Tab(browser, url, cookies[home][0], viewport={"width": 1500, "height": 1400})
     pp = presenter.page
-    pp.goto(f"{url}/workshop")
+    pp.goto(f"{url}/workshop?lesson=heal")
     wait_ready(pp)
     pp.get_by_role("button", name="Open as a room").click()
     pp.get_by_text(re.compile(r"Room code: [A-Z0-9]{6}")).wait_for(timeout=30_000)
-    found = re.search(r"Room code: ([A-Z0-9]{6})", pp.inner_text("body"))
-    assert found, pp.inner_text("body")
-    code = found.group(1)
+    code = re.search(r"Room code: ([A-Z0-9]{6})", pp.inner_text("body")).group(1)
+    ada = Tab(browser, url, cookies[home][1], **size)
+    bo = Tab(browser, url, cookies[other][0], **size)
+    cy = Tab(browser, url, cookies[other][1], **size)
+    people = {"Ada": ada, "Bo": bo, "Cy": cy}
+    for name, tab in people.items():
+        tab.page.goto(f"{url}/workshop?join={code}")
+        wait_ready(tab.page)
+        tab.page.get_by_label("Your name (optional)").fill(name)
+        tab.page.get_by_role("button", name="Join", exact=True).click()
+        _heading(tab, "Everyone in", 60)
+    assert presenter.replica() == ada.replica() == home
+    assert bo.replica() == cy.replica() == other
 
-    participant = Tab(browser, url, cookies[start][1], viewport={"width": 1280, "height": 1000})
-    pg = participant.page
-    pg.goto(f"{url}/workshop?join={code}")
-    wait_ready(pg)
-    pg.get_by_label("Your name (optional)").fill("Ada")
-    pg.get_by_role("button", name="Join", exact=True).click()
-    pg.locator("[data-testid='stHeading']", has_text=LESSON.steps[0].title).first.wait_for(
-        timeout=60_000
-    )
-    # The room moves on once, so the step to come back to is not the first.
-    pp.get_by_role("button", name="Next", exact=True).click()
-    pp.get_by_text("Step 2 of").first.wait_for(timeout=30_000)
-    step = LESSON.steps[1]
-    pg.locator("[data-testid='stHeading']", has_text=step.title).first.wait_for(timeout=30_000)
-    assert room_step(code) == 2
-    assert presenter.replica() == participant.replica() == start
-    query = urllib.parse.urlencode(step.query(LESSON.id, 2))
-
-    for kill in range(KILLS):
-        target = participant.replica()
-        replicas = server.replicas()
-        (other,) = set(replicas) - {target}
-        # As in a workshop, where every replica has drawn these pages for someone:
-        # their first run on a fresh process imports what they need (seconds here).
-        _warm(browser, url, cookies[other][0], ["workshop", f"{step.page}?{query}"])
-        nginx_pid = server.nginx()
-        os.kill(replicas[target], signal.SIGKILL)
-        killed = time.monotonic()
-        deadline = killed + RECONNECT_S
-        took, via = participant.reconnected(killed, step.title, deadline)
-        p_took, p_via = presenter.reconnected(killed, "Step 2 of", deadline)
-        print(
-            f"\n{kind}, kill {kill + 1}: replica {target} killed; participant connected "
-            f"again after {took:.1f} s via {via}, presenter after {p_took:.1f} s via {p_via}"
+    outcomes: list[str] = []
+    waits: list[float] = []
+    for r in range(1, KILLS + 1):
+        step, title = r + 1, f"Vote round {r}"
+        pp.get_by_role("button", name="Next", exact=True).click()
+        pp.get_by_text(f"Step {step} of").first.wait_for(timeout=30_000)
+        for tab in people.values():
+            _heading(tab, title, 30)
+        choices = {"Ada": "shortcut", "Bo": "update", "Cy": ["shortcut", "update"][r % 2]}
+        _pick(bo, choices["Bo"])
+        _send(bo)
+        bo.page.get_by_text(f"Your prediction is recorded: {choices['Bo']}").wait_for(
+            timeout=30_000
         )
-        # Nothing else went down; the pages are on a live replica, nothing said.
-        assert server.proc.poll() is None
-        assert server.nginx() == nginx_pid
+        _pick(ada, choices["Ada"])
+        _pick(cy, choices["Cy"])
+        replicas = server.replicas()
+        assert presenter.replica() == ada.replica() == home, "not on their replica"
+        nginx_pid = server.nginx()
+        # Ada presses Send this long before the kill (after it, when negative): the
+        # vote may be on its way, committed, or pressed on a page that has lost its server.
+        lead = LEADS[(r - 1) % len(LEADS)]
+        if lead >= 0:
+            _send(ada)
+            time.sleep(lead)
+        os.kill(replicas[home], signal.SIGKILL)
+        killed = time.monotonic()
+        if lead < 0:
+            time.sleep(-lead)
+            _send(ada)
+        _send(cy)  # on the live replica, just after
+        deadline = killed + RECONNECT_S
+        a_took, a_via = ada.reconnected(killed, title, deadline)
+        p_took, p_via = presenter.reconnected(killed, f"Step {step} of", deadline)
+        for tab in (bo, cy):
+            _heading(tab, title, max(0.1, deadline - time.monotonic()))
+        waits.append(max(a_took, p_took))
+        # Everyone is in the room at its step, on a live replica, nothing said.
+        assert _port_of(a_via) == _port_of(p_via) == other, (a_via, p_via)
+        assert server.proc.poll() is None and server.nginx() == nginx_pid
         assert server.replicas().get(other) == replicas[other]
-        for tab in (participant, presenter):
-            assert not tab.saw_connection_error(), "Streamlit's Connection error dialog showed"
-        # The participant is back at the room's step, in the room.
-        assert room_step(code) == 2
-        assert f"room={code}" in pg.url and "step=2" in pg.url, pg.url
-        assert pg.locator("[data-testid='stException']").count() == 0
-        # The killed replica answers again on its port, a new process, said in the log.
-        server.restarted(target, replicas[target], RESTART_S)
+        assert room_step(code) == step
+        for name, tab in [("presenter", presenter), *people.items()]:
+            assert not tab.saw_connection_error(), f"{name}: the Connection error dialog"
+            assert tab.page.locator("[data-testid='stException']").count() == 0, name
+        for tab in people.values():
+            assert f"room={code}" in tab.page.url and f"step={step}" in tab.page.url
+        assert pp.get_by_role("button", name="Open as a room").count() == 0
+
+        # Every vote pressed is stored, or was said not sent and is stored once resent.
+        outcomes.append(_settle_vote(ada, choices["Ada"]))
+        assert _settle_vote(cy, choices["Cy"]) == "stored"  # its replica never went down
+        assert sorted(store.votes(code, step, 1).values()) == sorted(choices.values())
+        pp.get_by_text("Predictions: 3 of 3 answered").wait_for(timeout=30_000)
+        print(
+            f"\n{kind}, round {r}: replica {home} killed as Ada sent; Ada connected again "
+            f"after {a_took:.1f} s, the presenter after {p_took:.1f} s (via {other}); "
+            f"Ada's vote, pressed {abs(lead):.2f} s {'before' if lead >= 0 else 'after'} the "
+            f"kill: {outcomes[-1]}"
+        )
+
+        # The killed replica answers again on its port, a new process, said in the log;
+        # the presenter's images (held by the live replica now) are still served: its
+        # cookie's replica answers 404 and nginx passes the request on.
+        server.restarted(home, replicas[home], RESTART_S)
         assert re.search(
-            rf"replica 127\.0\.0\.1:{target} \(pid {replicas[target]}\) killed by SIGKILL",
+            rf"replica 127\.0\.0\.1:{home} \(pid {replicas[home]}\) killed by SIGKILL",
             server.err.read_text(),
         )
-        # The presenter's cookie hashes to `start`; when its page is held elsewhere
-        # now, its images are there, and `start` (back, or never down) answers 404 for
-        # them: nginx passes that on to the next replica, which has them.
-        if presenter.replica() == start:
-            continue
         src = pp.locator("[data-testid='stImage'] img").first.get_attribute("src")
         fetch = "async (src) => { const r = await fetch(src); " \
                 "return [r.status, r.headers.get('x-resviz-replica')]; }"  # fmt: skip
-        ok = False
         for _ in range(40):
             status, tried = pp.evaluate(fetch, src)
-            if tried and tried.startswith(f"127.0.0.1:{start},"):
-                ok = status == 200
+            if tried and tried.startswith(f"127.0.0.1:{home},"):
                 break
             pp.wait_for_timeout(500)
-        assert ok, (status, tried)
-    screenshot(pg, f"workshop_heals_{kind}_participant")
+        assert status == 200 and tried.startswith(f"127.0.0.1:{home},"), (status, tried)
+        # The presenter and Ada reload: back on their own replica, presenting, in the room.
+        for tab, heading in ((presenter, f"Step {step} of"), (ada, title)):
+            since = time.monotonic()
+            tab.page.reload()
+            tab.reconnected(since, heading, since + 60)
+        assert presenter.replica() == ada.replica() == home
+        assert pp.get_by_role("button", name="Open as a room").count() == 0
+
+    # The presenter still drives: the last Next moves every participant.
+    pp.get_by_role("button", name="Next", exact=True).click()
+    for tab in people.values():
+        _heading(tab, "All done", 30)
+    assert room_step(code) == KILLS + 2
+    silent = KILLS - outcomes.count("stored") - outcomes.count("not sent")
+    print(
+        f"\n{kind}: {KILLS} kills; Ada's vote at the kill: {outcomes.count('stored')} "
+        f"stored, {outcomes.count('not sent')} said not sent and resent, {silent} silent "
+        f"losses; back in the room after at most {max(waits):.1f} s "
+        f"(median {sorted(waits)[len(waits) // 2]:.1f} s)"
+    )
+    assert silent == 0
+    screenshot(ada.page, f"workshop_heals_{kind}_participant")
     screenshot(pp, f"workshop_heals_{kind}_presenter")
-    presenter.ctx.close()
-    participant.ctx.close()
+    for tab in (presenter, *people.values()):
+        tab.ctx.close()

@@ -1,6 +1,7 @@
 """The lesson as one self-contained HTML file: each step's text and settings, and
 for each question the room's predictions, second votes and measured answers, as
-inline SVG bar charts. No script, no stylesheet or font from elsewhere: it opens
+inline SVG bar charts; each step's takeaway (its ``explain``) and the lesson's
+references. Never the presenter's notes. No script, no stylesheet or font from elsewhere: it opens
 offline. Step texts, questions and the summary are the lesson's Markdown, drawn as the
 app draws them: its ``$...$`` (and ``$$...$$``) math as MathML (:mod:`ui.mathml`), which
 browsers draw natively, and its emphasis, code and lists as HTML. Raw HTML in them is
@@ -40,6 +41,7 @@ math { font-size: 1.1em; }
 .math-block { display: block; max-width: 100%; overflow-x: auto; overflow-y: hidden;
               padding: .25em .2em; margin: .25rem 0; box-sizing: border-box; }
 figure { margin: .5rem 0 1rem; } figcaption { font-weight: 600; }
+.takeaway { border-left: 4px solid #4c78a8; padding: .1rem 0 .1rem .8rem; margin: 1rem 0; }
 svg { max-width: 100%; height: auto; }
 svg text { font: 13px system-ui, sans-serif; fill: #1b1b1b; }
 """
@@ -157,6 +159,13 @@ def bar_svg(rows: list[tuple[str, int]], color: str = "#4c78a8") -> str:
     return "".join(parts)
 
 
+def _takeaway(explain: str) -> list[str]:
+    """A step's why, as the handout's takeaway (nothing where the step has none)."""
+    if not explain:
+        return []
+    return [f"<div class='takeaway'><strong>Takeaway.</strong>{render_text(explain)}</div>"]
+
+
 def build(
     lesson: Lesson,
     code: str,
@@ -175,6 +184,8 @@ def build(
     ]
     if lesson.summary:
         out.append(f"<p>{render_inline(lesson.summary)}</p>")
+    if lesson.slot:
+        out.append(f"<p class='muted'>A {e(fmt(lesson.slot))}-minute workshop.</p>")
     for i, step in enumerate(lesson.steps, start=1):
         out.append(f"<h2>Step {i}. {e(step.title)}</h2>")
         out.append(f"<div class='text'>{render_text(step.text)}</div>")
@@ -187,12 +198,13 @@ def build(
         )
         q = step.predict
         if q is None:
+            out.extend(_takeaway(step.explain))
             continue
         out.append(f"<p><strong>Question:</strong> {render_inline(q.question)}</p>")
         counts = room_counts.get(i, {})
         for key, title, color in (
             ("predictions", "The room's predictions", "#4c78a8"),
-            ("measured", "Measured on participants' laptops, one seed each", "#59a14f"),
+            ("measured", "Measured by the server, one seed per participant", "#59a14f"),
             ("second", "Second vote, after the discussion", "#f28e2b"),
         ):
             rows = list(counts.get(key, []))
@@ -205,5 +217,10 @@ def build(
                 f"<figure><figcaption>{e(title)} ({n} answers)</figcaption>"
                 f"{bar_svg(rows, color)}</figure>"
             )
+        out.extend(_takeaway(step.explain))
+    if lesson.references:
+        out.append("<h2>References</h2><ul class='references'>")
+        out.extend(f"<li>{render_inline(ref)}</li>" for ref in lesson.references)
+        out.append("</ul>")
     out.append("</body></html>")
     return "\n".join(out)

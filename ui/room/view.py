@@ -57,7 +57,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from .. import jobs
-from ..lesson_state import lessons, step_page_path
+from ..lesson_state import explain, lessons, step_page_path
 from ..lessons import Lesson, Step
 from ..markdown import md_escape
 from ..section import missing_extra, say_missing_extra
@@ -89,6 +89,9 @@ _SYNC = "room:sync"  # the presenter's page takes the room's lesson and step
 _HOST_STEP = "room:host-step"  # the room's step as this presenter's page last set it
 _HOST_LOOKED = "room:host-looked"  # this session asked the store for its room once
 POLL_S = 1.0
+# Each participant's answer is computed by the server that serves their page, with
+# their own seed: nothing runs on a participant's device.
+MEASURED_TITLE = "Measured by the server, one seed per participant"
 MEASURE_LABEL = "room-measure"  # the jobs' label (its threads: resviz-room-measure)
 _LOG = logging.getLogger(__name__)
 
@@ -631,6 +634,8 @@ def _question(
             "goes on without it.",
             icon=":material/error:",
         )
+    if step.explain:
+        explain(step.explain)  # after the reveal, never before the vote
     if room.phase == "second":
         second = store().votes(code, index, 2).get(member.token)
         _vote_form(code, member, index, 2, q.choices, second)
@@ -958,7 +963,7 @@ def _live(code: str, secret: str, lesson: Lesson, index: int) -> None:
         _people(code, secret, room, members, index)
         return
     measured = s.measures(code, index)
-    _bars("Measured on their laptops (one seed each)", counts(measured, q.choices), n)
+    _bars(MEASURED_TITLE, counts(measured, q.choices), n)
     running = {t: p for t, p in s.progress(code, index).items() if t not in measured}
     if running:
         by_token = {m.token: m for m in members}
@@ -970,6 +975,10 @@ def _live(code: str, secret: str, lesson: Lesson, index: int) -> None:
                 if t in by_token
             )
         )
+    if step.explain:
+        with st.container(border=True, key="room-explain"):
+            st.markdown("**Why** (shown to the room after the reveal)")
+            st.markdown(step.explain)
     if phase == "revealed":
         if b2.button("Second vote", key="room:second", help="Peer instruction: vote again"):
             s.set_phase(code, secret, "second")

@@ -123,19 +123,20 @@ def test_html_links_images_and_formulas_that_break_out_come_out_inert() -> None:
 def test_the_handout_draws_every_formula_of_the_lesson() -> None:
     out = handout.build(LESSON, "ABCDEF", {}, 3)
     page = assert_inert(out, PAGE_TAGS, PAGE_ATTRS)
-    texts = [LESSON.summary] + [s.text for s in LESSON.steps]
+    texts = [LESSON.summary] + [s.text for s in LESSON.steps] + [s.explain for s in LESSON.steps]
     texts += [s.predict.question for s in LESSON.steps if s.predict]
     assert out.count("<math") == sum(t.count("$") for t in texts) // 2 >= 25
     visible = page.visible
     assert "$" not in visible and "**" not in visible and "`" not in visible
     assert not re.search(r"\\[A-Za-z|,]", visible)  # no TeX command left as text
-    assert "<strong>Train</strong>" in out and "<em>worse</em>" in out
+    assert "<strong>Train</strong>" in out and "<em>without</em>" in out
     for i, step in enumerate(LESSON.steps, 1):
         assert f"Step {i}. " in visible
 
 
 def test_the_handout_is_one_self_contained_file_that_fits_a_phone() -> None:
-    counts = {3: {"predictions": [("shortcut", 2), ("update", 1)]}}
+    first = next(i for i, s in enumerate(LESSON.steps, 1) if s.predict)
+    counts = {first: {"predictions": [("plain", 2), ("residual", 1)]}}
     out = handout.build(LESSON, "ABCDEF", counts, 3)
     low = out.lower()
     for needle in ("<script", "<link", "src=", "href", "url(", "@import", "@font-face"):
@@ -162,3 +163,28 @@ def test_no_question_answered_means_no_chart() -> None:
     out = handout.build(LESSON, "ABCDEF", {}, 0)
     asked = sum(1 for s in LESSON.steps if s.predict)
     assert "<svg" not in out and out.count("predictions: no answers.") == asked
+
+
+def test_the_handout_gives_each_takeaway_and_the_references_never_the_notes() -> None:
+    out = handout.build(LESSON, "ABCDEF", {}, 3)
+    page = assert_inert(out, PAGE_TAGS, PAGE_ATTRS)
+    takeaways = [s.explain for s in LESSON.steps if s.explain]
+    assert len(takeaways) == len(LESSON.steps)  # the shipped lesson explains every step
+    assert out.count("<strong>Takeaway.</strong>") == len(takeaways)
+    for text in takeaways:
+        assert render_text(text) in out
+    for step in LESSON.steps:  # the presenter's alone
+        for line in filter(None, (x.strip() for x in step.notes.splitlines())):
+            assert render_inline(line) not in out, line
+    assert "<h2>References</h2>" in out
+    assert all(render_inline(r) in out for r in LESSON.references)
+    assert "A 60-minute workshop." in page.visible
+
+
+def test_a_takeaway_and_a_reference_full_of_markup_stay_inert() -> None:
+    step = Step("t", "skip_connections", None, "x", (), None, 3.0, EVIL, EVIL)
+    lesson = Lesson("x", "t", "", (step,), slot=3.0, references=(EVIL,))
+    out = handout.build(lesson, "ABCDEF", {}, 0)
+    page = assert_inert(out, PAGE_TAGS, PAGE_ATTRS)
+    assert "<script" not in out.lower() and "<img" not in out
+    assert page.visible.count("<script>alert(1)</script>") == 2  # takeaway and reference

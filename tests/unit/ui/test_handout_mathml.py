@@ -31,7 +31,9 @@ def lesson_formulas() -> list[str]:
     found: list[str] = []
     for lesson in load_lessons()[0].values():
         texts = [lesson.summary] + [s.text for s in lesson.steps]
+        texts += [s.explain for s in lesson.steps]  # the handout's takeaways
         texts += [s.predict.question for s in lesson.steps if s.predict]
+        texts += list(lesson.references)
         for text in texts:
             maths = [
                 child
