@@ -23,14 +23,14 @@ import torch
 import resviz as rv
 from resviz.device import pick_device
 from resviz.recipes import MEASURES
-from resviz.recipes.core import RECIPES, Answer, recipe_name, settings_of
+from resviz.recipes.core import RECIPES, Answer
 
 from .lesson_state import clear_question, hold_question, lessons, step_page_path
-from .lessons import Lesson, Step
+from .lessons import Lesson, Step, question_call
 from .markdown import md_escape
 from .room import view as room_view
 from .section import run_recipe
-from .specs import SEEDS_AUTO, fmt, seeds_count
+from .specs import fmt
 from .specs.pages import spec_of
 
 LESSON, STEP = "lesson", "step"
@@ -66,19 +66,11 @@ def go_to(lesson: Lesson, index: int) -> None:
 
 
 def _step_call(page: str, step: Step, seed: int) -> tuple[str, tuple[tuple[str, Any], ...], str]:
-    """The recipe call that answers the step's question with ``seed``: the recipe's
-    name, its settings (the page's defaults, then the step's) and the device."""
-    assert step.predict is not None
-    m = MEASURES[step.predict.measure]
-    spec = spec_of(page)
-    settings = {n: spec.param(n).default for n in settings_of(m.recipe) if spec.param(n)}
-    settings.update((k, v) for k, v in step.settings if k in settings)
-    settings["seed"] = seed
-    if "seeds" in settings_of(m.recipe):
-        asked = dict(step.settings).get("seeds", SEEDS_AUTO)
-        settings["seeds"] = seeds_count(str(asked), int(settings_of(m.recipe)["seeds"]))
+    """The recipe call that answers the step's question with ``seed``
+    (:func:`ui.lessons.question_call`) and the device."""
+    name, settings = question_call(page, step, seed)
     device = str(pick_device(st.session_state.get("shared:device", "auto")))
-    return recipe_name(m.recipe), tuple(sorted(settings.items())), device
+    return name, tuple(sorted(settings.items())), device
 
 
 def step_answer(page: str, step: Step, seed: int) -> Answer:

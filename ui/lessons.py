@@ -22,7 +22,9 @@ A lesson is a small file in ``lessons/`` (or the folder ``RESVIZ_LESSONS`` names
 
 A step may also carry ``minutes`` (its share of the lesson's ``slot``), ``explain``
 (the why: shown after the reveal, and in the handout) and ``notes`` (the presenter's
-alone: the expected answer, typical wrong answers and what to say, a follow-up).
+alone: the expected answer, typical wrong answers and what to say, a follow-up); a
+question may carry an ``exercise``, the handout's take-home task beside a notebook
+that measures the question (:func:`question_call`).
 A lesson that declares ``slot = 60`` must give every step its minutes, summing to
 the slot; ``references`` lists the works it cites (shown in the handout).
 
@@ -62,6 +64,7 @@ STEP_FIELDS = {
     "minutes",
     "explain",
     "notes",
+    "exercise",
 }
 PREDICT_FIELDS = {"question", "choices", "expect", "measure"}
 LESSON_FIELDS = {"title", "summary", "slot", "references", "steps"}
@@ -87,6 +90,7 @@ class Step:
     minutes: float | None = None
     explain: str = ""  # the why: after the reveal, and in the handout
     notes: str = ""  # the presenter's alone: never shown to a participant
+    exercise: str = ""  # a question's take-home exercise, in the handout with its notebook
 
     def query(self, lesson_id: str, index: int) -> dict[str, str]:
         """The URL parameters that open this step (``index`` counts from 1)."""
@@ -183,7 +187,12 @@ def parse_step(path: Path, index: int, raw: Any, measures: frozenset[str]) -> St
     minutes = _minutes(raw.get("minutes"), _where(path, index, "minutes"))
     explain = _text(raw, "explain", where, 2000, required=False)
     notes = _text(raw, "notes", where, 4000, required=False)
-    return Step(title, page, section, text, tuple(settings), predict, minutes, explain, notes)
+    exercise = _text(raw, "exercise", where, 1000, required=False)
+    if exercise and predict is None:
+        raise LessonError(f"{where}: an exercise belongs to a question (its notebook measures it)")
+    return Step(
+        title, page, section, text, tuple(settings), predict, minutes, explain, notes, exercise
+    )
 
 
 def _minutes(value: Any, where: str, name: str = "minutes") -> float | None:
@@ -363,3 +372,26 @@ def load_lessons(
             except LessonError as exc:
                 errors.append(str(exc))
     return lessons, errors
+
+
+def question_call(page: str, step: Step, seed: int = 0) -> tuple[str, dict[str, Any]]:
+    """The recipe call that answers ``step``'s question with ``seed``: the recipe's
+    registered name (``"gradients.per_layer"``) and its settings (the page's defaults,
+    then the step's; the step's seeds). The room, the lesson view and the handout's
+    notebooks all measure through this call."""
+    from resviz.recipes import MEASURES
+    from resviz.recipes.core import recipe_name, settings_of
+
+    from .specs import SEEDS_AUTO, seeds_count
+
+    assert step.predict is not None
+    m = MEASURES[step.predict.measure]
+    spec = spec_of(page)
+    names = settings_of(m.recipe)
+    settings = {n: spec.param(n).default for n in names if spec.param(n)}
+    settings.update((k, v) for k, v in step.settings if k in settings)
+    settings["seed"] = seed
+    if "seeds" in names:
+        asked = dict(step.settings).get("seeds", SEEDS_AUTO)
+        settings["seeds"] = seeds_count(str(asked), int(names["seeds"]))
+    return recipe_name(m.recipe), settings

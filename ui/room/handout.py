@@ -12,7 +12,9 @@ shrink to fit, a formula wider than the screen scrolls inside its own box."""
 
 from __future__ import annotations
 
+import base64
 import html
+import re
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
@@ -20,9 +22,14 @@ from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
-from ..lessons import Lesson
+from ..lessons import Lesson, Step, question_call
 from ..mathml import to_mathml
+from ..notebook import Notebook, literal
 from ..specs import fmt
+from ..specs.pages import spec_of
+
+# The take-home notebooks measure a question over this many seeds (0-9).
+EXERCISE_SEEDS = 10
 
 CSS = """
 html { -webkit-text-size-adjust: 100%; text-size-adjust: 100%; }
@@ -166,6 +173,79 @@ def _takeaway(explain: str) -> list[str]:
     return [f"<div class='takeaway'><strong>Takeaway.</strong>{render_text(explain)}</div>"]
 
 
+def exercise_notebook(step: Step) -> Notebook:
+    """A take-home notebook for a question step: the question (as Python literals: it
+    is the lesson author's text), then the recipe call that measures it at the step's
+    settings over seeds 0-9 (:func:`ui.lessons.question_call`, the room's own call,
+    with :data:`EXERCISE_SEEDS` where the recipe runs seeds) and the measured answer."""
+    q = step.predict
+    assert q is not None
+    name, settings = question_call(step.page, step, seed=0)
+    if "seeds" in settings:
+        settings["seeds"] = EXERCISE_SEEDS
+    section = step.section or spec_of(step.page).sections[0]
+    nb = Notebook(step.page, section, {k: fmt(v) for k, v in step.settings})
+    nb.code(
+        f"question = {literal(q.question)}\nchoices = {literal(list(q.choices))}\nprint(question, choices)"
+    )
+    seeds = (
+        "over seeds 0-9 (the `seeds` setting)"
+        if "seeds" in settings
+        else "(no seeds: fixed weights)"
+    )
+    nb.md(
+        "Predict your answer first. The next cell computes the section's data with the "
+        f"step's settings {seeds} and reads the answer the way the workshop room did."
+    )
+    call = ", ".join(f"{k}={literal(v)}" for k, v in settings.items())
+    nb.code(
+        f"r = rv.recipes.{name}({call})\n"
+        f"answer = rv.recipes.MEASURES[{literal(q.measure)}].over(r)\n"
+        "print(answer.answer)\nprint(answer.sentence)"
+    )
+    nb.md("Now change one setting in that call, predict again, and run it.")
+    return nb
+
+
+def _take_home(lesson: Lesson) -> list[str]:
+    """The take-home exercises: one per question, its text and its notebook, a download
+    inside the file (a data URL: the handout stays one self-contained file)."""
+    from resviz.recipes import MEASURES  # torch: only once a handout is made
+
+    asked = [s for s in lesson.steps if s.predict]
+    if not asked:
+        return []
+    e = html.escape
+    stem = re.sub(r"[^a-z0-9_-]+", "-", lesson.id.lower()).strip("-") or "lesson"
+    out = [
+        "<h2>Take home</h2>",
+        "<p>One exercise per question. Each notebook measures its question with the "
+        "<code>resviz</code> library at the step's settings, as the room did; its first "
+        "cell says how to install what it needs.</p>",
+    ]
+    for k, step in enumerate(asked, start=1):
+        q = step.predict
+        assert q is not None
+        out.append(f"<h3>Exercise {k}. {e(step.title)}</h3>")
+        if step.exercise:
+            out.append(render_text(step.exercise))
+        else:
+            out.append(
+                f"<p>Predict, then run the notebook: “{render_inline(q.question)}” "
+                f"({e(' or '.join(q.choices))}). Then change one setting in its call, "
+                "predict again, and run it.</p>"
+            )
+        if q.measure not in MEASURES:  # only a lesson built by hand, unchecked
+            continue
+        data = base64.b64encode(exercise_notebook(step).to_bytes()).decode("ascii")
+        file = f"{stem}-exercise-{k}.ipynb"
+        out.append(
+            f"<p><a class='notebook' download='{file}' "
+            f"href='data:application/x-ipynb+json;base64,{data}'>Notebook: {file}</a></p>"
+        )
+    return out
+
+
 def build(
     lesson: Lesson,
     code: str,
@@ -218,6 +298,7 @@ def build(
                 f"{bar_svg(rows, color)}</figure>"
             )
         out.extend(_takeaway(step.explain))
+    out.extend(_take_home(lesson))
     if lesson.references:
         out.append("<h2>References</h2><ul class='references'>")
         out.extend(f"<li>{render_inline(ref)}</li>" for ref in lesson.references)

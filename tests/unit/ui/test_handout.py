@@ -66,10 +66,21 @@ class Page(HTMLParser):
         return "".join(self.text)
 
 
+NOTEBOOK_LINK = re.compile(r"data:application/x-ipynb\+json;base64,[A-Za-z0-9+/=]+")
+
+
 def assert_inert(markup: str, tags: set[str] = TEXT_TAGS, attrs: set[str] = ATTRS) -> Page:
+    """Only the allowed tags and attributes, no handler, no address. The one anchor a
+    handout has is its own: a take-home notebook, a download of a data URL (base64)."""
     page = Page(markup)
-    assert page.tags <= tags, page.tags - tags
     for tag, attrs_ in page.elements:
+        if tag == "a" and attrs is PAGE_ATTRS:
+            assert set(attrs_) == {"class", "download", "href"}, attrs_
+            assert attrs_["class"] == "notebook", attrs_
+            assert re.fullmatch(r"[a-z0-9_-]+-exercise-\d+\.ipynb", attrs_["download"] or "")
+            assert NOTEBOOK_LINK.fullmatch(attrs_["href"] or ""), attrs_["href"][:80]
+            continue
+        assert tag in tags, tag
         assert set(attrs_) <= attrs, (tag, attrs_)
         assert not any(k.startswith("on") or k in ("href", "src") for k in attrs_)
     return page
@@ -124,7 +135,9 @@ def test_the_handout_draws_every_formula_of_the_lesson() -> None:
     out = handout.build(LESSON, "ABCDEF", {}, 3)
     page = assert_inert(out, PAGE_TAGS, PAGE_ATTRS)
     texts = [LESSON.summary] + [s.text for s in LESSON.steps] + [s.explain for s in LESSON.steps]
-    texts += [s.predict.question for s in LESSON.steps if s.predict]
+    # A question is drawn twice: at its step, and in its take-home exercise.
+    texts += 2 * [s.predict.question for s in LESSON.steps if s.predict]
+    texts += [s.exercise for s in LESSON.steps]
     assert out.count("<math") == sum(t.count("$") for t in texts) // 2 >= 25
     visible = page.visible
     assert "$" not in visible and "**" not in visible and "`" not in visible
@@ -138,7 +151,8 @@ def test_the_handout_is_one_self_contained_file_that_fits_a_phone() -> None:
     first = next(i for i, s in enumerate(LESSON.steps, 1) if s.predict)
     counts = {first: {"predictions": [("plain", 2), ("residual", 1)]}}
     out = handout.build(LESSON, "ABCDEF", counts, 3)
-    low = out.lower()
+    # The take-home notebooks are inside the file, as data URLs: the only addresses.
+    low = re.sub(r"href='data:application/x-ipynb\+json;base64,[a-z0-9+/=]+'", "", out.lower())
     for needle in ("<script", "<link", "src=", "href", "url(", "@import", "@font-face"):
         assert needle not in low, needle
     assert "http" not in out.replace('xmlns="http://www.w3.org/2000/svg"', "")
@@ -188,3 +202,37 @@ def test_a_takeaway_and_a_reference_full_of_markup_stay_inert() -> None:
     page = assert_inert(out, PAGE_TAGS, PAGE_ATTRS)
     assert "<script" not in out.lower() and "<img" not in out
     assert page.visible.count("<script>alert(1)</script>") == 2  # takeaway and reference
+
+
+def test_each_question_has_a_take_home_notebook_that_measures_it() -> None:
+    """The take-home notebooks, decoded from the handout's data URLs: one per question,
+    the question as Python literals, and a recipe call that, run, gives the lesson's
+    expected answer at the step's settings over seeds 0-9 (the room's own call)."""
+    import base64
+    import contextlib
+    import io
+    import json
+
+    out = handout.build(LESSON, "ABCDEF", {}, 3)
+    links = re.findall(r"download='([^']+)' href='([^']+)'", out)
+    asked = [s for s in LESSON.steps if s.predict]
+    assert [name for name, _ in links] == [
+        f"{LESSON.id}-exercise-{k}.ipynb" for k in range(1, len(asked) + 1)
+    ]
+    for step, (_, href) in zip(asked, links, strict=True):
+        nb = json.loads(base64.b64decode(href.split(",", 1)[1]))
+        code = [c["source"] for c in nb["cells"] if c["cell_type"] == "code"]
+        # Run the question's and the measuring cells (our generated code, the author's
+        # text in it only as literals) after the imports.
+        scope: dict = {}
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            exec("import resviz as rv", scope)  # noqa: S102
+            exec(code[1], scope)  # noqa: S102
+            exec(code[2], scope)  # noqa: S102
+        assert scope["question"] == step.predict.question
+        assert scope["choices"] == list(step.predict.choices)
+        answer = scope["answer"]
+        assert answer.answer == step.predict.expect, (step.title, answer.sentence)
+        if "seeds=" in code[2]:
+            assert "seeds=10" in code[2] and answer.sentence.startswith("In 10 of 10 seeds")
