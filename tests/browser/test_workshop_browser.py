@@ -8,6 +8,7 @@ import urllib.parse
 import pytest
 
 from tests.browser.conftest import Server, screenshot, wait_ready
+from ui.lessons import load_lessons
 
 pytestmark = pytest.mark.browser
 
@@ -51,15 +52,10 @@ def test_presenter_view_on_both_themes(browser, fresh, scheme):
 def test_participant_link_is_the_first_request_of_a_fresh_server(browser):
     server = Server()
     try:
-        query = urllib.parse.urlencode(
-            {
-                "section": "Per layer",
-                "depth": "30",
-                "act": "tanh",
-                "lesson": "residuals",
-                "step": "4",
-            }
-        )
+        # The shared link of the lesson's step 4: its own settings (Xavier init, LayerNorm).
+        step = load_lessons()[0]["residuals"].steps[3]
+        assert step.page == "gradient_flow" and step.section == "Per layer"
+        query = urllib.parse.urlencode(step.query("residuals", 4))
         pg = browser.new_page(viewport={"width": 1400, "height": 1100})
         pg.goto(f"{server.url}/gradient_flow?{query}")
         wait_ready(pg)
@@ -70,7 +66,8 @@ def test_participant_link_is_the_first_request_of_a_fresh_server(browser):
         pg.get_by_role("button", name="Lock in my prediction").click()
         wait_ready(pg, charts=2)
         assert pg.get_by_text("You predicted").is_visible()
-        assert "depth=30" in pg.url and "step=4" in pg.url
+        assert "depth=30" in pg.url and "init=xavier" in pg.url and "step=4" in pg.url
+        assert "the measurement says otherwise" not in pg.inner_text("body")
         screenshot(pg, "workshop_participant_measured")
     finally:
         server.stop()
