@@ -187,12 +187,15 @@ def similarity_section() -> None:
     sec = Section(TITLE, S.SIMILARITY)
     r = sec.run(R.layer_similarity, **settings)
     sim = r.similarity
-    first_last = float(sim[(sim["block_a"] == 0) & (sim["block_b"] == r.n_layers)]["cos"].iloc[0])
+    first_last = sim[(sim["block_a"] == 0) & (sim["block_b"] == r.n_layers)].iloc[0]
     sec.chart(
         "heatmap", r, "similarity", "layer_similarity",
-        caption="Mean over tokens of cos(x_a, x_b); block 0 is the embeddings. The embeddings "
-        f"and the last block's output have cosine {fmt(first_last)}.",
-        x="block_b", y="block_a", value="cos", x_title="block", y_title="block",
+        caption="Mean over tokens of the angular distance arccos(cos(x_a, x_b)) / pi (Gromov "
+        "et al.'s; 0 = same direction, 0.5 = orthogonal); block 0 is the embeddings. The "
+        f"embeddings and the last block's output are {fmt(first_last['angular'])} apart "
+        f"(mean cosine {fmt(first_last['cos'])}).",
+        x="block_b", y="block_a", value="angular", diverging=False, x_title="block",
+        y_title="block",
     )  # fmt: skip
     card(r.card)
     sec.download("pretrained_similarity")
@@ -203,7 +206,8 @@ def deletion_section() -> None:
     n = trace.model.n_layers if trace is not None else 0
     st.caption(
         f"Each of the {n} blocks in turn returns its input as its output (a hook on the "
-        "model's own block; no copy), and the model reruns on the same text: one pass per block."
+        "model's own block; no copy), and the model reruns on the same text: one pass per "
+        "block; then the same for its random-weights twin, for the card."
     )
     sec = Section(TITLE, S.DELETION)
     key = ("pretrained_deletion", tuple(settings.items()))
@@ -238,8 +242,9 @@ def deletion_section() -> None:
 
 
 def deletion_bars(r: Result) -> dict:
-    """The deletion chart's arguments: the column the result measures."""
-    return dict(x="block", y=r.measure, y_title=r.measure.replace("_", " "))
+    """The deletion chart's arguments: the column the card judges (accuracy kept)."""
+    titles = {"accuracy_kept": "accuracy kept (deleted / full)"}
+    return dict(x="block", y=r.measure, y_title=titles.get(r.measure, r.measure.replace("_", " ")))
 
 
 def lens_section() -> None:

@@ -11,7 +11,7 @@ same measurements the toy pages teach (``docs/pretrained.md``).
     rv.pretrained.block_influence(tr)
 """
 
-from resviz.pretrained import cards, published
+from resviz.pretrained import cards, evidence, published, rules
 from resviz.pretrained.checks import (
     DEFAULT_MAX_BYTES,
     PretrainedError,
@@ -24,6 +24,7 @@ from resviz.pretrained.loading import (
     Pretrained,
     demo_model_path,
     load,
+    random_twin,
     sonnets_split,
     tiny_gpt2_path,
 )
@@ -33,13 +34,16 @@ from resviz.pretrained.recipes import (
     block_influence,
     collapse_measures,
     layer_deletion,
+    layer_deletion_correct,
     layer_similarity,
     logit_lens,
+    logit_lens_tops,
     massive_activations,
     norm_growth,
     rank_collapse,
     stream_norms,
     text_loss,
+    without_shortcuts,
 )
 
 __all__ = [
@@ -55,17 +59,22 @@ __all__ = [
     "cards",
     "collapse_measures",
     "demo_model_path",
+    "evidence",
     "forward",
     "layer_deletion",
+    "layer_deletion_correct",
     "layer_similarity",
     "load",
     "logit_lens",
+    "logit_lens_tops",
     "massive_activations",
     "max_bytes_default",
     "norm_growth",
     "published",
+    "random_twin",
     "rank_collapse",
     "require_extra",
+    "rules",
     "SONNETS_HELD_OUT_LOSS",
     "skipping",
     "sonnets_split",
@@ -74,4 +83,5 @@ __all__ = [
     "tiny_gpt2_path",
     "tokenize",
     "trace",
+    "without_shortcuts",
 ]

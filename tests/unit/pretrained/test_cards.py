@@ -35,7 +35,8 @@ def test_norm_growth_verdict_turns_with_the_rate():
     same = cards.stream_norms(norms(1.05), model())
     assert same.agrees and "agrees" in same.verdict and same.caveat is None
     flat = cards.stream_norms(norms(1.0), model())
-    assert not flat.agrees and "differs (by 4.5 percentage points" in flat.verdict
+    assert not flat.agrees and "a gap of 4.5 percentage points" in flat.verdict
+    assert flat.verdict.endswith("agreement): differs")
 
 
 def test_caveat_names_family_and_size():
@@ -61,6 +62,7 @@ def deletion(kept, worst_first=True):
             "block": range(1, n + 1),
             "top1_agreement": [0.2, *kept, 0.5],
             "loss_change": loss,
+            "accuracy": [0.05, *(0.5 * k for k in kept), 0.25],
             "accuracy_kept": [0.1, *kept, 0.5],
             "output_cos": 0.9,
         }
@@ -118,3 +120,13 @@ def test_logit_lens_verdict():
     assert c.agrees and "top token from block 2 on" in c.live
     lens["agreement"] = [0.5, 0.4, 0.3, 1.0]
     assert not cards.logit_lens(lens, model(n_layers=3)).agrees
+
+
+def test_deletion_with_no_right_prediction_says_why():
+    # A GPT2LMHeadModel has a head: 0/0 is "no right prediction", not "no head".
+    frame = deletion([0.8, 0.9, 0.85])
+    frame["accuracy"] = 0.0
+    frame["accuracy_kept"] = float("nan")
+    c = cards.layer_deletion(frame, model(n_layers=5))
+    assert c.agrees is None and "no head" not in c.verdict + c.live
+    assert "no right prediction" in c.verdict and "none of this text's tokens right" in c.live

@@ -58,3 +58,22 @@ def test_collapse_words():
     )
     one = R.collapse_words(_collapse(0.0, 0.0, 1))
     assert one.startswith("One token is its own mean") and "cosine" not in one
+
+
+def test_deletion_chart_and_words_follow_what_the_card_judges():
+    """The chart draws accuracy kept (the card's measure); top-1 agreement only where
+    the full model has no right prediction (0/0), and the words say why."""
+    frame = _deletion([0.5, 3.0, -1.0]).assign(
+        accuracy=[0.1, 0.2, 0.15], accuracy_kept=[0.5, 1.0, 0.75], output_cos=0.9
+    )
+    assert R.deletion_measure(frame) == "accuracy_kept"
+    words = R.deletion_words(frame, "accuracy_kept")
+    assert words.startswith("Lowest accuracy kept (deleted over full): 0.5 without block 1;")
+    assert "highest: 1 without block 2" in words and "no accuracy to keep" not in words
+    none_right = frame.assign(accuracy=0.0, accuracy_kept=float("nan"))
+    assert R.deletion_measure(none_right) == "top1_agreement"
+    assert "predicts none of this text's tokens right" in R.deletion_words(
+        none_right, "top1_agreement"
+    )
+    no_head = frame.assign(accuracy=float("nan"), accuracy_kept=float("nan"))
+    assert R.deletion_measure(no_head) == "output_cos"

