@@ -11,6 +11,7 @@ import streamlit as st
 
 import resviz as rv
 from resviz import pretrained as P
+from resviz.pretrained import patching as PT
 from resviz.pretrained.cards import Card
 from resviz.recipes import pretrained as R
 from resviz.recipes.core import Result
@@ -343,6 +344,142 @@ def massive_words(r: Result) -> str:
     )
 
 
+def quote(token: str) -> str:
+    """A token as the captions write it: its Python repr, escaped for markdown."""
+    return md_escape(repr(token), 30)
+
+
+def writes_section() -> None:
+    st.subheader("Who writes what: each block's direct contribution to one logit")
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        position = p.number(
+            "Position (from 0; -1 the last)", "position",
+            help="The token position whose prediction is split into its parts.",
+        )  # fmt: skip
+    with c2:
+        token = p.text("Token (empty: the top prediction)", "token", placeholder="top prediction")
+    with c3:
+        versus = p.text("Against (empty: the best other)", "versus", placeholder="runner-up")
+    n_tokens = trace.n_tokens if trace is not None else 0
+    if not -n_tokens <= position < n_tokens:
+        st.warning(
+            f"Position {position} is outside this text's {n_tokens} tokens (0 to "
+            f"{n_tokens - 1}, or -1 for the last): showing the last position.",
+            icon=":material/warning:",
+        )
+        position = -1
+    sec = Section(TITLE, S.WRITES)
+    r = sec.run(R.logit_attribution, **settings, position=position, token=token, versus=versus)
+    if not r.linear:
+        why = (
+            f"{r.architecture} normalises after every sum (Post-LN: LN(x + Attn(x)), then "
+            "LN(h + FFN(h))), so its stream is not a sum of the blocks' writes and no write "
+            "has a linear path to a logit."
+            if not r.decoder
+            else f"{r.architecture} has no output head: there is no logit to split."
+        )
+        holds = "the share of the final stream" if r.decoder else "the share of the sum it enters"
+        st.info(f"{why} What holds is each write's {holds}, shown below.")
+        sec.chart(
+            "bars", r, "parts", "logit_attribution", caption=R.attribution_share_words(r, quote),
+            x="block", y="share", color="part", y_title="share of the sum before the norm",
+        )  # fmt: skip
+    else:
+        st.caption(
+            "x_L = x_0 + every attention and MLP write. The final norm, frozen at the real "
+            "x_L (its scale computed from x_L, applied linearly to each part; its bias a part "
+            "of its own), then the head, turn each part into its direct share of the logit."
+        )
+        sec.chart(
+            "bars", r, "parts", "logit_attribution", caption=R.attribution_words(r, quote),
+            x="block", y="logit", color="part", y_title="direct contribution to the logit",
+        )  # fmt: skip
+    if not r.heads.empty:
+        heads_caption = (
+            "Each head's write through the attention's output projection (head 0: the "
+            "projection's bias, shared by the heads); a block's heads add up to its attention."
+        )
+        value = "logit" if r.linear else "norm"
+        sec.chart(
+            "heatmap", r, "heads", "logit_attribution_heads", caption=heads_caption,
+            x="head", y="block", value=value, diverging=r.linear, x_title="head",
+            y_title="block",
+        )  # fmt: skip
+    sec.table(r, "parts", "logit_attribution_parts")
+    sec.download("pretrained_logit_attribution")
+
+
+def travels_section() -> None:
+    st.subheader("Where the answer travels: patching the stream from a clean prompt")
+    if trace is not None and trace.model.unembedding is None:
+        st.info(
+            f"Patching reads a logit difference, so it needs a model with an output head; "
+            f"{trace.model.architecture} has none. Pick the Sonnets GPT-2"
+            + (" or a folder with a head." if folders_allowed else ".")
+        )
+        return
+    pair = p.select(
+        "Prompts", "pair",
+        help="A clean prompt and a corrupted one with one word changed; or type your own.",
+    )  # fmt: skip
+    if pair == S.OWN_PAIR:
+        c1, c2 = st.columns(2)
+        with c1:
+            clean = p.text("Clean prompt", "clean")
+        with c2:
+            corrupted = p.text("Corrupted prompt (one word changed)", "corrupted")
+    else:
+        clean, corrupted = S.PAIRS[S.PAIR_OPTIONS.index(pair)]
+        st.caption(f"Clean: {md_escape(clean, 300)}  \nCorrupted: {md_escape(corrupted, 300)}")
+    n = trace.model.n_layers + 1 if trace is not None else 0
+    st.caption(
+        "The model runs on the corrupted prompt with the stream x_l at one position replaced "
+        "by its value on the clean prompt (a hook on block l's output; x_0 on block 1's "
+        f"input): one pass per block and position, {n} blocks' worth (x_0 to x_L)."
+    )
+    run_settings = dict(
+        model=settings["model"], path=settings["path"], seed=settings["seed"],
+        clean=clean, corrupted=corrupted,
+    )  # fmt: skip
+    # Refuse a pair it cannot patch (different lengths, nothing to recover, no head)
+    # with its message here, before a background run (two passes).
+    PT.setup(R.loaded(settings["model"], settings["path"]), clean, corrupted)
+    sec = Section(TITLE, S.TRAVELS)
+    key = ("pretrained_patching", tuple(run_settings.items()))
+
+    def work(report: jobs.Report, should_stop: jobs.ShouldStop) -> Result:
+        return R.patching(**run_settings, progress=report, should_stop=should_stop)
+
+    def render(job: jobs.Job) -> None:
+        r = job.result
+        if r is None or r.patching.empty:
+            return
+        views.chart(
+            charts.heatmap(r.patching, **patching_map()),
+            r.patching,
+            "patching",
+            caption=R.patching_words(r, quote),
+        )
+
+    job = jobs.panel("pretrained_patching", key, work, n, render, start_label="Patch", unit="block")
+    if job is not None and job.error is None and job.result is not None:
+        if not job.result.patching.empty:
+            sec.shown(R.patching, job.result, **run_settings)
+            sec.code(chart_code("heatmap", "r.patching", patching_map()))
+            sec.notebook.frame("patching", "r.patching")
+    else:
+        sec.code(call_code(R.patching, run_settings))
+    sec.download("pretrained_patching")
+
+
+def patching_map() -> dict:
+    return dict(
+        x="position", y="block", value="recovered", diverging=True,
+        x_title="position", y_title="x_l patched (block)",
+    )  # fmt: skip
+
+
 SECTIONS = (
     norms_section,
     influence_section,
@@ -351,6 +488,8 @@ SECTIONS = (
     lens_section,
     collapse_section,
     sinks_section,
+    writes_section,
+    travels_section,
 )
 for tab, section in zip(tabs, SECTIONS, strict=True):
     if tab.open:

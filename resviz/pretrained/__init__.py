@@ -12,6 +12,7 @@ same measurements the toy pages teach (``docs/pretrained.md``).
 """
 
 from resviz.pretrained import cards, evidence, published, rules
+from resviz.pretrained.attribution import Attribution, logit_attribution
 from resviz.pretrained.checks import (
     DEFAULT_MAX_BYTES,
     PretrainedError,
@@ -47,6 +48,7 @@ from resviz.pretrained.recipes import (
 )
 
 __all__ = [
+    "Attribution",
     "DEFAULT_MAX_BYTES",
     "FAMILIES",
     "MAX_TOKENS",
@@ -65,6 +67,7 @@ __all__ = [
     "layer_deletion_correct",
     "layer_similarity",
     "load",
+    "logit_attribution",
     "logit_lens",
     "logit_lens_tops",
     "massive_activations",

@@ -355,3 +355,152 @@ def attention_sinks(
             "massive_card": _card("massive_activations", massive, tr, twin),
         },
     )
+
+
+@recipe(seeds=None)
+def logit_attribution(
+    *,
+    model: str = TINY,
+    path: str = "",
+    text: str = DEFAULT_TEXT,
+    seed: int = 0,
+    position: int = -1,
+    token: str = "",
+    versus: str = "",
+) -> Result:
+    """Who writes what: at ``position`` (from 0; -1 the last), the embeddings and each
+    block's attention and MLP write, each head's, and each one's direct contribution
+    to the logit of ``token`` (default the model's top prediction there) and to the
+    difference against ``versus`` (default the best other token), through the final
+    norm frozen at the real final stream
+    (:func:`resviz.pretrained.attribution.logit_attribution`). Frames ``parts`` (they
+    add up to the model's logit) and ``heads``; values ``token``, ``versus``,
+    ``logit``, ``logit_diff`` (the model's own), ``position``, ``position_token``,
+    ``linear`` (False for Post-LN encoders and models without a head: no logit
+    parts, ``share`` holds what is additive there) and :func:`about`."""
+    tr = traced(model, path, text)
+    a = P.logit_attribution(tr, position=position, token=token, versus=versus)
+    return Result(
+        {"parts": a.parts, "heads": a.heads},
+        {
+            **about(tr),
+            "token": a.token,
+            "versus": a.versus,
+            "logit": a.logit,
+            "logit_diff": a.logit_diff,
+            "position": a.position,
+            "position_token": a.position_token,
+            "linear": a.linear,
+        },
+    )
+
+
+def attribution_words(r: Result, quote: Callable[[str], str] = repr) -> str:
+    """What the Who writes what chart shows: every part's contribution, and their sum
+    against the model's own logit. ``quote`` writes a token (the page escapes it)."""
+    parts = r.parts
+    blocks = parts[parts["part"].isin(["attention", "mlp"])]
+    per_block = blocks.groupby("block")["logit"].sum()
+    emb = float(parts.loc[parts["part"] == "embeddings", "logit"].iloc[0])
+    bias = float(parts.loc[parts["part"] == "bias", "logit"].iloc[0])
+    top = blocks.loc[blocks["logit"].abs().idxmax()]
+    listed = ", ".join(f"block {b} {format_number(v, 3)}" for b, v in per_block.items())
+    return (
+        f"The logit of {quote(r.token)} at position {r.position} (token {quote(r.position_token)}) "
+        f"splits into x_0 {format_number(emb, 3)}, {listed} (attention + MLP) and the final "
+        f"norm's bias {format_number(bias, 3)}: together {format_number(parts['logit'].sum(), 5)}; "
+        f"the model's logit is {format_number(r.logit, 5)}. The largest single write: "
+        f"{top['label']} ({format_number(top['logit'], 3)}). Against {quote(r.versus)}, the "
+        f"logit difference {format_number(r.logit_diff, 4)} splits the same way (the "
+        "logit_diff column)."
+    )
+
+
+def attribution_share_words(r: Result, quote: Callable[[str], str] = repr) -> str:
+    """Post-LN: what the share chart shows (each write's share of the sum it enters)."""
+    parts = r.parts.dropna(subset=["share"])
+    top = parts.loc[parts["share"].abs().idxmax()]
+    what = (
+        "each part's share of the final stream (part . x_L / ||x_L||^2; the shares add up to 1)"
+        if r.decoder
+        else "each write's share of the sum it is added to, before the LayerNorm that follows "
+        "(a . (x + a) / ||x + a||^2; the stream's own share is 1 minus it)"
+    )
+    return (
+        f"At position {r.position} (token {quote(r.position_token)}): {what}. The largest: "
+        f"{top['label']} ({format_number(top['share'], 3)}); the smallest: "
+        f"{parts.loc[parts['share'].abs().idxmin(), 'label']} "
+        f"({format_number(parts.loc[parts['share'].abs().idxmin(), 'share'], 3)})."
+    )
+
+
+# Clean and corrupted prompts the page proposes (one word changed; each pair makes as
+# many tokens as the other in the Sonnets GPT-2's tokenizer).
+PAIRS: tuple[tuple[str, str], ...] = (
+    ("Shall I compare thee to a summer's", "Shall I compare thee to a winter's"),
+    ("Thou art more lovely and more", "Thou art more lovely and less"),
+    ("She is my love, and he", "She is my love, and I"),
+)
+
+
+@recipe(seeds=None)
+def patching(
+    *,
+    model: str = TINY,
+    path: str = "",
+    seed: int = 0,
+    clean: str = PAIRS[0][0],
+    corrupted: str = PAIRS[0][1],
+    progress: Progress | None = None,
+    should_stop: ShouldStop | None = None,
+) -> Result:
+    """Where the answer travels: the stream ``x_l`` at one position patched from the
+    clean prompt into the corrupted one, for every block and position
+    (:func:`resviz.pretrained.patching.patching`; (L + 1) x T passes). The logit
+    difference is read at the last position: the clean run's top token against the
+    corrupted run's (the clean runner-up where they agree). ``progress(None, done,
+    total)`` after each block; ``should_stop()`` ends it early. Frame ``patching``;
+    values ``token``, ``versus``, ``clean_diff``, ``corrupted_diff``, ``differs``
+    (positions whose tokens differ), ``stopped``, ``n_layers``, ``architecture``."""
+    from resviz.pretrained.patching import patching as run
+
+    m = loaded(model, path)
+    report = None
+    if progress is not None:
+
+        def report(done: int, total: int) -> None:
+            progress(None, done, total)
+
+    r = run(m, clean, corrupted, progress=report, should_stop=should_stop)
+    return Result(
+        {"patching": r.frame},
+        {
+            "architecture": m.architecture,
+            "n_layers": m.n_layers,
+            "token": r.token,
+            "versus": r.versus,
+            "clean_diff": r.clean_diff,
+            "corrupted_diff": r.corrupted_diff,
+            "differs": tuple(r.differs),
+            "read_position": r.read_position,
+            "stopped": r.stopped,
+        },
+    )
+
+
+def patching_words(r: Result, quote: Callable[[str], str] = repr) -> str:
+    """What the patching heatmap shows: the two runs' logit differences, the changed
+    position, and the cell recovering most in the deepest block done."""
+    f = r.patching
+    deepest = f[f["block"] == f["block"].max()]
+    best = deepest.loc[deepest["recovered"].idxmax()]
+    changed = ", ".join(str(t) for t in r.differs) or "none"
+    return (
+        f"Logit difference {quote(r.token)} minus {quote(r.versus)} at position "
+        f"{r.read_position}: {format_number(r.clean_diff, 4)} on the clean prompt, "
+        f"{format_number(r.corrupted_diff, 4)} on the corrupted one (the prompts differ at "
+        f"position {changed}). Each cell: the share of that gap recovered when x_l at that "
+        "position is taken from the clean run (1 = all of it, 0 = none). After block "
+        f"{int(best['block'])}, position {int(best['position'])} recovers the most: "
+        f"{format_number(best['recovered'], 3)}."
+    )

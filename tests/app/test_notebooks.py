@@ -144,6 +144,10 @@ SECTION_SETUP = {
         {},
         start_and_wait("pretrained_deletion:start"),
     ),
+    ("app_pages/pretrained.py", "Where the answer travels"): (
+        {},
+        start_and_wait("pretrained_patching:start"),
+    ),
     ("app_pages/skip_connections.py", "Lesion"): (
         {"l_depth": "4", "l_steps": "100"},
         start_and_wait("lesion:start"),

@@ -159,3 +159,65 @@ def test_collapse_caption_is_the_recipes_numbers(app):
     assert found, cap
     assert float(found[1]) == pytest.approx(last["with shortcuts"], rel=2e-3)
     assert float(found[2]) == pytest.approx(last["no shortcuts"], rel=2e-3)
+
+
+def test_who_writes_what_adds_up_to_the_models_logit(app):
+    at = app(PAGE, section=S.WRITES).run()
+    clean(at)
+    cap = next(c for c in captions(at) if c.startswith("The logit of "))
+    found = re.search(rf"together {NUM}; the model's logit is {NUM}\.", cap)
+    assert found, cap
+    r = P.logit_attribution(P.trace(P.load(P.tiny_gpt2_path()), S.DEFAULT_TEXT))
+    assert float(found[1]) == float(found[2]) == pytest.approx(r.logit, abs=1e-4)
+    assert "block 1 2.37" in cap or "block 1 2.36" in cap, cap
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [({"token": "zqxjzqxj"}, "not one token"), ({"position": "200"}, "outside this text's")],
+)
+def test_who_writes_what_bad_input_says_why(app, params, words):
+    at = app(PAGE, section=S.WRITES, **params).run()
+    assert not at.exception
+    said = [e.value for e in at.error] + [w.value for w in at.warning]
+    assert any(words in m for m in said), said
+
+
+def test_who_writes_what_on_a_post_ln_encoder_says_so(app, tmp_path_factory):
+    folder = save_tiny("bert", tmp_path_factory.mktemp("page") / "bert")
+    at = app(PAGE, model=S.FOLDER, path=str(folder), section=S.WRITES).run()
+    clean(at)
+    assert any("Post-LN" in i.value for i in at.info)
+    assert any("share of the sum it is added to" in c for c in captions(at))
+
+
+def test_patching_runs_with_progress_and_says_what_it_recovers(app, fresh_jobs):
+    import ui.jobs
+
+    at = app(PAGE, section=S.TRAVELS).run()
+    clean(at)
+    at.button(key="pretrained_patching:start").click().run()
+    assert ui.jobs.REGISTRY.wait(60)
+    at.run()
+    clean(at)
+    cap = next(c for c in captions(at) if c.startswith("Logit difference "))
+    assert "differ at position 8" in cap, cap
+    # The last block's output at the read position recovers all of it.
+    assert "After block 4, position 9 recovers the most: 1." in cap, cap
+
+
+@pytest.mark.parametrize(
+    ("corrupted", "words"),
+    [("Shall I compare thee to a winter's night", "same number"),
+     ("Shall I compare thee to a summer's", "nothing for patching to recover")],
+)  # fmt: skip
+def test_patching_own_pair_bad_input_says_why(app, corrupted, words):
+    at = app(PAGE, section=S.TRAVELS, pair=S.OWN_PAIR, corrupted=corrupted).run()
+    assert not at.exception
+    assert any(words in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_pairs_are_the_recipes():
+    from resviz.recipes import pretrained as R
+
+    assert S.PAIRS == R.PAIRS
