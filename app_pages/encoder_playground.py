@@ -489,7 +489,7 @@ def training_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         for row in curves[curves["diverged"].astype(bool)].itertuples():
             st.warning(
                 f"Seed {row.seed}: {row.variant} diverged at step {row.step} "
-                f"({row.divergence}); its training stopped there (dashed line)."
+                f"({row.divergence}); its training stopped there (dashed vertical line)."
             )
         other = next(n for n in variants if n != "your model")
         done_seeds = list(pd.unique(curves["seed"]))
@@ -585,7 +585,7 @@ def trained_views(sec: Section, r: rv.recipes.Result) -> None:
     block, shown = min(layer, n_layers), min(head, n_heads)
     clamped(layer, head, block, shown, n_layers, n_heads)
     one = rv.encoder.attention_frame(first.attention, r.labels, block, shown)
-    title = f"Your trained model (seed {seed0}): layer {block}, head {shown}"
+    title = f"Trained (seed {seed0}): layer {block}, head {shown}"
     views.chart(
         charts.attention_map(one, r.labels, title=title),
         one,
@@ -597,7 +597,7 @@ def trained_views(sec: Section, r: rv.recipes.Result) -> None:
         "first = r.per_seed[0]  # the first seed's own result\n"
         "attention_trained = rv.encoder.attention_frame(first.attention, r.labels, block, head)\n"
         "rv.charts.attention_map(attention_trained, r.labels, "
-        f"title=f'Your trained model (seed {seed0}): layer {{block}}, head {{head}}')"
+        f"title=f'Trained (seed {seed0}): layer {{block}}, head {{head}}')"
     ).notebook.frame("attention_trained", "attention_trained")
     bands = " " + rv.words.band_words(r.seeds)
     legend_line(

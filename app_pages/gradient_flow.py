@@ -142,7 +142,7 @@ STREAM_LINE = dict(
     y="log10_act_grad",
     color="variant",
     log10_y=True,
-    x_title="x_l after block l (0 = the input, L = the output)",
+    x_title="x_l (0 = the input, L = the output)",
     y_title="||dL/dx_l|| (log scale)",
     height=280,
 )
@@ -248,7 +248,7 @@ RATIO_LINE = dict(
     y="log10_ratio",
     color="curve",
     log10_y=True,
-    x_title="blocks between x_l and the output (L - l)",
+    x_title="blocks from x_l to the output, L - l",
     y_title="gradient ratio (log scale)",
     height=260,
 )
@@ -262,7 +262,7 @@ def sv_range(spec: pd.DataFrame, matrix: str) -> str:
 
 
 def derivation_section() -> None:
-    """The I + J Jacobian of one block, and the scaled shortcut's l^L."""
+    """The I + J Jacobian of one block, and the scaled shortcut's λ^L."""
     st.subheader("The derivation, checked live")
     base = stack_settings()
     if not fits_in_float64(base):
@@ -281,16 +281,16 @@ def derivation_section() -> None:
     )
     block = p.slider("Block to inspect (1 = input side)", "block")
     st.markdown(
-        "**Scaled shortcut: l·x + f(x) carries l^L.** He et al. 2016 (*Identity Mappings in "
+        "**Scaled shortcut: λ·x + f(x) carries λ^L.** He et al. 2016 (*Identity Mappings in "
         "Deep Residual Networks*, section 3) scale the shortcut instead of the branch: the "
-        "identity term of the product becomes l^L, which shrinks exponentially with L below "
-        "l = 1 and grows exponentially above it. With near-zero branches on, each block's last layer is "
+        "identity term of the product becomes λ^L, which shrinks exponentially with L below "
+        "λ = 1 and grows exponentially above it. With near-zero branches on, each block's last layer is "
         "multiplied by 0.01; whether that leaves the identity term nearly alone is measured "
         "below."
     )
     s1, s2, s3 = st.columns(3)
     with s1:
-        scale = p.slider("l (shortcut scale)", "l")
+        scale = p.slider("λ (shortcut scale)", "l")
     with s2:
         depth_l = p.slider("L (blocks) for this experiment", "L")
     with s3:
@@ -350,12 +350,12 @@ def derivation_section() -> None:
     log_m = float(np.median(measured))
     m1, m2, m3 = st.columns(3)
     m1.metric(f"measured ||dL/dx_0|| / ||dL/dx_L||{median_note(r)}", format_log10(log_m, 4))
-    m2.metric(f"l^L = {scale:g}^{depth_l}", rv.format_number(r.identity_term, 4))
+    m2.metric(f"λ^L = {scale:g}^{depth_l}", rv.format_number(r.identity_term, 4))
     m3.metric(
-        f"measured / l^L{median_note(r)}",
+        f"measured / λ^L{median_note(r)}",
         format_log10(log_m - r.log10_identity_term, 4)
         if r.identity_term != 0
-        else "undefined (l^L = 0)",
+        else "undefined (λ^L = 0)",
     )
     sec.chart(
         "line",
@@ -364,7 +364,7 @@ def derivation_section() -> None:
         "scaled_shortcut_ratio",
         caption="One backward pass (in float64) gives the whole curve: the gain from the "
         "output down to every x_l."
-        + (" On a log scale l^(L-l) is a straight line." if r.identity_term != 0 else "")
+        + (" On a log scale λ^(L-l) is a straight line." if r.identity_term != 0 else "")
         + " "
         + W.agreement_over_seeds(measured, r.log10_identity_term, seeds)
         + " "
@@ -428,7 +428,7 @@ def sweep_section() -> None:
         color="variant",
         log10_y=True,
         x_title="depth (blocks)",
-        y_title=f"{measure} (log scale)",
+        y_title=f"{measure} (log)",
         height=280,
     )
     sec = Section(TITLE, S.SWEEP, dev)
@@ -544,14 +544,14 @@ LOSS_LINE = dict(
 )
 HEATMAP = dict(
     x_title="step",
-    y_title="block - 1 (0 = the input side)",
-    height=240,
+    y_title="block - 1 (0 = input)",
+    height=260,
     legend_title="log10 ||grad||",
 )
 
 
 def training_section() -> None:
-    """Plain and residual (and l·x + f(x)) trained side by side, gradients per block."""
+    """Plain and residual (and λ·x + f(x)) trained side by side, gradients per block."""
     st.subheader("Training side by side")
     base = stack_settings()
     st.markdown(
@@ -565,9 +565,9 @@ def training_section() -> None:
     with t2:
         lr = p.select("Learning rate", "lr")
     with t3:
-        with_scaled = p.toggle("also train l·x + f(x)", "train_scaled")
-        # The Derivation section's l, drawn here while it is used.
-        scale = p.slider("l (shortcut scale)", "l") if with_scaled else None
+        with_scaled = p.toggle("also train λ·x + f(x)", "train_scaled")
+        # The Derivation section's λ (URL name l), drawn here while it is used.
+        scale = p.slider("λ (shortcut scale)", "l") if with_scaled else None
     settings = dict(
         depth=base.depth,
         width=base.width,
@@ -623,7 +623,7 @@ def training_section() -> None:
         for seed, run in zip(seeds, r.per_seed, strict=True):
             for name, where in run.values.get("divergence", {}).items():
                 # A banded chart (several seeds) draws no divergence rules.
-                dashed = " (dashed line)" if len(seeds) == 1 else ""
+                dashed = " (dashed vertical line)" if len(seeds) == 1 else ""
                 st.warning(
                     f"{name} (seed {seed}) diverged: {where}; its training stopped there{dashed}."
                 )

@@ -359,7 +359,7 @@ def prepost_section() -> None:
         color="variant",
         log_x=True,
         x_title="number of layers L (log)",
-        y_title="||dL/dW2 last layer|| (relative to the shallowest)",
+        y_title="||dL/dW2|| ÷ shallowest's",
     )
     sec.table(
         r,
@@ -517,7 +517,7 @@ def stability_section() -> None:
     with c2:
         s_place = p.toggle("add residual + the other placement", "s_place")
     st.markdown(
-        "The seed notebook's experiment: 4 FFN blocks `W2 gelu(W1 x)` of width 128, regression "
+        "The experiment: 4 FFN blocks `W2 gelu(W1 x)` of width 128, regression "
         "of random targets from random inputs (batch 16 x 32), Adam, every variant from the "
         "same seed on the same batches."
     )

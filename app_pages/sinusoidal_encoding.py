@@ -98,7 +98,7 @@ def matrix_section() -> None:
         caption="Red +1, white 0, blue -1. Each row is one position's vector. The waves slow "
         "down from left to right: " + W.last_pair_words(s["positions"], s["d_model"], r.last_angle),
         index="k",
-        title=f"P(k, j): {s['positions']} positions x {s['d_model']} dimensions, n = {s['base']:g}",
+        title=f"P(k, j): {s['positions']} x {s['d_model']}, n = {s['base']:g}",
         x_title="dimension j",
         y_title="position k",
         vmin=-1.0,

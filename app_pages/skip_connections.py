@@ -40,7 +40,7 @@ def settings(full: bool) -> dict[str, Any]:
     (Stack, Signal, Paths); else the block settings the trained stacks take."""
     v: dict[str, Any] = {}
     if full:
-        v["preset"] = p.select("Network", "preset")
+        v["preset"] = p.select("Network", "preset", format_func=preset_label)
     seed_net = v.get("preset") == S.PRESETS[1]
     c1, c2, c3 = st.columns(3)
     with c1:
@@ -59,14 +59,18 @@ def settings(full: bool) -> dict[str, Any]:
         v["mode"] = p.select(
             "Shortcut",
             "mode",
-            help="none: y = f(x). add: y = x + f(x). scaled: y = x + a f(x). concat: "
+            help="none: y = f(x). add: y = x + f(x). scaled: y = x + λ f(x). concat: "
             "y = [x, f(x)], or P [x, f(x)] projected back to the width.",
         )
+        # A stack without a shortcut has nothing to join (the trained sections train
+        # add in its place, where it does).
+        no_join = full and v["mode"] == "none"
         v["join"] = p.select(
             "Where the shortcut joins",
             "join",
+            disabled=no_join,
             help="after_act: y = x + act(Wx + b). before_act: y = act(x + Wx + b) "
-            "(scaled: act(x + a (Wx + b))), the original ResNet placement (add and scaled "
+            "(scaled: act(x + λ (Wx + b))), the original ResNet placement (add and scaled "
             "only).",
         )
         if full:
@@ -74,14 +78,37 @@ def settings(full: bool) -> dict[str, Any]:
                 "Where widths differ",
                 "mismatch",
                 help="skip: no shortcut in that block. project: a bias-free linear shortcut "
-                "P x (ResNet option B). Only the seed network preset has such blocks.",
+                "P x (ResNet option B). Only the preset of widths "
+                f"{', '.join(map(str, S.SEED_WIDTHS))} has such blocks.",
             )
     with c3:
-        v["alpha"] = p.slider("a (scaled: y = x + a f(x))", "alpha")
-        v["learnable"] = p.toggle("a learnable (with a = 0: ReZero)", "learnable")
+        # Each of these acts under one shortcut only: elsewhere it is drawn disabled,
+        # keeping its value (and URL), with a note saying which shortcut it waits for.
+        scaled = v["mode"] == "scaled"
+        v["alpha"] = p.slider("λ (scaled: y = x + λ f(x))", "alpha", disabled=not scaled)
+        v["learnable"] = p.toggle(
+            "λ learnable (λ = 0, learnable: ReZero)", "learnable", disabled=not scaled
+        )
+        notes = [] if scaled else [f"λ acts only with Shortcut = scaled (here: {v['mode']})."]
         if full:
-            v["project"] = p.toggle("concat: project back to the width", "project")
+            concat = v["mode"] == "concat"
+            v["project"] = p.toggle(
+                "concat: project back to the width", "project", disabled=not concat
+            )
+            if not concat:
+                notes.append("Projecting back acts only with Shortcut = concat.")
+        if no_join:
+            notes.append("Where the shortcut joins: no shortcut here to join.")
+        if notes:
+            st.caption(" ".join(notes))
     return v
+
+
+def preset_label(preset: str) -> str:
+    """How the Network box names a preset (the URL keeps its value)."""
+    if preset == S.PRESETS[1]:
+        return "widths " + ", ".join(map(str, S.SEED_WIDTHS))
+    return "depth x width (set below)"
 
 
 def stack_settings() -> dict[str, Any] | None:
@@ -357,7 +384,7 @@ def degradation_result(sec: Section, r: Result, v: dict[str, Any]) -> None:
             f"{row.variant} diverged at step {row.step} ({row.divergence})"
             + (f" in seed {row.seed}" if many else "")
             + "; training of that stack stopped there"
-            + (" (dashed line)." if not many else "."),
+            + (" (dashed vertical line)." if not many else "."),
             icon=":material/warning:",
         )
     seconds = sum(run.seconds for run in r.per_seed)

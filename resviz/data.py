@@ -79,7 +79,7 @@ def make_batch(
     """One ``(inputs, targets)`` batch on the CPU, drawn from ``gen``.
 
     Stacks: Gaussian inputs ``(B, in_dim)`` (``(B, T, in_dim)`` if ``seq_len > 1``)
-    and Gaussian targets of the output's shape, as in the seed notebook.
+    and Gaussian targets of the output's shape.
     Encoders: random token ids ``(B, T)``; ``"regression"`` targets are Gaussian
     hidden states, ``"copy"`` targets are the input ids themselves.
     """

@@ -102,7 +102,7 @@ def chart(acts: pd.DataFrame):  # noqa: ANN201 (an Altair chart)
         y="act_grad",
         color="variant",
         log_y=True,
-        x_title="x_l after block l (0 = the input, L = the output)",
+        x_title="x_l (0 = the input, L = the output)",
         y_title="||dL/dx_l|| (log)",
         height=280,
     )

@@ -110,7 +110,9 @@ def line(
     mark_diverged: bool = True,
     floor: float = 0.0,
 ) -> alt.Chart:
-    """A line per ``color`` group; on a log axis, zero/Inf/NaN points are left out
+    """A line per ``color`` group, in its variant's colour and a dash of its own, named
+    whole in a legend under the plot that fits a phone (the chart grows by the legend's
+    height: :mod:`resviz.charts.series`); on a log axis, zero/Inf/NaN points are left out
     of the line and listed in the tooltip-bearing ``status`` markers along the bottom.
     Whole-number x columns (layers, steps) get whole-number ticks; ``x_int=True``
     forces that for a float column holding whole numbers.
@@ -131,6 +133,10 @@ def line(
     A frame over several seeds (a ``seed`` column with more than one value) is drawn
     as each group's median line over a band from its lowest to its highest seed
     (:func:`seed_band`); one seed's frame is the same chart without the band."""
+    from resviz.charts.series import legend_extra_height, series_encodings
+
+    if color:  # the plot keeps its height however many rows the legend takes
+        height += legend_extra_height(list(df[color]))
     band, raw = None, df
     if over_seeds(df):
         keys = [c for c in (color, x) if c]
@@ -152,14 +158,11 @@ def line(
     scale_y = alt.Scale(type="log") if log_y else alt.Scale(zero=False)
     axis_y = alt.Axis(tickMinStep=1, labelExpr="'1e' + datum.value") if log10_y else alt.Axis()
     scale_x = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
-    # Swatches drawn opaque: with a band under the line the legend's symbol would take
-    # the band's pale fill.
-    legend = alt.Legend(orient="bottom", symbolOpacity=1)
-    enc_color = (
-        alt.Color(f"{color}:N", scale=alt.Scale(range=PALETTE), legend=legend)
-        if color
-        else alt.value(PALETTE[0])
-    )
+    # Each series in its variant's colour and a dash of its own, one legend naming every
+    # series whole (resviz.charts.series).
+    styled = series_encodings(color, data[color]) if color else {}
+    enc_color = styled.get("color", alt.value(PALETTE[0]))
+    enc_dash = {"strokeDash": styled["strokeDash"]} if "strokeDash" in styled else {}
     tips = [alt.Tooltip(c) for c in (tooltip_cols or [c for c in (color, x) if c])]
     tips.append(
         alt.Tooltip(f"{y}:Q", format=".4g", title=f"{y} (median)" if band is not None else y)
@@ -174,7 +177,9 @@ def line(
         color=enc_color,
     )
     ln = base.mark_line(strokeWidth=3, point=points).encode(
-        y=alt.Y("plotted:Q", title=y_title or y, scale=scale_y, axis=axis_y), tooltip=tips
+        y=alt.Y("plotted:Q", title=y_title or y, scale=scale_y, axis=axis_y),
+        tooltip=tips,
+        **enc_dash,
     )
     layers = [ln]
     if band is not None and len(band):
@@ -191,6 +196,8 @@ def line(
         )
         layers.insert(0, area)
     rules = _divergence_rules(raw, x, color, enc_color) if mark_diverged else None
+    if rules is not None:
+        height += DIVERGED_LEGEND_PX
     bad = data[data["status"] != "ok"].copy()
     if len(bad):
         # Points a log axis cannot show (0, Inf, NaN) or under the floor are flagged at
@@ -216,7 +223,10 @@ def line(
     return style(alt.layer(*layers) if len(layers) > 1 else ln, height)
 
 
-DIVERGED_LEGEND = "diverged (dashed line)"
+DIVERGED_LEGEND = "diverged (dashed vertical line)"
+DIVERGED_DASH = (6, 4)
+# The height the chart adds for that legend's row above the plot.
+DIVERGED_LEGEND_PX = 30
 
 
 def _divergence_rules(
@@ -236,16 +246,29 @@ def _divergence_rules(
     marks["mark"] = DIVERGED_LEGEND
     marks = marks.drop_duplicates()
     tips = [alt.Tooltip(c) for c in keep] + [alt.Tooltip("reason:N", title="diverged")]
+    # The dash is the mark's own: the lines' strokeDash names their series, so the
+    # rule's legend entry comes through a channel of its own (one width, a dashed swatch).
     return (
         alt.Chart(marks)
-        .mark_rule(strokeWidth=2)
+        .mark_rule(strokeWidth=2, strokeDash=list(DIVERGED_DASH))
         .encode(
             x=alt.X(f"{x}:Q"),
             color=enc_color,
-            strokeDash=alt.StrokeDash(
+            strokeWidth=alt.StrokeWidth(
                 "mark:N",
-                scale=alt.Scale(domain=[DIVERGED_LEGEND], range=[[6, 4]]),
-                legend=alt.Legend(title=None, orient="bottom"),
+                scale=alt.Scale(domain=[DIVERGED_LEGEND], range=[2]),
+                # Above the plot: Vega sets legends of one side side by side, and the
+                # series' legend below takes the whole width of a phone.
+                legend=alt.Legend(
+                    title=None,
+                    orient="top",
+                    symbolType="stroke",
+                    # The swatch is short: a finer dash shows it is one.
+                    symbolDash=[3, 2],
+                    symbolStrokeWidth=2,
+                    symbolStrokeColor="#8C8C8C",
+                    labelLimit=300,
+                ),
             ),
             tooltip=tips,
         )
@@ -278,10 +301,11 @@ def bars(
         "tooltip": [c for c in (x, y, color) if c] + (spread or []),
     }
     if color:
-        enc["color"] = alt.Color(
-            f"{color}:N", scale=alt.Scale(range=PALETTE), legend=alt.Legend(orient="bottom")
-        )
-        enc["xOffset"] = alt.XOffset(f"{color}:N")
+        from resviz.charts.series import legend_extra_height, series_encodings
+
+        height += legend_extra_height(list(df[color]))
+        enc["color"] = series_encodings(color, df[color], dash=False)["color"]
+        enc["xOffset"] = alt.XOffset(f"{color}:N", sort=None)
     else:
         enc["color"] = alt.value(PALETTE[0])
     chart = alt.Chart(df, title=title).mark_bar().encode(**enc)
@@ -298,7 +322,9 @@ def bars(
 
 
 def legend_columns(chart: alt.TopLevelMixin, columns: int = 2) -> alt.TopLevelMixin:
-    """Long series names in ``columns`` legend columns rather than one long row."""
+    """Long series names in ``columns`` legend columns rather than one long row, for a
+    chart whose legend does not say its own (:func:`line` and :func:`bars` lay theirs
+    out to fit a phone, :func:`resviz.charts.series.series_legend`, which wins)."""
     return chart.configure_legend(
         labelFontSize=FONT_SIZE, titleFontSize=FONT_SIZE, labelLimit=400, columns=columns
     )
@@ -306,6 +332,7 @@ def legend_columns(chart: alt.TopLevelMixin, columns: int = 2) -> alt.TopLevelMi
 
 __all__ = [
     "BACKGROUNDS",
+    "DIVERGED_DASH",
     "DIVERGED_LEGEND",
     "FONT_SIZE",
     "HEIGHT",

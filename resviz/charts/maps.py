@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from resviz.charts.lines import FONT_SIZE, HEIGHT, PALETTE, TITLE_SIZE, style
+from resviz.charts.series import LABEL_LIMIT, legend_extra_height, series_encodings
 
 
 def heatmap(
@@ -86,13 +87,11 @@ def share_bars(share: pd.DataFrame, *, y_title: str = "share of ||x_L||^2") -> a
         .encode(
             x=alt.X("component:N", sort=order, title=None, axis=alt.Axis(labelAngle=-45)),
             y=alt.Y("share:Q", title=y_title),
-            color=alt.Color(
-                "sublayer:N", scale=alt.Scale(range=PALETTE), legend=alt.Legend(orient="bottom")
-            ),
+            color=series_encodings("sublayer", share["sublayer"], dash=False)["color"],
             tooltip=["component", alt.Tooltip("share:Q", format=".3f")],
         )
     )
-    return style(chart)
+    return style(chart, HEIGHT + legend_extra_height(list(share["sublayer"])))
 
 
 def image_heatmap(
@@ -235,21 +234,24 @@ def scatter(
     lo = float(min(df[x].min(), df[y].min())) if len(df) else 0.0
     hi = float(max(df[x].max(), df[y].max())) if len(df) else 1.0
     scale = alt.Scale(domain=[lo, hi], nice=True)
-    enc_color = (
-        alt.Color(f"{color}:N", scale=alt.Scale(range=PALETTE), legend=alt.Legend(orient="right"))
-        if color
-        else alt.value(PALETTE[0])
-    )
+    # Told apart by shape as well as colour; the legend on the right keeps the plot's
+    # height.
+    legend = alt.Legend(orient="right", labelLimit=LABEL_LIMIT)
+    styled = series_encodings(color, df[color], dash=False, legend=legend) if color else {}
+    enc_color = styled.get("color", alt.value(PALETTE[0]))
+    if color:
+        styled["shape"] = alt.Shape(f"{color}:N", sort=None, legend=legend)
     tips = [alt.Tooltip(c) for c in (color,) if c]
     tips += [alt.Tooltip(f"{x}:Q", format=".3g"), alt.Tooltip(f"{y}:Q", format=".3g")]
     chart = (
         alt.Chart(df, title=title)
-        .mark_circle(size=size, opacity=0.7)
+        .mark_point(size=size, opacity=0.7, filled=True)
         .encode(
             x=alt.X(f"{x}:Q", title=x_title or x, scale=scale),
             y=alt.Y(f"{y}:Q", title=y_title or y, scale=scale),
             color=enc_color,
             tooltip=tips,
+            **({"shape": styled["shape"]} if "shape" in styled else {}),
         )
     )
     return style(chart, height)

@@ -333,7 +333,7 @@ def identity_ratio_long(ratio: pd.DataFrame) -> pd.DataFrame:
     ``blocks_above``, ``ratio``, ``log10_ratio`` and ``curve``."""
     cols = {
         "measured": "measured ||dL/dx_l|| / ||dL/dx_L||",
-        "identity_term": "identity term l^(L-l)",
+        "identity_term": "identity term λ^(L-l)",
     }
     return pd.concat(
         [

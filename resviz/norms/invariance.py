@@ -10,7 +10,7 @@
   fixed token as its batch changes, in training mode (the batch's statistics) and
   in eval mode (the running statistics).
 
-Inputs are :func:`resviz.norms.views.scaled_batch` (the seed notebook's x10 / x0.1
+Inputs are :func:`resviz.norms.views.scaled_batch` (x10 / x0.1
 features); the norms' statistics on one input are :mod:`resviz.norms.views`.
 """
 

@@ -10,7 +10,7 @@ the hidden state's ``||x_l||^2 / d`` at 1 while Pre-LN's grows linearly in ``l``
 ``rv.build(xiong_config(...))`` is the model the charts measure.
 
 These are the measures at initialisation. Training with and without warm-up, and the
-seed notebook's stability experiment, are :mod:`resviz.norms.training`.
+stability experiment (residual x norm), are :mod:`resviz.norms.training`.
 """
 
 from __future__ import annotations

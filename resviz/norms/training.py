@@ -1,11 +1,11 @@
-"""Training with a norm: the warm-up comparison and the seed notebook's stability experiment.
+"""Training with a norm: the warm-up comparison and the stability experiment.
 
 * :func:`warmup_variants`, :func:`train_warmup`: Post-LN and Pre-LN encoders trained
   on the copy task without and with a linear learning-rate warm-up, same seed and
   batches. Xiong et al. 2020 ("On Layer Normalization in the Transformer
   Architecture"): Post-LN's large last-layer gradients at init make it need the
   warm-up, Pre-LN's do not (the measures at init are :mod:`resviz.norms.prepost`).
-* :func:`stability_variants`: the seed notebook's stability experiment, residual x
+* :func:`stability_variants`: the stability experiment, residual x
   norm (a 2x2 of FFN stacks), with the norm's type and placement, plus extra variants.
 * :func:`variant_table`, :func:`run_summary`: the tables both training sections show,
   the models compared and what each run did (first, final, lowest loss; divergence).
@@ -118,7 +118,7 @@ def stability_variants(
     width: int = 128,
     extra: tuple[str, ...] = (),
 ) -> dict[str, StackConfig]:
-    """The seed notebook's 2x2 (residual x norm; FFN blocks ``W2 gelu(W1 x)``, 4 blocks,
+    """The 2x2 (residual x norm; FFN blocks ``W2 gelu(W1 x)``, 4 blocks,
     width 128) with the chosen norm type and placement, plus optional ``extra``
     variants among ``"rms"``, ``"batch"``, ``"layer"`` (residual + that norm, same
     placement) and ``"other placement"`` (residual + the chosen norm, other placement)."""

@@ -4,7 +4,7 @@ Every function returns tidy DataFrames (or plain tensors) from seeded generators
 
 * :func:`scaled_batch`, :func:`apply_norms`, :func:`norm_views`, :func:`norm_stats`,
   :func:`norm_histograms`, :func:`half_means`: one input with features of very
-  different scales (the seed notebook's x10 / x0.1), seen raw and after each norm;
+  different scales (x10 / x0.1), seen raw and after each norm;
 * :func:`textbook_layernorm`, :func:`layernorm_gap`: the hand-written LayerNorm
   (unbiased std, eps added to the std) against ``torch.nn.LayerNorm`` (Ba et al.
   2016's population statistics, eps inside the square root), with the difference
@@ -48,7 +48,7 @@ def scaled_batch(
     seed: int = 0,
 ) -> torch.Tensor:
     """Gaussian ``(B, T, d)`` input whose first half of features is multiplied by
-    ``big`` and second half by ``small`` (the seed notebook's x10 / x0.1)."""
+    ``big`` and second half by ``small`` (x10 / x0.1)."""
     if d_model < 2:
         raise ValueError("d_model must be at least 2 (two halves of features).")
     if batch_size < 1 or seq_len < 1:
@@ -140,7 +140,7 @@ def norm_histograms(views: dict[str, torch.Tensor], bins: int = 40) -> pd.DataFr
 VIEW_TITLES = {
     "raw": "raw (as drawn)",
     "LayerNorm": "LayerNorm (each token over features)",
-    "BatchNorm": "BatchNorm (each feature over batch and tokens)",
+    "BatchNorm": "BatchNorm (each feature over batch)",
     "RMSNorm": "RMSNorm (each token, no centring)",
 }
 

@@ -133,8 +133,8 @@ def derivation(
     device: str | torch.device = "cpu",
 ) -> Result:
     """Derivation: block ``block``'s Jacobians (``J`` and ``I + J``) in the plain and the
-    residual stack, and He et al. 2016's scaled shortcut ``l·x + f(x)`` over ``L``
-    blocks (near-zero branches if ``small``) beside its identity term ``l^(L-l)``,
+    residual stack, and He et al. 2016's scaled shortcut ``λ·x + f(x)`` over ``L``
+    blocks (near-zero branches if ``small``) beside its identity term ``λ^(L-l)``,
     all in float64 (the gains in log10 too). ``block`` is clamped to ``depth``.
 
     Frames: ``norms`` (variant, ``||J|| (branch)``, ``||block Jacobian||``),
@@ -170,7 +170,7 @@ def derivation(
             "log10_measured": log_m,
             "log10_identity_term": log_t,
             "agrees": _agrees(log_m, log_t),
-            "agreement": agreement_words(log_m, log_t, "l^L", AGREE_RTOL),
+            "agreement": agreement_words(log_m, log_t, "λ^L", AGREE_RTOL),
             "why": scaled_shortcut_words(ratio, l, norm, small),
             "zero_sv": zero_sv_words(spectrum),
         },
@@ -179,7 +179,7 @@ def derivation(
 
 @measure("gradflow_scaled_shortcut", of=derivation, choices=("shrinks", "grows"))
 def scaled_shortcut(r: Result) -> Answer:
-    """Through ``L`` blocks of ``l·x + f(x)``, does the gradient reaching the input
+    """Through ``L`` blocks of ``λ·x + f(x)``, does the gradient reaching the input
     shrink or grow relative to the output's? Grows when the measured
     ``||dL/dx_0|| / ||dL/dx_L||`` is 1 or more; shrinks otherwise (NaN included: no
     gradient at the output)."""
@@ -271,7 +271,7 @@ def training(
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
 ) -> Result:
-    """Training: the plain and the residual stack (and ``l·x + f(x)`` if
+    """Training: the plain and the residual stack (and ``λ·x + f(x)`` if
     ``train_scaled``) trained side by side with Adam on the same teacher batches of
     64 (:func:`resviz.train_layer_grads`), every block's gradient norm recorded at
     every step (summed in float64).

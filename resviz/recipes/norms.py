@@ -1,7 +1,7 @@
 """Recipes of the normalization page, one per section (see ``resviz/recipes/core.py``).
 
 What LayerNorm, BatchNorm and RMSNorm do to one batch whose features have very
-different scales (the seed notebook's x10 / x0.1 halves): LayerNorm normalizes each
+different scales (x10 / x0.1 halves): LayerNorm normalizes each
 token across its features, BatchNorm each feature across the batch and its tokens
 (Ba et al. 2016, Table 1; Ioffe and Szegedy 2015), RMSNorm each token without
 centring (Zhang and Sennrich 2019). Then where the norm sits around the residual sum:
@@ -305,7 +305,7 @@ def stability(
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> Result:
-    """Stability: the seed notebook's experiment. Stacks of 4 FFN blocks ``W2 gelu(W1
+    """Stability: residual x norm, trained. Stacks of 4 FFN blocks ``W2 gelu(W1
     x)`` (width 128, hidden 512) regress fresh Gaussian targets from Gaussian inputs
     (batch 16 x 32) with Adam at ``s_lr``; every variant from the same seed on the
     same batches. Frames as :func:`warmup`'s."""

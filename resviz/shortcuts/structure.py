@@ -2,7 +2,7 @@
 
 * :func:`shortcut_table` lists which blocks of a stack got a shortcut (identity,
   projection, concat or none), read off the built model (on the meta device), e.g.
-  for the seed network with layer sizes 25, 25, 43, 43, 54, 54.
+  for the preset stack with layer sizes 25, 25, 43, 43, 54, 54.
 * :func:`block_formula` writes the block as LaTeX.
 * :func:`path_lengths`: a stack of ``n`` residual blocks unrolls into ``2**n``
   paths whose lengths follow Binomial(n, 1/2) (Veit et al. 2016, Residual Networks

@@ -173,7 +173,7 @@ def divergence_note(frame: pd.DataFrame, variant: str = "variant", step: str = "
         for v, t, r in zip(bad[variant], bad[step], why, strict=True)
     ]
     ok = [n for n in names if n not in set(bad[variant])]
-    out = f"Diverged ({definition()}; dashed line at the step): " + ", ".join(parts) + "."
+    out = f"Diverged ({definition()}; dashed vertical line at the step): " + ", ".join(parts) + "."
     if ok:
         out += " Did not diverge: " + ", ".join(ok) + "."
     return out

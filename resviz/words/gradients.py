@@ -1,5 +1,5 @@
 """The gradient-flow page's sentences: whether the measured gain at the input follows
-the identity term l^L of ``l·x + f(x)`` (He et al. 2016, Identity Mappings, section
+the identity term λ^L of ``λ·x + f(x)`` (He et al. 2016, Identity Mappings, section
 3) and why, which singular values of a block's Jacobian are zero, and (the
 ``*_over_seeds`` functions) every direction the page states, from every seed: only
 where the seeds agree, with how many do (:mod:`resviz.words.seeds`), numbers as
@@ -19,7 +19,7 @@ from resviz.gradients.layers import RESIDUAL
 from resviz.words.numbers import format_log10, format_number, log_trend_words
 from resviz.words.seeds import log_span, seeds_label, seeds_sentence_by, span
 
-# How close the measured gain must come to l^L to be said to "agree" with it.
+# How close the measured gain must come to λ^L to be said to "agree" with it.
 AGREE_RTOL = 0.05
 
 
@@ -54,8 +54,8 @@ def _agrees(log_m: float, log_t: float) -> bool:
 
 
 def scaled_shortcut_words(ratio: pd.DataFrame, l: float, norm: str, small: bool) -> str:  # noqa: E741
-    """Why the measured gain of ``l·x + f(x)`` at the input does or does not follow
-    the identity term ``l^L``, from :func:`resviz.identity_ratio`'s frame: a sentence
+    """Why the measured gain of ``λ·x + f(x)`` at the input does or does not follow
+    the identity term ``λ^L``, from :func:`resviz.identity_ratio`'s frame: a sentence
     that holds for the run it describes (:func:`why_over_seeds` for several)."""
     return _why_text(_why_kind(ratio, norm), [ratio], l, norm, small)
 
@@ -160,11 +160,11 @@ def _agreement_kind(log_m: float, log_t: float) -> str:
 
 
 def agreement_over_seeds(
-    log_measured: Sequence[float], log_identity: float, seeds: Sequence[int], ref: str = "l^L"
+    log_measured: Sequence[float], log_identity: float, seeds: Sequence[int], ref: str = "λ^L"
 ) -> str:
     """Whether the measured gain at x_0 follows the identity term (its log10, the same in
     every seed) within :data:`AGREE_RTOL`, seed by seed: ``"In 3 of 3 seeds the
-    measurement at x_0 agrees with l^L (9.31e-10) within 0.21%."``, the percentage the
+    measurement at x_0 agrees with λ^L (9.31e-10) within 0.21%."``, the percentage the
     largest of those seeds'; a seed that does not is counted and quoted apart."""
     t = float(log_identity)
     kinds = [_agreement_kind(float(m), t) for m in log_measured]
@@ -202,7 +202,7 @@ def _why_text(kind: str, ratios: Sequence[pd.DataFrame], l: float, norm: str, sm
     branches = "these near-zero branches" if small else "these branches"
     if kind == "plain":
         return (
-            "l = 0 is a plain stack: the identity term is exactly 0, and what reaches the "
+            "λ = 0 is a plain stack: the identity term is exactly 0, and what reaches the "
             "input comes from the terms made of the branches' Jacobians alone."
         )
     if kind == "agrees":
@@ -215,14 +215,14 @@ def _why_text(kind: str, ratios: Sequence[pd.DataFrame], l: float, norm: str, sm
         s_last = span([float(r["stream_norm"].iloc[-1]) for r in ratios])
         return (
             f"A {norm} norm sits before every branch here. Its Jacobian scales as one over "
-            f"the size of its input, and with l = {l:g} the stream shrinks block by block "
+            f"the size of its input, and with λ = {l:g} the stream shrinks block by block "
             f"(its mean norm is {s0} at x_0 and {s_last} at x_L), so the branches' "
-            "Jacobians are not small next to l: the argument that leaves the identity "
+            "Jacobians are not small next to λ: the argument that leaves the identity "
             "term alone does not apply."
         )
     return (
         f"With {branches} the terms made of the branches' Jacobians are not small next to "
-        f"the identity term l^L: they change the gain by more than "
+        f"the identity term λ^L: they change the gain by more than "
         f"{format_number(AGREE_RTOL * 100)}%."
     )
 

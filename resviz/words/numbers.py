@@ -288,11 +288,11 @@ def agreement_words(
     log10_measured: float, log10_reference: float, ref_name: str, rtol: float = 0.05
 ) -> str:
     """How a measurement compares with a prediction, both given as log10s (``-inf`` is
-    exactly 0), to fill "the measurement ...": ``"agrees with l^L (9.31e-10) within
+    exactly 0), to fill "the measurement ...": ``"agrees with λ^L (9.31e-10) within
     0.17%"`` when ``|measured / reference - 1|`` is at most ``rtol``; otherwise
-    ``"is 5.15e6 times l^L (9.31e-10)"``. A reference of exactly 0: ``"is 3e-40,
-    where l^L is exactly 0"`` (or ``"is exactly 0, as is l^L"``); NaN or Inf
-    involved: ``"is NaN: not comparable with l^L (1)"``."""
+    ``"is 5.15e6 times λ^L (9.31e-10)"``. A reference of exactly 0: ``"is 3e-40,
+    where λ^L is exactly 0"`` (or ``"is exactly 0, as is λ^L"``); NaN or Inf
+    involved: ``"is NaN: not comparable with λ^L (1)"``."""
     m, r = float(log10_measured), float(log10_reference)
     zero = -math.inf
     if math.isnan(m) or math.isnan(r) or math.inf in (m, r):

@@ -54,8 +54,7 @@ def shortcut_table_caption(
     else:
         changes = (
             "No block here changes the width, so *Where widths differ* changes nothing; the "
-            f"seed network preset (widths {', '.join(map(str, seed_widths))}) has blocks "
-            "that do."
+            f"preset of widths {', '.join(map(str, seed_widths))} has blocks that do."
         )
     return (
         f"{r.with_shortcut} of {r.blocks} blocks have a shortcut; {r.projections} of them "

@@ -188,7 +188,7 @@ def test_train_button_finishes_and_redraws_views(app):
     specs = [c.proto.spec for c in at.get("vega_lite_chart")]
     # The loss curves, then attention, update ratios, rank collapse and the two shares
     # on the trained models.
-    assert len(specs) == 6 and sum("Your trained model" in s for s in specs) == 1
+    assert len(specs) == 6 and sum("Trained (seed" in s for s in specs) == 1
     ui.jobs.REGISTRY.clear()
 
 
@@ -481,7 +481,7 @@ def test_training_over_two_seeds_bands_the_curves_and_words_both(app, csvs):
     cap = find_caption_with(at, "masked all at once")
     assert "(seed 0)" in cap and "(seed 1)" in cap
     titles = [c.proto.spec for c in at.get("vega_lite_chart")]
-    assert sum("Your trained model (seed 0)" in t for t in titles) == 1
+    assert sum("Trained (seed 0)" in t for t in titles) == 1
     ui.jobs.REGISTRY.clear()
 
 

@@ -49,7 +49,7 @@ def test_first_view_is_light_and_measures(app):
     assert len(at.metric) == 2
     open_section(at, "Derivation")
     clean(at)
-    assert find_metric(at, "l^L = 0.5^30").value == "9.313e-10"
+    assert find_metric(at, "λ^L = 0.5^30").value == "9.313e-10"
     assert float(find_metric(at, "measured ||dL/dx_0||").value) == pytest.approx(
         9.313e-10, rel=0.01
     )
@@ -145,7 +145,7 @@ def test_widget_click_does_not_kill_training_and_stop_works(app):
 def test_the_shortcut_scale_is_shared_by_derivation_and_training(app):
     at = app(PAGE, section="Derivation", l="0.8").run()
     clean(at)
-    assert find_metric(at, "l^L = 0.8^30")
+    assert find_metric(at, "λ^L = 0.8^30")
     open_section(at, "Training")
     # Drawn while the scaled stack is trained, with the derivation's value.
     assert not [s for s in at.slider if s.key == "gradient_flow:l"]
@@ -154,7 +154,7 @@ def test_the_shortcut_scale_is_shared_by_derivation_and_training(app):
     at.slider(key="gradient_flow:l").set_value(1.0).run()
     assert at.query_params["l"] in ("1", ["1"])
     open_section(at, "Derivation")
-    assert find_metric(at, "l^L = 1^30")
+    assert find_metric(at, "λ^L = 1^30")
 
 
 def test_section_controls(app):
@@ -164,9 +164,9 @@ def test_section_controls(app):
     assert any("block 4's Jacobians" in c.value for c in at.caption)
     at.slider(key="gradient_flow:l").set_value(0.0).run()
     clean(at)
-    assert find_metric(at, "measured / l^L").value == "undefined (l^L = 0)"
+    assert find_metric(at, "measured / λ^L").value == "undefined (λ^L = 0)"
     cap = find_caption_with(at, "One backward pass (in float64)")
-    assert "l = 0 is a plain stack: the identity term is exactly 0" in cap
+    assert "λ = 0 is a plain stack: the identity term is exactly 0" in cap
     # The identity curve is 0 at every x_l but the output: triangles, counted.
     # Over 3 seeds: every seed's L zeros counted, and the L medians marked.
     big_l = int(at.session_state["gradient_flow:L"])
@@ -212,26 +212,26 @@ def test_lesson_measure_answers_from_the_numbers_shown(app):
 
 
 def test_derivation_states_what_holds_for_the_settings_on_screen(app):
-    # With near-zero branches and no norm layer the measurement agrees with l^L in
+    # With near-zero branches and no norm layer the measurement agrees with λ^L in
     # every seed ...
     at = app(PAGE, section="Derivation").run()
     clean(at)
     measured = float(find_metric(at, "measured ||dL/dx_0||").value)
     assert measured == pytest.approx(0.5**30, rel=0.01)
     cap = find_caption_with(at, "One backward pass (in float64)")
-    assert "In 3 of 3 seeds the measurement at x_0 agrees with l^L (9.31e-10) within" in cap
+    assert "In 3 of 3 seeds the measurement at x_0 agrees with λ^L (9.31e-10) within" in cap
     assert "nearly all that is left" in cap
-    # ... but a norm layer before each branch is not small next to l: the old page said
-    # the gain "differs from l^L by" a percentage and that the identity term is all.
+    # ... but a norm layer before each branch is not small next to λ: the old page said
+    # the gain "differs from λ^L by" a percentage and that the identity term is all.
     at = app(PAGE, section="Derivation", norm="layer").run()
     clean(at)
     measured = float(find_metric(at, "measured ||dL/dx_0||").value)
-    ratio = float(find_metric(at, "measured / l^L").value)
+    ratio = float(find_metric(at, "measured / λ^L").value)
     assert measured > 1e-4 and ratio > 1e5
     cap = find_caption_with(at, "One backward pass (in float64)")
     r = rv.recipes.gradients.derivation(norm="layer")
     ratios = [run.measured / run.identity_term for run in r.per_seed]
-    m = re.search(rf"In 3 of 3 seeds the measurement at x_0 is {NUM}–{NUM} times l\^L", cap)
+    m = re.search(rf"In 3 of 3 seeds the measurement at x_0 is {NUM}–{NUM} times λ\^L", cap)
     assert m, cap
     assert float(m[1]) == pytest.approx(min(ratios), rel=5e-3)
     assert float(m[2]) == pytest.approx(max(ratios), rel=5e-3)
@@ -242,11 +242,11 @@ def test_derivation_states_what_holds_for_the_settings_on_screen(app):
     at = app(PAGE, section="Derivation", small="false").run()
     clean(at)
     cap = find_caption_with(at, "One backward pass (in float64)")
-    assert "times l^L" in cap and "are not small next to the identity term" in cap, cap
+    assert "times λ^L" in cap and "are not small next to the identity term" in cap, cap
 
 
 def test_derivation_says_in_how_many_seeds_it_agrees_when_they_split(app):
-    # l = 0.9 with a LayerNorm before each branch: seeds 0 and 1 follow l^L within 5%,
+    # l = 0.9 with a LayerNorm before each branch: seeds 0 and 1 follow λ^L within 5%,
     # seed 2 does not (tests/unit/words pins the three outcomes). The page said
     # "agrees" from seed 0 alone.
     at = app(PAGE, section="Derivation", l="0.9", norm="layer").run()
@@ -267,7 +267,7 @@ def test_derivation_says_in_how_many_seeds_it_agrees_when_they_split(app):
     at = app(PAGE, section="Derivation", seeds="1").run()
     clean(at)
     cap = find_caption_with(at, "One backward pass (in float64)")
-    assert "In the one seed run (seed 0) the measurement at x_0 agrees with l^L" in cap
+    assert "In the one seed run (seed 0) the measurement at x_0 agrees with λ^L" in cap
     assert "One run (seed 0): raise Seeds in the sidebar to see the spread." in cap
     assert find_metric(at, "measured ||dL/dx_0|| / ||dL/dx_L||").label.endswith("||dL/dx_L||")
 
@@ -458,4 +458,4 @@ def test_a_divergence_is_reported_per_seed(app):
         assert [w.split(" (seed ")[1][0] for w in warns] == list("01"[: int(seeds)])
         assert all(w.startswith("plain: f(x) (seed ") for w in warns)
         assert all(") diverged: at step 1 its loss reached" in w for w in warns)
-        assert all(("(dashed line)" in w) is dashed for w in warns)
+        assert all(("(dashed vertical line)" in w) is dashed for w in warns)

@@ -222,7 +222,7 @@ def test_the_page_claims_no_real_activations_and_bn_axes_are_named(app):
     clean(at)
     text = " ".join(m.value for m in at.markdown)
     assert "real activations" not in text
-    assert N.VIEW_TITLES["BatchNorm"] == "BatchNorm (each feature over batch and tokens)"
+    assert N.VIEW_TITLES["BatchNorm"] == "BatchNorm (each feature over batch)"
     open_section(at, "Invariances")
     cap = find_caption(at, "max |output change| of each norm")
     assert "normalizes each feature over the batch and its tokens" in cap

@@ -79,6 +79,43 @@ def test_seed_network_preset_shows_which_blocks_got_a_shortcut(app):
     assert "nn.Linear(w_in, w_out, bias=False)" in at.code[0].value
 
 
+def test_controls_that_do_nothing_here_are_disabled_with_a_note(app):
+    """Issue 37: the default stack (Shortcut = add) drew λ = 0.00 and "learnable (ReZero)"
+    as if they were on: a reader took it for ReZero. They wait, disabled, for scaled."""
+    at = app(PAGE).run()
+    clean(at)
+    alpha, learnable = (
+        at.slider(key="skip_connections:alpha"),
+        at.toggle(key="skip_connections:learnable"),
+    )
+    assert alpha.label.startswith("λ") and alpha.disabled and learnable.disabled
+    assert at.toggle(key="skip_connections:project").disabled
+    notes = [c.value for c in at.caption if c.value.startswith("λ acts only")]
+    assert notes == [
+        "λ acts only with Shortcut = scaled (here: add). Projecting back acts only with "
+        "Shortcut = concat."
+    ]
+    at.selectbox(key="skip_connections:mode").set_value("scaled").run()
+    clean(at)
+    assert not at.slider(key="skip_connections:alpha").disabled
+    assert not at.toggle(key="skip_connections:learnable").disabled
+    assert not [c for c in at.caption if c.value.startswith("λ acts only")]
+    # Where λ acts, its ends and both ways of learning it (the widget sweep leaves a
+    # disabled widget alone, and the default stack's λ waits disabled).
+    for v in (2.0, 0.0):
+        at.slider(key="skip_connections:alpha").set_value(v).run()
+        clean(at)
+    for v in (False, True):
+        at.toggle(key="skip_connections:learnable").set_value(v).run()
+        clean(at)
+    at.selectbox(key="skip_connections:mode").set_value("none").run()
+    assert at.selectbox(key="skip_connections:join").disabled
+    # The network box names the preset by its widths; the URL keeps its value.
+    assert at.selectbox(key="skip_connections:preset").format_func(
+        SPEC.param("preset").options[1]
+    ) == ("widths 25, 25, 43, 43, 54, 54")
+
+
 def test_modes_toggles_and_inconsistent_settings(app):
     at = app(PAGE, depth="4", width="8").run()
     for mode in ("scaled", "concat", "none", "add"):

@@ -10,6 +10,8 @@ set fails it rather than being skipped.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 from streamlit.testing.v1.element_tree import (
     Button,
@@ -50,9 +52,10 @@ def _value_widgets(at) -> dict[str, Element]:
     return found
 
 
-def _other_value(w: Element):
+def _other_value(w: Element, options: Sequence[str] | None = None):
     """A valid value different from the widget's current one (a small step, so the
-    page stays cheap to draw)."""
+    page stays cheap to draw). ``options``: a choice's values as the page declares them,
+    where its box shows them otherwise (a ``format_func``: AppTest lists the labels)."""
     kind = w.type
     if kind == "slider":
         step = w.step
@@ -61,7 +64,8 @@ def _other_value(w: Element):
     if kind == "number_input":
         return w.value + 1 if w.value + 1 <= w.max else w.value - 1
     if kind in ("selectbox", "radio"):
-        return next(o for o in w.options if o != w.value)
+        declared = [o for o in options or () if o != w.value]
+        return (declared or [o for o in w.options if o != w.value])[0]
     if kind in ("toggle", "checkbox"):
         return not w.value
     if kind == "multiselect":
@@ -111,7 +115,8 @@ def test_every_widget_round_trips_through_the_url(app, page, section):
         if w.type in ("selectbox", "radio") and len(w.options) < 2:
             continue  # one choice (one lesson): nothing else to set
         name = key.split(":", 1)[1]
-        target = _other_value(w)
+        declared = spec_of(prefix).param(name)
+        target = _other_value(w, declared.options if declared else None)
         w.set_value(target).run()
         assert not at.exception, (key, target)
         now = _value_widgets(at)[key].value

@@ -25,7 +25,7 @@ SPEC = PageSpec(
         Param("act", "choice", "tanh", options=ACTIVATIONS),
         Param("init", "choice", "default", options=INITS),
         Param("norm", "choice", "none", options=NORMS),
-        # The shortcut scale of l·x + f(x): measured in the derivation, trained beside
+        # The shortcut scale of λ·x + f(x): measured in the derivation, trained beside
         # the plain and residual stacks on request.
         Param("l", "float", 0.5, lo=0.0, hi=1.5, step=0.05),
         Param("block", "int", 1, lo=1, hi=100, section=DERIVATION),

@@ -77,7 +77,7 @@ def test_scaled_shortcut_gives_l_to_the_L(seed):
     df = G.identity_ratio(cfg, seed=seed)
     assert df["identity_term"].iloc[0] == pytest.approx(9.313225746e-10, rel=1e-9)
     assert df["measured"].iloc[0] == pytest.approx(0.5**30, rel=0.01)
-    # Every intermediate gain follows l^(L-l) as well.
+    # Every intermediate gain follows λ^(L-l) as well.
     assert (df["rel_error"].abs() < 0.01).all()
 
 

@@ -53,22 +53,22 @@ def test_input_gradient(settings, answer):
 def test_scaled_shortcut(scale, answer):
     out = _measure("gradflow_scaled_shortcut", l=scale)
     assert out.answer == answer
-    m = re.search(rf"is {NUM}; it agrees with l\^L \({NUM}\) within {NUM}%", out.sentence)
+    m = re.search(rf"is {NUM}; it agrees with λ\^L \({NUM}\) within {NUM}%", out.sentence)
     assert m, out.sentence
     side = "above" if answer == "grows" else "below"  # 1.9e5 and 9.3e-10: far from 1
     assert_clear(float(m[1]), 1, side=side, margin=AT_INIT, kind="factor", what="measured gain")
-    # Near-zero branches, no norm layer (the defaults): the measurement follows l^L.
+    # Near-zero branches, no norm layer (the defaults): the measurement follows λ^L.
     assert float(m[1]) == pytest.approx(scale**30, rel=0.05)
     assert float(m[2]) == pytest.approx(scale**30, rel=5e-3)  # 3 significant digits
     assert float(m[3]) <= 5
 
 
 def test_scaled_shortcut_with_a_norm_layer_says_it_is_not_the_identity_term():
-    # The old lesson said the gradient at the input "is the identity term alone, l^L"
+    # The old lesson said the gradient at the input "is the identity term alone, λ^L"
     # for every setting; with a LayerNorm before each branch it measured 4.8e-3.
     out = _measure("gradflow_scaled_shortcut", l=0.5, L=30, small=True, norm="layer")
     assert out.answer == "shrinks"
-    m = re.search(rf"is {NUM}; it is {NUM} times l\^L \({NUM}\)", out.sentence)
+    m = re.search(rf"is {NUM}; it is {NUM} times λ\^L \({NUM}\)", out.sentence)
     assert m, out.sentence
     assert float(m[1]) > 1e-4 and float(m[2]) > 1e5
     # "shrinks": 4.7e-3 to 6.2e-3 over seeds 0-2, far under 1.

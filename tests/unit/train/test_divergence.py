@@ -144,7 +144,9 @@ def test_line_chart_marks_the_diverged_step_with_its_reason():
             "mark": charts.DIVERGED_LEGEND,
         }
     ]
-    assert rules[0]["encoding"]["strokeDash"]["legend"] is not None
+    # Dashed, with a legend entry of its own (the lines' dashes name their series).
+    assert rules[0]["mark"]["strokeDash"] == list(charts.DIVERGED_DASH)
+    assert rules[0]["encoding"]["strokeWidth"]["legend"] is not None
     calm = charts.line(frame.assign(diverged=False), "step", "loss", "variant").to_dict()
     assert "layer" not in calm  # no rule when nothing diverged
     off = charts.line(frame, "step", "loss", "variant", mark_diverged=False).to_dict()

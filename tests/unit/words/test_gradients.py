@@ -11,21 +11,21 @@ from resviz.words.seeds import log_span, span
 from tests.margins import AT_INIT, assert_clear
 
 
-def _words(measured, reference, name="l^L", **kw):
+def _words(measured, reference, name="λ^L", **kw):
     lg = lambda v: math.log10(v) if v > 0 else (-math.inf if v == 0 else math.nan)  # noqa: E731
     return agreement_words(lg(measured), lg(reference), name, **kw)
 
 
 def test_agreement_words_each_outcome():
-    assert _words(1.01, 1.0) == "agrees with l^L (1) within 1%"
-    assert _words(1.0, 1.0) == "agrees with l^L (1) within 0.001%"
-    assert _words(4.8e-3, 9.313e-10) == "is 5.15e6 times l^L (9.31e-10)"
-    assert _words(0.5, 1.0) == "is 0.5 times l^L (1)"
-    assert _words(3e-40, 0.0) == "is 3e-40, where l^L is exactly 0"
-    assert _words(0.0, 0.0) == "is exactly 0, as is l^L"
-    assert _words(math.nan, 1.0) == "is NaN: not comparable with l^L (1)"
+    assert _words(1.01, 1.0) == "agrees with λ^L (1) within 1%"
+    assert _words(1.0, 1.0) == "agrees with λ^L (1) within 0.001%"
+    assert _words(4.8e-3, 9.313e-10) == "is 5.15e6 times λ^L (9.31e-10)"
+    assert _words(0.5, 1.0) == "is 0.5 times λ^L (1)"
+    assert _words(3e-40, 0.0) == "is 3e-40, where λ^L is exactly 0"
+    assert _words(0.0, 0.0) == "is exactly 0, as is λ^L"
+    assert _words(math.nan, 1.0) == "is NaN: not comparable with λ^L (1)"
     # Beyond float64's range: compared in log space.
-    assert agreement_words(-420.0, -420.01, "l^L") == "agrees with l^L (9.77e-421) within 2.3%"
+    assert agreement_words(-420.0, -420.01, "λ^L") == "agrees with λ^L (9.77e-421) within 2.3%"
     # rtol is the line between the two wordings.
     assert _words(1.2, 1.0, "x", rtol=0.25).startswith("agrees")
     assert _words(1.2, 1.0, "x", rtol=0.1).startswith("is 1.2 times")
@@ -35,10 +35,10 @@ def test_agreement_words_each_outcome():
     ("settings", "agrees", "says"),
     [
         ({}, True, "nearly all that is left"),
-        ({"l": 0.0}, False, "l = 0 is a plain stack"),
+        ({"l": 0.0}, False, "λ = 0 is a plain stack"),
         ({"norm": "layer"}, False, "A layer norm sits before every branch here"),
         ({"small": False}, False, "are not small next to the identity term"),
-        # l > 1: the stream grows, a norm layer's Jacobian shrinks, and l^L holds.
+        # l > 1: the stream grows, a norm layer's Jacobian shrinks, and λ^L holds.
         ({"norm": "layer", "l": 1.5}, True, "nearly all that is left"),
     ],
 )
@@ -53,7 +53,7 @@ def _holds(r, agrees, says):
     rel = r.measured / r.identity_term - 1 if r.identity_term else math.nan
     if r.identity_term:  # at init, |rel| at least 5% clear of AGREE_RTOL (tests/margins.py)
         side = "below" if agrees else "above"
-        what = "|measured / l^L - 1|"
+        what = "|measured / λ^L - 1|"
         assert_clear(
             abs(rel), rv.words.AGREE_RTOL, side=side, margin=AT_INIT, kind="factor", what=what
         )
@@ -225,18 +225,18 @@ def test_agreement_over_seeds_holds_per_seed():
     r = R.derivation(seeds=3)
     ms = [run.values["log10_measured"] for run in r.per_seed]
     text = W.agreement_over_seeds(ms, r.log10_identity_term, r.seeds)
-    for run in r.per_seed:  # 0.2-0.3% off l^L, far inside AGREE_RTOL
+    for run in r.per_seed:  # 0.2-0.3% off λ^L, far inside AGREE_RTOL
         _holds(run, True, "nearly all that is left")
     worst = max(abs(run.measured / run.identity_term - 1) for run in r.per_seed)
     assert text == (
-        "In 3 of 3 seeds the measurement at x_0 agrees with l^L (9.31e-10) within "
+        "In 3 of 3 seeds the measurement at x_0 agrees with λ^L (9.31e-10) within "
         f"{rv.format_number(worst * 100, 2)}%."
     )
     assert worst <= rv.words.AGREE_RTOL
     # l = 0.9 with a LayerNorm before each branch: seeds 0 and 1 agree within 5%, seed 2
     # does not; the 5% must hold seed by seed, so the sentence says so.
     r = R.derivation(seeds=3, l=0.9, norm="layer")
-    # Off l^L by 4.0% and 3.4% (seeds 0-1) and 5.4% (seed 2), each 5% clear of 5%.
+    # Off λ^L by 4.0% and 3.4% (seeds 0-1) and 5.4% (seed 2), each 5% clear of 5%.
     for run, agrees in zip(r.per_seed, (True, True, False), strict=True):
         rel = abs(run.measured / run.identity_term - 1)
         side = "below" if agrees else "above"
@@ -245,7 +245,7 @@ def test_agreement_over_seeds_holds_per_seed():
     ms = [run.values["log10_measured"] for run in r.per_seed]
     text = W.agreement_over_seeds(ms, r.log10_identity_term, r.seeds)
     assert text.startswith("The seeds disagree: in 2 of 3 (seeds 0-1) the measurement at x_0 ")
-    assert "agrees with l^L" in text and "in 1 of 3 (seed 2) the measurement at x_0 is " in text
+    assert "agrees with λ^L" in text and "in 1 of 3 (seed 2) the measurement at x_0 is " in text
     tie = W.agreement_over_seeds(ms[1:], r.log10_identity_term, r.seeds[1:])
     assert tie.startswith("The seeds split evenly: in 1 of 2 (seed 1) the measurement")
     why = W.why_over_seeds([run.ratio for run in r.per_seed], r.seeds, 0.9, "layer", True)
@@ -254,7 +254,7 @@ def test_agreement_over_seeds_holds_per_seed():
     # l = 0: the identity term is exactly 0 in every seed.
     r = R.derivation(seeds=2, l=0.0)
     ms = [run.values["log10_measured"] for run in r.per_seed]
-    assert ", where l^L is exactly 0" in W.agreement_over_seeds(ms, r.log10_identity_term, r.seeds)
+    assert ", where λ^L is exactly 0" in W.agreement_over_seeds(ms, r.log10_identity_term, r.seeds)
 
 
 def test_why_over_seeds_one_reason_quotes_ranges():

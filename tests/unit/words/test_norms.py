@@ -192,7 +192,7 @@ def test_divergence_words_count_the_seeds():
     )
     # One seed: the single-run note (with its dashed line on the chart).
     assert "Post-LN, no warm-up at step 2" in W.divergence_words(a)
-    assert "dashed line" in W.divergence_words(a)
+    assert "dashed vertical line" in W.divergence_words(a)
 
 
 def test_start_end_words_over_seeds():
