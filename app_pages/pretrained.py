@@ -423,15 +423,23 @@ def travels_section() -> None:
         "Prompts", "pair",
         help="A clean prompt and a corrupted one with one word changed; or type your own.",
     )  # fmt: skip
-    if pair == S.OWN_PAIR:
-        c1, c2 = st.columns(2)
-        with c1:
-            clean = p.text("Clean prompt", "clean")
-        with c2:
-            corrupted = p.text("Corrupted prompt (one word changed)", "corrupted")
+    # The two boxes are always drawn; they take effect with "my own pair" only.
+    own = pair == S.OWN_PAIR
+    c1, c2 = st.columns(2)
+    with c1:
+        typed_clean = p.text("Clean prompt", "clean", disabled=not own)
+    with c2:
+        typed_corrupted = p.text(
+            "Corrupted prompt (one word changed)", "corrupted", disabled=not own
+        )
+    if own:
+        clean, corrupted = typed_clean, typed_corrupted
     else:
         clean, corrupted = S.PAIRS[S.PAIR_OPTIONS.index(pair)]
-        st.caption(f"Clean: {md_escape(clean, 300)}  \nCorrupted: {md_escape(corrupted, 300)}")
+        st.caption(
+            f"Clean: {md_escape(clean, 300)}  \nCorrupted: {md_escape(corrupted, 300)}  \n"
+            f"The boxes above take effect with Prompts = {S.OWN_PAIR}."
+        )
     n = trace.model.n_layers + 1 if trace is not None else 0
     st.caption(
         "The model runs on the corrupted prompt with the stream x_l at one position replaced "
