@@ -14,27 +14,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-FONT_SIZE = 14
-TITLE_SIZE = 16
-HEIGHT = 300
-# Eight hues, each of a mid luminance so that it keeps a contrast of at least 3:1
-# against both Streamlit's light background (white) and its dark one (#0e1117):
-# Okabe-Ito's yellow and black (and its light orange and sky blue) vanish on one of
-# the two. Blue and green are Okabe-Ito's; tests/unit/charts/test_lines.py checks it.
-PALETTE = ["#0072B2", "#C26A00", "#009E73", "#D6456B", "#8F6BD6", "#1B9AAA", "#A6761D", "#8C8C8C"]
-BACKGROUNDS = {"light": "#ffffff", "dark": "#0e1117"}
-
-
-def contrast(a: str, b: str) -> float:
-    """WCAG contrast ratio of two ``#rrggbb`` colours (1 to 21)."""
-
-    def lum(h: str) -> float:
-        r, g, bl = (int(h.lstrip("#")[i : i + 2], 16) / 255 for i in (0, 2, 4))
-        f = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, bl)]
-        return 0.2126 * f[0] + 0.7152 * f[1] + 0.0722 * f[2]
-
-    hi, lo = sorted((lum(a), lum(b)), reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
+from resviz.charts.series import legend_extra_height, series_encodings
+from resviz.charts.theme import BACKGROUNDS, FONT_SIZE, HEIGHT, PALETTE, TITLE_SIZE, contrast
 
 
 def style(chart: alt.Chart, height: int = HEIGHT) -> alt.Chart:
@@ -133,7 +114,6 @@ def line(
     A frame over several seeds (a ``seed`` column with more than one value) is drawn
     as each group's median line over a band from its lowest to its highest seed
     (:func:`seed_band`); one seed's frame is the same chart without the band."""
-    from resviz.charts.series import legend_extra_height, series_encodings
 
     if color:  # the plot keeps its height however many rows the legend takes
         height += legend_extra_height(list(df[color]))
@@ -301,8 +281,6 @@ def bars(
         "tooltip": [c for c in (x, y, color) if c] + (spread or []),
     }
     if color:
-        from resviz.charts.series import legend_extra_height, series_encodings
-
         height += legend_extra_height(list(df[color]))
         enc["color"] = series_encodings(color, df[color], dash=False)["color"]
         enc["xOffset"] = alt.XOffset(f"{color}:N", sort=None)

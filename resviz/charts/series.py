@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 
 import altair as alt
 
-from resviz.charts.lines import FONT_SIZE, PALETTE
+from resviz.charts.theme import FONT_SIZE, PALETTE
 
 # The narrowest plot a chart gets, in pixels: a 390 px phone's column, or one of three
 # side-by-side charts on a 1400 px desktop with the sidebar open.

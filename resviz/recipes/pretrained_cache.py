@@ -202,7 +202,11 @@ def traced(model: str = TINY, path: str = "", text: str = DEFAULT_TEXT) -> Trace
 
     Only a held model's traces are kept, at most ``TRACE_SHARE`` of its float32
     weights together (the newest always)."""
-    m = loaded(model, path)
+    return _trace_of(loaded(model, path), text)
+
+
+def _trace_of(m: Pretrained, text: str) -> Trace:
+    """``m``'s trace of ``text``: the kept one, or a new one, kept."""
     key = (id(m), text)
     with _LOCK:
         tr = _TRACES.get(key)
@@ -247,14 +251,4 @@ def twin_traced(
     model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
 ) -> Trace:
     """:func:`traced` for the random twin (:func:`twin_loaded`)."""
-    m = twin_loaded(model, path, seed)
-    key = (id(m), text)
-    with _LOCK:
-        tr = _TRACES.get(key)
-        if tr is not None and tr.model is m:
-            _TRACES.move_to_end(key)
-            return tr
-    tr = trace(m, text)
-    with _LOCK:
-        _keep_trace(key, tr)
-    return tr
+    return _trace_of(twin_loaded(model, path, seed), text)
