@@ -11,8 +11,8 @@ import streamlit as st
 
 import resviz as rv
 from resviz import pretrained as P
-from resviz.pretrained import patching as PT
 from resviz.pretrained.cards import Card
+from resviz.pretrained.stream import patching as PT
 from resviz.recipes import pretrained as R
 from resviz.recipes.core import Result
 from ui import charts, jobs, views

@@ -12,7 +12,6 @@ same measurements the toy pages teach (``docs/pretrained.md``).
 """
 
 from resviz.pretrained import cards, evidence, published, rules
-from resviz.pretrained.attribution import Attribution, logit_attribution
 from resviz.pretrained.checks import (
     DEFAULT_MAX_BYTES,
     PretrainedError,
@@ -46,6 +45,7 @@ from resviz.pretrained.recipes import (
     text_loss,
     without_shortcuts,
 )
+from resviz.pretrained.stream.attribution import Attribution, logit_attribution
 
 __all__ = [
     "Attribution",

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from resviz.words.numbers import FLOAT64_RESOLUTION, format_number, resolution_words
-from resviz.words.seeds import seeds_label, seeds_sentence, span
+from resviz.words.seeds import _of, by_seed, seeds_label, seeds_sentence, span, span_floor
 from resviz.words.sentences import _cap, crossing, order, trend_outcome
 
 __all__ = [
@@ -33,19 +33,6 @@ __all__ = [
     "trend_over_seeds",
     "update_ratio_words",
 ]
-
-
-def by_seed(df: pd.DataFrame) -> tuple[list[pd.DataFrame], tuple[int, ...]]:
-    """A recipe's frame split by its ``seed`` column: each seed's rows, and the seeds
-    (in order)."""
-    if "seed" not in df.columns:
-        raise ValueError("the frame has no seed column: pass the recipe's frame")
-    seeds = tuple(int(s) for s in pd.unique(df["seed"]))
-    return [df[df["seed"] == s].drop(columns="seed") for s in seeds], seeds
-
-
-def _of(seeds: Sequence[int], outcomes: Sequence[str], want: str, values: Sequence[float]):
-    return [x for s, o, x in zip(seeds, outcomes, values, strict=True) if o == want]
 
 
 # --------------------------------------------------------------- trends over seeds
@@ -212,18 +199,6 @@ def _final(p: pd.DataFrame, variant: str, col: str = "residual") -> float:
 FLOOR = FLOAT64_RESOLUTION
 
 
-def _span_floor(values: Sequence[float]) -> str:
-    """:func:`span` of the values at or above :data:`FLOOR`; those under it are
-    named as such, never as numbers."""
-    above = [v for v in values if not abs(v) < FLOOR]
-    under = len(values) - len(above)
-    if not under:
-        return span(above)
-    if not above:
-        return "< " + format_number(FLOOR)
-    return f"{span(above)}, or < {format_number(FLOOR)}"
-
-
 def collapse_words(collapse: pd.DataFrame) -> str:
     """The rank-collapse chart in words (``variant, shortcuts, block, residual`` per
     seed): each variant's distance from rank one from the input to the last block,
@@ -258,7 +233,10 @@ def collapse_words(collapse: pd.DataFrame) -> str:
         ]
 
         def nums(o: str, a: list[float] = a, b: list[float] = b, out: list[str] = outcomes) -> str:
-            left, right = _span_floor(_of(seeds, out, o, a)), _span_floor(_of(seeds, out, o, b))
+            left, right = (
+                span_floor(_of(seeds, out, o, a), FLOOR),
+                span_floor(_of(seeds, out, o, b), FLOOR),
+            )
             return f"({left} against {right})"
 
         ends = f"after block {last_block}"

@@ -15,9 +15,13 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+import pandas as pd
+
 from resviz.words.numbers import format_log10, format_number
 
 __all__ = [
+    "by_seed",
+    "span_floor",
     "Agreement",
     "agreement",
     "band_words",
@@ -178,3 +182,28 @@ def band_words(seeds: Sequence[int]) -> str:
         return f"One run ({seeds_label(seeds)}): raise Seeds in the sidebar to see the spread."
     label = seeds_label(seeds).removeprefix("seeds ")
     return f"Lines: the median of {len(seeds)} seeds ({label}); bands: their lowest to highest."
+
+
+def by_seed(df: pd.DataFrame) -> tuple[list[pd.DataFrame], tuple[int, ...]]:
+    """A recipe's frame split by its ``seed`` column: each seed's rows, and the seeds
+    (in order)."""
+    if "seed" not in df.columns:
+        raise ValueError("the frame has no seed column: pass the recipe's frame")
+    seeds = tuple(int(s) for s in pd.unique(df["seed"]))
+    return [df[df["seed"] == s].drop(columns="seed") for s in seeds], seeds
+
+
+def _of(seeds: Sequence[int], outcomes: Sequence[str], want: str, values: Sequence[float]):
+    return [x for s, o, x in zip(seeds, outcomes, values, strict=True) if o == want]
+
+
+def span_floor(values: Sequence[float], floor: float) -> str:
+    """:func:`span` of the values at or above ``floor`` (a resolution, e.g.
+    :data:`resviz.words.numbers.FLOAT64_RESOLUTION`); those under it are named as
+    such, never as numbers: ``"< 1e-13"``, or ``"0.41–0.45, or < 1e-13"``."""
+    above = [v for v in values if not abs(v) < floor]
+    if len(above) == len(values):
+        return span(above)
+    if not above:
+        return "< " + format_number(floor)
+    return f"{span(above)}, or < {format_number(floor)}"

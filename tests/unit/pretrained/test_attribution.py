@@ -1,4 +1,4 @@
-"""Who writes what (resviz.pretrained.attribution) on tiny random models of every family,
+"""Who writes what (resviz.pretrained.stream.attribution) on tiny random models of every family,
 saved and loaded by path, and on the shipped Sonnets GPT-2: the parts add up to the
 model's own logit, the heads to their attention, and bad input gets a message."""
 

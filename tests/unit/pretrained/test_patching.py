@@ -1,4 +1,4 @@
-"""Where the answer travels (resviz.pretrained.patching) on tiny random models of every
+"""Where the answer travels (resviz.pretrained.stream.patching) on tiny random models of every
 family, saved and loaded by path: the issue's identities, and bad pairs refused."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 pytest.importorskip("transformers")
 
 from resviz import pretrained as P  # noqa: E402
-from resviz.pretrained import patching as PT  # noqa: E402
+from resviz.pretrained.stream import patching as PT  # noqa: E402
 from tests.pretrained_tiny import save_tiny  # noqa: E402
 
 FAMILIES = ["bert", "roberta", "gpt2", "gpt_neox", "llama", "mistral", "qwen2"]

@@ -24,10 +24,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from resviz.pretrained.attribution import check_position, token_id
 from resviz.pretrained.families import block_input, first, replace_first
 from resviz.pretrained.loading import Pretrained, PretrainedError
 from resviz.pretrained.observe import forward, token_texts, tokenize
+from resviz.pretrained.stream.attribution import check_position, token_id
 
 Progress = Callable[[int, int], None]
 ShouldStop = Callable[[], bool]
