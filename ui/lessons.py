@@ -32,8 +32,8 @@ Every name and value is checked exactly as the page would check it from a URL
 (``ui/specs``), so a step cannot open a page with a setting the page would refuse.
 A file that fails is refused with a message naming the file, the step and the
 field; the other lessons still load. A question's measure must read the recipe of
-the step's section, with the same choices; its answer is the seeds' majority, with
-how many seeds give it. Nothing here imports torch until a
+the step's section, with the same choices; its answer is what the seeds agree on, by
+the captions' rule (``Measure.over``), with how many seeds give it. Nothing here imports torch until a
 question is checked (its measure's registry, ``resviz.recipes``, does).
 """
 

@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from resviz.pretrained.evidence import BOOT, Band, Evidence
+from resviz.pretrained.evidence import BOOT, MIN_POSITIONS, Band, Evidence
 from resviz.pretrained.loading import Pretrained
 from resviz.pretrained.published import Published
 from resviz.words.numbers import FLOAT32_RESOLUTION, format_number, resolution_words
@@ -162,7 +162,9 @@ def conclusion(rule: Rule, out: str, ev: Evidence | None, twin: Evidence | str |
     """The verdict's last words for outcome ``out`` (:func:`outcome`): "agrees" or
     "differs", and what the twin adds ("" where nothing was judged)."""
     tv = f"random {rule.fmt(twin.value)}" if isinstance(twin, Evidence) and twin.finite else ""
-    if out == UNDECIDED:
+    if out == UNDECIDED and ev is not None and ev.finite and ev.n < MIN_POSITIONS:
+        word = f"undecided (it rests on {ev.basis}: fewer than {MIN_POSITIONS} positions, too few to judge)"
+    elif out == UNDECIDED:
         word = "undecided (its interval reaches past the band's edge)" if ev and ev.finite else ""
     elif out == NOT:
         word = "differs" + (f" ({tv})" if tv else "")

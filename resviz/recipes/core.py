@@ -14,13 +14,14 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ParamSpec, Protocol, TypeVar, overload
 
 import numpy as np
 import pandas as pd
+
+from resviz.words.seeds import agreement, seeds_label
 
 
 @dataclass(frozen=True)
@@ -356,27 +357,45 @@ class Measure:
         )
 
     def over(self, result: Result) -> Answer:
-        """The answer from a result over one or more seeds: the majority of the
-        seeds' answers, with how many seeds give it (``"3 of 3 seeds"``) and the
-        numbers of the first of them; where the seeds split evenly, the first
-        seed's answer, and the sentence says the seeds split."""
-        runs = result.per_seed
-        seeds = result.seeds or (None,) * len(runs)
-        answers = [self.read(r) for r in runs]
-        if len(answers) == 1:
-            return answers[0]
-        counts = Counter(a.answer for a in answers)
-        top = max(counts.values())
-        best = [a for a in answers if counts[a.answer] == top]
-        pick = best[0]
-        seed_of = seeds[answers.index(pick)]
-        n = len(answers)
-        if list(counts.values()).count(top) > 1:
-            split = ", ".join(f"{c} say {a}" for a, c in counts.most_common())
-            head = f"The {n} seeds split evenly ({split}). Seed {seed_of}: "
-        else:
-            head = f"In {top} of {n} seeds: {pick.answer}. Seed {seed_of}: "
-        return Answer(pick.answer, head + pick.sentence)
+        """The answer from a result over one or more seeds, by the rule every caption
+        uses (:attr:`resviz.words.seeds.Agreement.agreed`: all seeds up to 3, all but
+        one beyond): the seeds' answer with how many give it ("In 4 of 5 seeds: plain
+        (not in seed 2)") and the numbers of the first seed that gives it; where they
+        do not agree, :data:`SEEDS_DISAGREE` (no choice), how they split, and the
+        first seed's numbers. One seed's answer says it is one run; a recipe without
+        seeds answers as its reading says."""
+        if not result.seeds:  # a recipe without seeds: its numbers depend on none
+            return self.read(result)
+        seeds = tuple(result.seeds)
+        answers = [self.read(r) for r in result.per_seed]
+        a = agreement([x.answer for x in answers], seeds)
+        if a.n == 1:
+            return Answer(
+                a.top,
+                f"In the one seed run ({seeds_label(a.seeds)}): {a.top}; run more seeds to "
+                f"see whether it holds. {answers[0].sentence}",
+            )
+        if a.agreed:
+            first = a.seeds_of(a.top)[0]
+            rest = "" if a.top_count == a.n else f" (not in {seeds_label(a.seeds_of_other())})"
+            return Answer(
+                a.top,
+                f"In {a.top_count} of {a.n} seeds: {a.top}{rest}. Seed {first}: "
+                + answers[seeds.index(first)].sentence,
+            )
+        split = "; ".join(
+            f"{k} of {a.n} ({seeds_label(a.seeds_of(o))}) say {o}" for o, k in a.counts
+        )
+        head = "The seeds split evenly" if a.tie else "The seeds disagree"
+        return Answer(
+            SEEDS_DISAGREE,
+            f"{head}: {split}. Seed {seeds[0]}: {answers[0].sentence}",
+        )
+
+
+# What a question's measurement answers when its seeds do not agree: none of the
+# question's choices, so no prediction counts as measured right.
+SEEDS_DISAGREE = "the seeds disagree"
 
 
 MEASURES: dict[str, Measure] = {}

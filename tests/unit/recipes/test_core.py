@@ -10,6 +10,7 @@ import pytest
 from resviz.recipes import RECIPES
 from resviz.recipes.core import (
     MAX_SEEDS,
+    SEEDS_DISAGREE,
     Answer,
     Measure,
     Result,
@@ -17,6 +18,7 @@ from resviz.recipes.core import (
     recipe,
     settings_of,
 )
+from resviz.words.seeds import seeds_sentence
 
 
 def _one(*, width: int = 2, seed: int = 0) -> Result:
@@ -119,25 +121,64 @@ def _measure() -> Measure:
     return Measure("toy", _one, read, ("high", "low"))
 
 
-def test_measure_answers_with_the_majority_and_counts_the_seeds():
+def _values(values: list[int]) -> Result:
+    """A result over seeds 1..n whose seed s reads ``values[s - 1]``."""
+    runs = [Result({"curve": pd.DataFrame({"step": [0], "value": [float(v)]})}) for v in values]
+    return combine(runs, list(range(1, len(values) + 1)))
+
+
+def test_measure_states_an_answer_only_when_the_seeds_agree():
+    """The captions' rule: all seeds up to 3, all but one beyond."""
     m = _measure()
-    r = combine([_one(seed=s) for s in (1, 2, 3)], [1, 2, 3])  # values 11, 21, 31
-    a = m.over(r)
-    assert a.answer == "high"
-    assert a.sentence == "In 2 of 3 seeds: high. Seed 2: value 21"
+    a = m.over(_values([21, 31, 41]))
+    assert a == Answer("high", "In 3 of 3 seeds: high. Seed 1: value 21")
+    split = m.over(_values([11, 21, 31]))  # a majority of 2 is not agreement of 3
+    assert split.answer == SEEDS_DISAGREE and split.answer not in m.choices
+    assert split.sentence == (
+        "The seeds disagree: 2 of 3 (seeds 2-3) say high; 1 of 3 (seed 1) say low. Seed 1: value 11"
+    )
+    four = m.over(_values([11, 21, 31, 41, 51]))  # all but one of 5
+    assert four.answer == "high"
+    assert four.sentence == "In 4 of 5 seeds: high (not in seed 1). Seed 2: value 21"
+    assert m.over(_values([11, 12, 31, 41, 51])).answer == SEEDS_DISAGREE  # 3 of 5
 
 
-def test_measure_on_an_even_split_says_so_and_gives_the_first_seeds_answer():
+def test_measure_on_an_even_split_says_so_and_answers_no_choice():
+    a = _measure().over(_values([11, 21]))
+    assert a.answer == SEEDS_DISAGREE
+    assert a.sentence == (
+        "The seeds split evenly: 1 of 2 (seed 1) say low; 1 of 2 (seed 2) say high. "
+        "Seed 1: value 11"
+    )
+
+
+def test_measure_on_one_seed_says_it_is_one_run():
     m = _measure()
-    r = combine([_one(seed=s) for s in (1, 2)], [1, 2])  # 11 (low), 21 (high)
-    a = m.over(r)
-    assert a.answer == "low"
-    assert a.sentence.startswith("The 2 seeds split evenly (1 say low, 1 say high). Seed 1:")
-
-
-def test_measure_on_one_seed_is_that_seeds_answer():
-    m = _measure()
+    assert m.over(_values([31])) == Answer(
+        "high",
+        "In the one seed run (seed 1): high; run more seeds to see whether it holds. value 31",
+    )
+    # A recipe without seeds (a fixed model's weights): its reading, as it is.
     assert m.over(_one(seed=3)) == Answer("high", "value 31")
+
+
+@pytest.mark.parametrize(
+    "outcomes",
+    [["a"], ["a", "b"], ["a", "a"], ["a", "a", "b"], ["a", "a", "a"], ["a", "b", "b", "b"],
+     ["a", "a", "b", "b"], ["a", "a", "a", "a", "b"], ["a", "a", "a", "b", "b"],
+     ["b", "a", "a", "a", "a", "a", "a", "a", "a", "c"], ["a"] * 9 + ["b"]],
+)  # fmt: skip
+def test_a_lesson_answer_and_a_caption_follow_one_rule(outcomes):
+    """The same seeds' outcomes: the lesson's measure states an answer exactly when the
+    caption's sentence states a direction, and the same one."""
+    values = [30 if o == "a" else 10 for o in outcomes]  # "a" reads high, "b" low
+    got = _measure().over(_values(values))
+    says = {"high": "it is high", "low": "it is low"}
+    caption = seeds_sentence(["high" if o == "a" else "low" for o in outcomes], says)
+    stated = not caption.startswith(("The seeds disagree", "The seeds split"))
+    assert (got.answer != SEEDS_DISAGREE) is stated, (got, caption)
+    if stated:
+        assert says[got.answer] in caption
 
 
 # Timings are the one seed-free section whose numbers still change between runs (the

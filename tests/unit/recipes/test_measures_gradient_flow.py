@@ -9,6 +9,7 @@ import pytest
 from resviz import gradients as G
 from resviz.recipes import MEASURES, Answer
 from resviz.recipes import gradients as R
+from resviz.recipes.core import SEEDS_DISAGREE
 from tests.margins import AT_INIT, assert_clear
 from ui.specs.gradient_flow import SPEC
 
@@ -114,7 +115,7 @@ def test_the_seed_is_the_sidebar_seed():
     assert a != b
 
 
-def test_the_input_gradient_measure_answers_with_the_seeds_majority():
+def test_the_input_gradient_measure_answers_only_when_the_seeds_agree():
     # 5 ReLU blocks of width 8 with a LayerNorm: two of seeds 0-2 pass the larger
     # gradient back through the plain stack, one through the residual one.
     settings = {"depth": 5, "width": 8, "act": "relu", "norm": "layer"}
@@ -124,8 +125,11 @@ def test_the_input_gradient_measure_answers_with_the_seeds_majority():
     each = [MEASURES["gradflow_input_gradient"].read(run).answer for run in r.per_seed]
     assert sorted(each) == ["plain", "plain", "residual"]
     out = _measure("gradflow_input_gradient", **settings)
-    assert out.answer == "plain"
-    assert out.sentence.startswith("In 2 of 3 seeds: plain. Seed ")
+    # Two of three is not agreement (the captions' rule): no answer, and the split.
+    assert out.answer == SEEDS_DISAGREE
+    assert out.sentence.startswith(
+        "The seeds disagree: 2 of 3 (seeds 0, 2) say plain; 1 of 3 (seed 1) say residual."
+    )
     # At the defaults all three agree.
     assert _measure("gradflow_input_gradient").sentence.startswith("In 3 of 3 seeds: residual.")
 

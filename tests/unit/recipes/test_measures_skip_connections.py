@@ -94,7 +94,12 @@ def test_residual_lesion(settings, answer):
         assert f"{small} of its {len(drops)} deletions cost at most 5 points" in got.sentence
         assert f"at worst, block {int(res['worst_block'])}" in got.sentence
     if answer == "suffers":  # the cheapest: .at() runs the recipe and reads it the same
-        assert MEASURES["skip_residual_lesion"].at(settings, seed=0) == got
+        at = MEASURES["skip_residual_lesion"].at(settings, seed=0)  # one seed, said so
+        assert at.answer == got.answer
+        assert at.sentence == (
+            f"In the one seed run (seed 0): {answer}; run more seeds to see whether it "
+            f"holds. {got.sentence}"
+        )
 
 
 @pytest.mark.parametrize("name", ["stack", "paths"])
