@@ -1,13 +1,11 @@
 """The encoder playground's sentences, worded from the measured frames of every seed.
 
-Each function takes a section recipe's frame as the recipe returns it: the rows of
-one or more seeds under a ``seed`` column (``rv.recipes.encoder.stream(...).share``).
-A direction (rises or falls, which component is largest, which model ends lower) is
-worded from each seed's own outcome by :func:`resviz.words.seeds.seeds_sentence`:
-stated with its count ("in 3 of 3 seeds") when the seeds agree, and as the split
-when they do not. Numbers are quoted over the seeds that show them: one figure when
-they round alike, else their range ("0.41–0.45", :func:`resviz.words.seeds.span`).
-"""
+Each function takes a section recipe's frame as the recipe returns it: the rows of one
+or more seeds under a ``seed`` column (``rv.recipes.encoder.stream(...).share``). A
+direction (rises or falls, which component is largest, which model ends lower) is
+worded from each seed's own outcome by :func:`resviz.words.seeds.seeds_sentence`, with
+its count when the seeds agree, as the split when they do not. Numbers are quoted
+over the seeds that show them (:func:`resviz.words.seeds.span`)."""
 
 from __future__ import annotations
 
@@ -36,8 +34,7 @@ __all__ = [
 
 
 # --------------------------------------------------------------- trends over seeds
-# :func:`resviz.words.sentences.trend_outcome`'s labels as this page's sentences name
-# them (a single value ends where it starts).
+# trend_outcome's labels as this page's sentences name them (one value ends where it starts)
 _SAID_AS = {"flat": "stays", "returns": "ends", "one value": "ends"}
 
 
@@ -90,8 +87,11 @@ def trend_over_seeds(
             where = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
             says[o] = f"{subject} falls from {l0} ({span(f)}) {resolution_words(floor)} by {where}"
         elif o in ("rises", "falls"):
-            fac = [x for x in _of(seeds, outcomes, o, factor) if math.isfinite(x)]
-            tail = f", a factor of {span(fac)}" if fac else ""
+            fac = _of(seeds, outcomes, o, factor)
+            ok = [x for x in fac if math.isfinite(x)]
+            tail = f", a factor of {span(ok)}" if ok else ""
+            if ok and len(ok) < len(fac):  # never a range that hides a seed without one
+                tail += f" in {len(ok)} of them (the others end at 0, change sign or overflow)"
             says[o] = f"{subject} {o} from {l0} ({span(f)}) to {ln} ({span(la)}){tail}"
         elif o == "stays":
             sp = _of(seeds, outcomes, o, spread)

@@ -253,3 +253,19 @@ def test_trained_collapse_and_correct_guesses_per_seed():
 
 def test_the_playground_words_are_the_librarys():
     assert rv.words.share_words is W.share_words
+
+
+def test_trend_factor_never_hides_a_seed_without_one():
+    """A range of factors is quoted over the seeds that have one, and says so: an end
+    at exactly 0 or a change of sign has no factor."""
+    zero = W.trend_over_seeds([[2, 1, 0.5], [2, 1, 0.0], [4, 2, 1]], LABELS, "the norm", (0, 1, 2))
+    assert zero == (
+        "In 3 of 3 seeds the norm falls from the input (2–4) to block 2 (0–1), a factor of 4 "
+        "in 2 of them (the others end at 0, change sign or overflow)."
+    )
+    sign = W.trend_over_seeds([[2, 1, -0.5], [2, 1, 0.5], [4, 2, 1]], LABELS, "x", (0, 1, 2))
+    assert "(-0.5 to 1), a factor of 4 in 2 of them (the others end at 0" in sign
+    big = W.trend_over_seeds([[1e-300, 1, 1e300], [1, 2, 4]], LABELS, "x", (0, 1))
+    assert big.endswith(
+        "a factor of 4 in 1 of them (the others end at 0, change sign or overflow)."
+    )
