@@ -21,7 +21,7 @@ from typing import Any, ParamSpec, Protocol, TypeVar, overload
 import numpy as np
 import pandas as pd
 
-from resviz.words.seeds import agreement, seeds_label
+from resviz.words.seeds import seeds_answer
 
 
 @dataclass(frozen=True)
@@ -361,41 +361,15 @@ class Measure:
         uses (:attr:`resviz.words.seeds.Agreement.agreed`: all seeds up to 3, all but
         one beyond): the seeds' answer with how many give it ("In 4 of 5 seeds: plain
         (not in seed 2)") and the numbers of the first seed that gives it; where they
-        do not agree, :data:`SEEDS_DISAGREE` (no choice), how they split, and the
+        do not agree, :data:`resviz.words.seeds.SEEDS_DISAGREE` (no choice), how they split, and the
         first seed's numbers. One seed's answer says it is one run; a recipe without
         seeds answers as its reading says."""
         if not result.seeds:  # a recipe without seeds: its numbers depend on none
             return self.read(result)
-        seeds = tuple(result.seeds)
         answers = [self.read(r) for r in result.per_seed]
-        a = agreement([x.answer for x in answers], seeds)
-        if a.n == 1:
-            return Answer(
-                a.top,
-                f"In the one seed run ({seeds_label(a.seeds)}): {a.top}; run more seeds to "
-                f"see whether it holds. {answers[0].sentence}",
-            )
-        if a.agreed:
-            first = a.seeds_of(a.top)[0]
-            rest = "" if a.top_count == a.n else f" (not in {seeds_label(a.seeds_of_other())})"
-            return Answer(
-                a.top,
-                f"In {a.top_count} of {a.n} seeds: {a.top}{rest}. Seed {first}: "
-                + answers[seeds.index(first)].sentence,
-            )
-        split = "; ".join(
-            f"{k} of {a.n} ({seeds_label(a.seeds_of(o))}) say {o}" for o, k in a.counts
-        )
-        head = "The seeds split evenly" if a.tie else "The seeds disagree"
         return Answer(
-            SEEDS_DISAGREE,
-            f"{head}: {split}. Seed {seeds[0]}: {answers[0].sentence}",
+            *seeds_answer([a.answer for a in answers], [a.sentence for a in answers], result.seeds)
         )
-
-
-# What a question's measurement answers when its seeds do not agree: none of the
-# question's choices, so no prediction counts as measured right.
-SEEDS_DISAGREE = "the seeds disagree"
 
 
 MEASURES: dict[str, Measure] = {}

@@ -29,6 +29,8 @@ __all__ = [
     "seeds_label",
     "seeds_sentence",
     "seeds_sentence_by",
+    "seeds_answer",
+    "SEEDS_DISAGREE",
     "span",
 ]
 
@@ -159,6 +161,35 @@ def seeds_sentence(
     parts = [f"in {k} of {a.n} ({seeds_label(a.seeds_of(o))}) {says[o]}" for o, k in a.counts]
     head = "The seeds split evenly" if a.tie else "The seeds disagree"
     return f"{head}: " + "; ".join(parts) + "."
+
+
+# What a lesson question's measurement answers when its seeds do not agree: none of
+# the question's choices, so no prediction counts as measured right.
+SEEDS_DISAGREE = "the seeds disagree"
+
+
+def seeds_answer(
+    answers: Sequence[str], sentences: Sequence[str], seeds: Sequence[int]
+) -> tuple[str, str]:
+    """A lesson question's answer over seeds (one answer and its sentence per seed) by
+    the rule :func:`seeds_sentence` follows: ``("plain", "In 4 of 5 seeds: plain (not in
+    seed 2). Seed 0: <seed 0's sentence>")``; where the seeds do not agree,
+    :data:`SEEDS_DISAGREE` with how they split and the first seed's sentence; one seed:
+    its answer, said to be one run."""
+    a = agreement(answers, seeds)
+    if a.n == 1:
+        return a.top, (
+            f"In the one seed run ({seeds_label(a.seeds)}): {a.top}; run more seeds to "
+            f"see whether it holds. {sentences[0]}"
+        )
+    if a.agreed:
+        first = a.seeds_of(a.top)[0]
+        rest = "" if a.top_count == a.n else f" (not in {seeds_label(a.seeds_of_other())})"
+        said = sentences[a.seeds.index(first)]
+        return a.top, f"In {a.top_count} of {a.n} seeds: {a.top}{rest}. Seed {first}: {said}"
+    split = "; ".join(f"{k} of {a.n} ({seeds_label(a.seeds_of(o))}) say {o}" for o, k in a.counts)
+    head = "The seeds split evenly" if a.tie else "The seeds disagree"
+    return SEEDS_DISAGREE, f"{head}: {split}. Seed {a.seeds[0]}: {sentences[0]}"
 
 
 def seeds_sentence_by(

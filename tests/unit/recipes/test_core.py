@@ -10,7 +10,6 @@ import pytest
 from resviz.recipes import RECIPES
 from resviz.recipes.core import (
     MAX_SEEDS,
-    SEEDS_DISAGREE,
     Answer,
     Measure,
     Result,
@@ -18,7 +17,7 @@ from resviz.recipes.core import (
     recipe,
     settings_of,
 )
-from resviz.words.seeds import seeds_sentence
+from resviz.words.seeds import SEEDS_DISAGREE, seeds_sentence
 
 
 def _one(*, width: int = 2, seed: int = 0) -> Result:

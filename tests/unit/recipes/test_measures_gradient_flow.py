@@ -9,7 +9,7 @@ import pytest
 from resviz import gradients as G
 from resviz.recipes import MEASURES, Answer
 from resviz.recipes import gradients as R
-from resviz.recipes.core import SEEDS_DISAGREE
+from resviz.words.seeds import SEEDS_DISAGREE
 from tests.margins import AT_INIT, assert_clear
 from ui.specs.gradient_flow import SPEC
 

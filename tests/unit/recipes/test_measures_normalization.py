@@ -10,7 +10,8 @@ import pytest
 from resviz import norms as N
 from resviz.recipes import MEASURES, Answer
 from resviz.recipes import norms as R
-from resviz.recipes.core import SEEDS_DISAGREE, Result
+from resviz.recipes.core import Result
+from resviz.words.seeds import SEEDS_DISAGREE
 from tests.margins import AT_INIT, assert_clear
 from ui.specs.normalization import SPEC
 
