@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 
 from resviz.gradients.layers import RESIDUAL
-from resviz.words.numbers import format_log10, format_number, log_trend_words
+from resviz.words.numbers import format_log10, format_number, log_trend_words, ratio_words
 from resviz.words.seeds import log_span, seeds_label, seeds_sentence_by, span
+from resviz.words.sentences import order
 
 # How close the measured gain must come to λ^L to be said to "agree" with it.
 AGREE_RTOL = 0.05
@@ -27,21 +28,17 @@ def zero_sv_words(spec: pd.DataFrame) -> str:
     """How many of the residual stack's singular values of J are 0 to float64's
     rounding (below ``n · eps · largest``, numpy's rank tolerance), and whether I + J
     has any; empty if J has none."""
-    part = spec[spec["variant"] == RESIDUAL]
-    j = part[part["matrix"] == "branch J"]["sigma"]
-    block = part[part["matrix"] == "block"]["sigma"]
-    tol = float(j.max()) * len(j) * np.finfo(np.float64).eps
-    k = int((j <= tol).sum())
+    k, n, tol, low = _zero_sv_counts(spec)
     if not k:
         return ""
     still = (
         "while every singular value of I + J is at least "
-        f"{format_number(block.min())}, so I + J passes all of them"
-        if float(block.min()) > tol
+        f"{format_number(low)}, so I + J passes all of them"
+        if low > tol
         else "and so are some of I + J's"
     )
     return (
-        f" {k} of J's {len(j)} singular values are 0 to float64's rounding (at most "
+        f" {k} of J's {n} singular values are 0 to float64's rounding (at most "
         f"{format_number(tol)}): J passes no gradient "
         f"along those directions, {still}."
     )
@@ -137,15 +134,19 @@ def larger_gradient_over_seeds(
     plain: Sequence[float], residual: Sequence[float], seeds: Sequence[int]
 ) -> str:
     """Which stack passes the larger gradient back to its input relative to its output
-    (``log10 ||dL/dx_0|| / ||dL/dx_L||`` per seed; ties go to residual, as the lesson
-    measure decides), with each group's gains."""
-    outcomes = ["plain" if p > r else "residual" for p, r in zip(plain, residual, strict=True)]
+    (``log10 ||dL/dx_0|| / ||dL/dx_L||`` per seed; an exact tie is the same, a NaN or
+    Inf not comparable), with each group's gains."""
+    which = {1: "plain", -1: "residual", 0: "same", None: "neither"}
+    outcomes = [which[order(p, r, 0.0)] for p, r in zip(plain, residual, strict=True)]
 
     def phrase(kind: str, ix: list[int]) -> str:
         nums = (
             f" (||dL/dx_0|| / ||dL/dx_L||: {log_span([plain[i] for i in ix])} plain, "
             f"{log_span([residual[i] for i in ix])} residual)"
         )
+        if kind in ("same", "neither"):
+            how = "the same" if kind == "same" else "not comparable: one is not finite"
+            return f"the two stacks' gradients back at their input are {how}{nums}"
         return f"the {kind} stack passes the larger gradient back to its input{nums}"
 
     return seeds_sentence_by(outcomes, seeds, phrase)
@@ -316,13 +317,6 @@ def below_half_over_seeds(belows: Sequence[pd.DataFrame], seeds: Sequence[int]) 
     return "; ".join(out)
 
 
-def _ratio(a: float, b: float) -> float:
-    """``a / b`` for norms (``>= 0``): ``inf`` where only ``b`` is 0, 1 where both are."""
-    if b == 0:
-        return 1.0 if a == 0 else math.inf
-    return a / b
-
-
 def _relation(ratio: float) -> str:
     if math.isnan(ratio):
         return "not comparable with"
@@ -350,9 +344,11 @@ def first_vs_last_over_seeds(layers: pd.DataFrame, seeds: Sequence[int]) -> str:
                 for step in sorted({int(g["step"].min()), int(g["step"].max())}):
                     at = g[g["step"] == step].set_index("block")["grad_norm"]
                     if first in at.index and last in at.index and first != last:
-                        said.append((_ratio(float(at[first]), float(at[last])), step))
+                        a, b = float(at[first]), float(at[last])
+                        # a / b for norms (>= 0): inf where only b is 0, 1 where both are
+                        said.append((a / b if b else 1.0 if a == 0 else math.inf, step, a, b))
             found.append(said)
-            outcomes.append(" / ".join(_relation(r) for r, _ in said) or "none")
+            outcomes.append(" / ".join(_relation(x[0]) for x in said) or "none")
         if set(outcomes) == {"none"}:
             continue
 
@@ -361,10 +357,13 @@ def first_vs_last_over_seeds(layers: pd.DataFrame, seeds: Sequence[int]) -> str:
                 return "no step has a finite norm at both the first and the last block"
             parts = []
             for k, rel in enumerate(kind.split(" / ")):
-                ratios = [found[i][k][0] for i in ix]
-                steps = span([found[i][k][1] for i in ix])
+                got = [found[i][k] for i in ix]
+                fin = [x[0] for x in got if math.isfinite(x[0])]  # else over 0 or overflowed
+                times = [f"{span(fin)} times"] if fin else []
+                times += sorted({ratio_words(x[2], x[3]) for x in got if math.isinf(x[0])})
+                steps = span([x[1] for x in got])
                 what = f"{rel} the last block's" if k == 0 else rel.split()[0]
-                parts.append(f"{what} at step {steps} ({span(ratios)} times)")
+                parts.append(f"{what} at step {steps} ({'; '.join(times)})")
             return "the first block's gradient norm is " + " and ".join(parts)
 
         out.append(f"{name}: " + seeds_sentence_by(outcomes, seeds, phrase))

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from resviz.words.numbers import format_number, ratio_words
-from resviz.words.seeds import seeds_sentence, span
+from resviz.words.seeds import log_span, seeds_sentence, span
 
 SEED = "seed"
 
@@ -38,7 +38,7 @@ def halves_words(halves: Sequence[pd.DataFrame], view: str) -> str:
         ratios.append(a / b if b else math.inf)
     if len(set(words)) == 1:
         return words[0]
-    if all(w.endswith(" times") for w in words):
+    if all(w.endswith(" times") for w in words) and all(0 < r < math.inf for r in ratios):
         return f"{span(ratios)} times"
     return "; ".join(f"seed {k}: {w}" for k, w in enumerate(words))
 
@@ -47,7 +47,7 @@ def bn_halves_seeds(halves: Sequence[pd.DataFrame], seeds: Sequence[int]) -> str
     """Whether BatchNorm leaves the halves of sample 0 alike (within a factor of 1.5),
     seed by seed: a sentence with how many seeds say so."""
     ratios = [float(h.set_index("view").loc["BatchNorm", "ratio"]) for h in halves]
-    outcomes = ["alike" if 1 / 1.5 <= r <= 1.5 else "differ" for r in ratios]
+    outcomes = ["nan" if r != r else "alike" if 1 / 1.5 <= r <= 1.5 else "differ" for r in ratios]
 
     def of(o: str) -> str:
         return span([r for r, x in zip(ratios, outcomes, strict=True) if x == o])
@@ -57,6 +57,7 @@ def bn_halves_seeds(halves: Sequence[pd.DataFrame], seeds: Sequence[int]) -> str
         f"{of('alike') if 'alike' in outcomes else ''} times",
         "differ": f"the halves of sample 0 still differ: {of('differ') if 'differ' in outcomes else ''} "
         "times (each feature's std is 1 over the whole batch, not over sample 0 alone)",
+        "nan": "the ratio of the halves of sample 0 is not a number",
     }
     return seeds_sentence(outcomes, says, seeds)
 
@@ -75,12 +76,16 @@ def textbook_seeds(measured: Sequence[float], fit: Sequence[float], seeds: Seque
     """Whether the hand-written LayerNorm differs from torch's by more than the
     formulas' misfit (10 times over), seed by seed: each seed's largest measured gap
     ``measured`` and largest |measured - predicted| ``fit``."""
-    outcomes = ["differ" if m > 10 * f else "close" for m, f in zip(measured, fit, strict=True)]
+    outcomes = [
+        "nan" if m != m or f != f else "differ" if m > 10 * f else "close"
+        for m, f in zip(measured, fit, strict=True)
+    ]
     says = {
         "differ": "the gap is more than 10 times the formulas' misfit: the two LayerNorms "
         "are not the same function",
         "close": "the gap is within 10 times the formulas' misfit, too small here to tell "
         "the two LayerNorms apart",
+        "nan": "the gap or the misfit is not a number, so the two cannot be compared",
     }
     return seeds_sentence(outcomes, says, seeds)
 
@@ -159,8 +164,21 @@ def stream_seeds(streams: Sequence[pd.DataFrame], seeds: Sequence[int], subject:
     for stream in streams:
         pre = stream[stream["variant"] == "Pre-LN"].sort_values("block")["sq_norm_per_dim"]
         ends.append((float(pre.iloc[0]), float(pre.iloc[-1])))
-    ratios = [b / a if a > 0 else math.inf for a, b in ends]
-    outcomes = ["grows" if q > GROWTH else "falls" if q < 1 / GROWTH else "level" for q in ratios]
+    # end over start; 0 to 0 is level, from an exact 0 up is inf; a NaN or Inf end: NaN
+    ratios = [
+        math.nan if not math.isfinite(a + b) else b / a if a > 0 else 1.0 if b == 0 else math.inf
+        for a, b in ends
+    ]
+    outcomes = [
+        "not finite"
+        if q != q
+        else "grows"
+        if q > GROWTH
+        else "falls"
+        if q < 1 / GROWTH
+        else "level"
+        for q in ratios
+    ]
 
     def said(o: str) -> str:
         mine = [(e, q) for e, q, x in zip(ends, ratios, outcomes, strict=True) if x == o]
@@ -168,17 +186,30 @@ def stream_seeds(streams: Sequence[pd.DataFrame], seeds: Sequence[int], subject:
             return ""
         first = span([e[0] for e, _ in mine])
         last = span([e[1] for e, _ in mine])
-        q = [x for _, x in mine]
-        if o == "grows":
-            return f"{subject} grows by a factor of {span(q, 2)}, from {first} to {last}"
-        if o == "falls":
-            return f"{subject} falls by a factor of {span([1 / x for x in q], 2)}, from {first} to {last}"
+        if o in ("grows", "falls"):
+            return f"{subject} {o}{_by_factor([e for e, _ in mine], o == 'grows')} from {first} to {last}"
+        if o == "not finite":
+            return f"{subject} is not finite at an end (from {first} to {last})"
         return (
             f"{subject} ends within a factor of {GROWTH:g} of where it starts (from {first} "
             f"to {last})"
         )
 
     return seeds_sentence(outcomes, {o: said(o) for o in set(outcomes)}, seeds)
+
+
+def _by_factor(ends: Sequence[tuple[float, float]], up: bool) -> str:
+    """``" by a factor of 2.3–9.8,"``: end over start (``up``) or start over end for
+    (start, end) pairs; a pair with an exact 0 has no factor (``" by a factor of 3 where
+    it ends above 0,"``; none: ``""``), and one beyond float64's range is worded from logs."""
+    pairs = [(a, b) if up else (b, a) for a, b in ends if a > 0 and b > 0]
+    if not pairs:
+        return ""
+    raw = [b / a for a, b in pairs]
+    ok = all(0 < x < math.inf for x in raw)
+    nums = span(raw, 2) if ok else log_span([math.log10(b) - math.log10(a) for a, b in pairs], 2)
+    where = "" if len(pairs) == len(ends) else f" where it {'starts' if up else 'ends'} above 0"
+    return f" by a factor of {nums}{where},"
 
 
 def deepest_ratios_seeds(grads: Sequence[pd.DataFrame], seeds: Sequence[int]) -> str:
@@ -191,13 +222,20 @@ def deepest_ratios_seeds(grads: Sequence[pd.DataFrame], seeds: Sequence[int]) ->
     at = [g[g["n_layers"] == hi].set_index("variant")["ratio_to_L1"] for g in grads]
     post, pre = [float(a["Post-LN"]) for a in at], [float(a["Pre-LN"]) for a in at]
     outcomes = [
-        "level" if format_number(a) == format_number(b) else "pre" if b < a else "post"
+        "nan"
+        if a != a or b != b
+        else "level"
+        if format_number(a) == format_number(b)
+        else "pre"
+        if b < a
+        else "post"
         for a, b in zip(post, pre, strict=True)
     ]
     says = {
         "pre": f"Pre-LN's is the smaller at L = {hi}",
         "post": f"Post-LN's is the smaller at L = {hi}",
         "level": f"the two are level at L = {hi}",
+        "nan": f"the two cannot be compared at L = {hi}: a ratio is not a number",
     }
     return (
         f"At L = {hi} it is {span(post)} for Post-LN and {span(pre)} for Pre-LN; "

@@ -132,13 +132,15 @@ def trend_words(values: Sequence[float], within: float = 10.0) -> str:
         return f"starts and ends at exactly 0 (peak {format_number(peak)})" + bad
     positive = [v for v in finite if v > 0]
     lo, hi = min(positive), max(positive)
-    spread = hi / lo
+    spread, end_ratio = hi / lo, last / first
+    if math.isinf(spread) or end_ratio == 0 or math.isinf(end_ratio):  # beyond float64
+        logs = [math.log10(v) if v > 0 else -math.inf if v == 0 else math.nan for v in vals]
+        return log_trend_words(logs, within)
     if spread < 1.1 and 0 not in finite:
         pct = format_number((spread - 1) * 100, 2)
         return f"stays within {pct}% (from {a} to {b})" + bad
     if spread <= within and 0 not in finite:
         return f"stays within a factor of {_factor(spread)} (from {a} to {b})" + bad
-    end_ratio = last / first
     if max(end_ratio, 1 / end_ratio) <= within:
         return (
             f"ranges over a factor of {_factor(spread)} (from {format_number(lo)} to "
@@ -152,15 +154,21 @@ def trend_words(values: Sequence[float], within: float = 10.0) -> str:
 def ratio_words(value: float, reference: float) -> str:
     """``value`` as a multiple of ``reference``, to fill "A is ... B":
     ``"3.2e9 times"``, ``"0.41 times"``, ``"exactly"`` (equal), ``"infinitely many
-    times"`` (reference 0) or ``"not comparable with"`` (NaN or Inf involved)."""
+    times"`` (reference 0; ``"not a multiple of"`` for a negative value) or ``"not
+    comparable with"`` (NaN or Inf involved). A quotient beyond float64's range is
+    written from logs (``"1e616 times"``), never as ``Inf`` or ``0``."""
     v, r = float(value), float(reference)
     if not (math.isfinite(v) and math.isfinite(r)):
         return "not comparable with"
     if v == r:
         return "exactly"
     if r == 0:
-        return "infinitely many times"
-    return f"{format_number(v / r)} times"
+        return "infinitely many times" if v > 0 else "not a multiple of"
+    q = v / r
+    if math.isinf(q) or (q == 0 and v != 0):
+        sign = "-" if (v < 0) != (r < 0) else ""
+        return f"{sign}{format_log10(math.log10(abs(v)) - math.log10(abs(r)))} times"
+    return f"{format_number(q)} times"
 
 
 def crossing_words(

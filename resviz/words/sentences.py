@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 from resviz.words.numbers import (
     crossing_words,
+    format_log10,
     format_number,
     lower_words,
     ratio_words,
@@ -54,7 +55,8 @@ def _factor_between(a: float, b: float) -> str | None:
     if a == 0 or b == 0 or (a > 0) != (b > 0):
         return None
     hi, lo = max(abs(a), abs(b)), min(abs(a), abs(b))
-    return format_number(hi / lo)
+    q = hi / lo
+    return format_number(q) if math.isfinite(q) else format_log10(math.log10(hi) - math.log10(lo))
 
 
 def _floats(values: Sequence[float]) -> list[float]:
@@ -80,12 +82,13 @@ def trend(values: Sequence[float], labels: Sequence[str], subject: str, flat: fl
     if not v:
         return f"There is no value of {subject} to show."
     if len(v) == 1:
-        return f"{_cap(subject)} is {format_number(v[0])} at {labels[0]}."
+        odd = "" if math.isfinite(v[0]) else " (not finite)"
+        return f"{_cap(subject)} is {format_number(v[0])}{odd} at {labels[0]}."
     bad = [i for i, x in enumerate(v) if not math.isfinite(x)]
     if bad:
         i = bad[0]
         if i == 0:
-            return f"{_cap(subject)} is already {format_number(v[0])} at {labels[0]}."
+            return f"{_cap(subject)} is already {format_number(v[0])} (not finite) at {labels[0]}."
         return (
             f"{_cap(subject)} goes from {format_number(v[0])} at {labels[0]} to "
             f"{format_number(v[i])} (not finite) at {labels[i]}."
@@ -224,7 +227,7 @@ def change(before: float, after: float, subject: str, rtol: float = 0.05) -> str
     o = order(after, before, rtol)
     a, b = format_number(before), format_number(after)
     if o is None:
-        return f"{_cap(subject)} goes from {a} to {b}."
+        return f"{_cap(subject)} goes from {a} to {b} (a value is not finite)."
     if o == 0:
         return f"{_cap(subject)} stays at about {a} ({a} to {b})."
     text = f"{_cap(subject)} {'falls' if o < 0 else 'rises'} from {a} to {b}"
@@ -249,7 +252,7 @@ def spread_vs(values: Sequence[float], reference: float, subject: str, ref_name:
     )
     text = f"{head}; {ref_name} would give each {format_number(reference)}"
     if reference > 0 and hi > 0:
-        text += f", and the largest is {format_number(hi / reference)} times that"
+        text += f", and the largest is {ratio_words(hi, reference)} that"
     return text + "."
 
 
@@ -259,5 +262,8 @@ def share_of(values: Sequence[float], labels: Sequence[str], subject: str) -> st
     finite = [(x, lab) for x, lab in zip(v, labels, strict=True) if math.isfinite(x)]
     if not finite:
         return f"No {subject} is finite."
-    x, lab = max(finite, key=lambda t: t[0])
-    return f"The largest {subject}: {lab} ({format_number(x)})."
+    x = max(t[0] for t in finite)
+    tops = [lab for y, lab in finite if y == x]
+    if len(tops) > 1:  # a tie names every label at the top, none as the largest
+        return f"The largest {subject}, tied: {', '.join(tops)} ({format_number(x)} each)."
+    return f"The largest {subject}: {tops[0]} ({format_number(x)})."

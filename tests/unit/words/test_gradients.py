@@ -368,4 +368,6 @@ def test_first_vs_last_over_seeds_a_zero_norm_is_not_a_division_error():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         text = W.first_vs_last_over_seeds(frame, [0])
-    assert "larger than the last block's at step 0 (Inf times) and equal at step 5" in text
+    assert (
+        "larger than the last block's at step 0 (infinitely many times) and equal at step 5" in text
+    )

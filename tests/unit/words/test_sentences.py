@@ -143,7 +143,7 @@ def test_trend_zero_sign_change_and_non_finite():
     assert signs == "The cosine rises from -0.5 at block 1 to 0.4 at block 4."
     blown = fd.trend([1.0, 1e30, math.inf, math.nan], BLOCKS, "the norm")
     assert blown == "The norm goes from 1 at block 1 to Inf (not finite) at block 3."
-    assert fd.trend([math.nan, 1.0], BLOCKS[:2], "y") == "Y is already NaN at block 1."
+    assert fd.trend([math.nan, 1.0], BLOCKS[:2], "y") == "Y is already NaN (not finite) at block 1."
     assert fd.trend([2.0], BLOCKS[:1], "y") == "Y is 2 at block 1."
     assert fd.trend([3.0, 3.0, 1.0, 3.0], BLOCKS, "y").startswith("Y ends where it starts, at 3")
     with pytest.raises(ValueError):
