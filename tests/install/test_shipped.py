@@ -42,6 +42,7 @@ from typing import Any
 import pytest
 
 from tests.browser.conftest import free_port, screenshot
+from tests.browser.whole_charts import whole_at_both_sizes
 from tests.install.test_deploy import (
     DOCKERFILE,
     build_context,
@@ -209,13 +210,19 @@ def make_run(app_venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
 def test_make_run_serves_every_section_from_requirements_alone(make_run: str, browser) -> None:
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     pg = ctx.new_page()
+    charts, problems = 0, []
     for name, path in views():
         pg.goto(make_run + path)
         settled(pg, name)
         no_error_box(pg, name)
+        # Its charts whole on a desktop and on a phone (tests/browser/whole_charts.py).
+        n, wrong = whole_at_both_sizes(pg, name)
+        charts, problems = charts + n, problems + wrong
     screenshot(pg, "shipped_last_section")
     ctx.close()
-    print(f"\nrendered with no error box: {len(views())} views")
+    print(f"\nrendered with no error box: {len(views())} views; {charts} charts checked")
+    assert not problems, "\n".join(problems)
+    assert charts >= len(views())  # most sections draw a chart or two at their defaults
 
 
 @pytest.mark.parametrize("index", range(1, len(LESSON.steps) + 1))
