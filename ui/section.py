@@ -31,7 +31,7 @@ import resviz as rv
 from resviz.pretrained import PretrainedError
 from resviz.recipes.core import NOT_SETTINGS, RECIPES, Recipe, Result, recipe_name, settings_of
 
-from . import charts, lesson_state, views
+from . import charts, lesson_state, turns, views
 from .cache import LARGE, POLICY
 from .notebook import Notebook, literal
 from .specs import SEEDS_AUTO, seeds_count
@@ -139,6 +139,28 @@ def run_recipe_large(
     return result, note, csvs
 
 
+@contextmanager
+def turn_for(key: str) -> Iterator[None]:
+    """A computation's turn on the server's cores (:mod:`ui.turns`): none for a call
+    computed lately (its result is cached); otherwise wait in line, the page saying how
+    many computations are ahead, and compute once a core is free."""
+    if turns.done(key):
+        yield
+        return
+    box: list[Any] = []
+
+    def on_wait(ahead: int) -> None:
+        if not box:
+            box.append(st.empty())
+        box[0].info(turns.waiting_words(ahead), icon=":material/hourglass_top:")
+
+    with turns.TURNS.turn(on_wait):
+        if box:
+            box[0].empty()
+        yield
+    turns.mark_done(key)
+
+
 def with_seeds(fn: Recipe, settings: dict[str, Any]) -> dict[str, Any]:
     """``settings`` with the sidebar's seeds added where ``fn`` takes seeds and the
     page did not set them: every seeds-taking recipe runs as many as the sidebar says."""
@@ -200,13 +222,14 @@ class Section:
         if unknown:
             raise ValueError(f"{sorted(unknown)} are not settings")
         settings = with_seeds(fn, settings)
-        if large:
-            result, note, csvs = run_recipe_large(
-                name, tuple(sorted(settings.items())), self.device, csv_frames
-            )
-            self._csvs = (result, csvs)
-        else:
-            result, note = run_recipe(name, tuple(sorted(settings.items())), self.device)
+        with turn_for(repr((name, sorted(settings.items()), self.device, large, csv_frames))):
+            if large:
+                result, note, csvs = run_recipe_large(
+                    name, tuple(sorted(settings.items())), self.device, csv_frames
+                )
+                self._csvs = (result, csvs)
+            else:
+                result, note = run_recipe(name, tuple(sorted(settings.items())), self.device)
         views.notice(note)
         return self.shown(fn, result, var, **settings)
 
@@ -232,20 +255,36 @@ class Section:
         csv: str,
         caption: str | None = None,
         var: str = "r",
+        account: str | None = None,
         **kw: Any,
     ) -> None:
         """Draw ``ui.charts.<kind>(r.<frame>, **kw)`` with the frame as ``csv``.csv, and
-        write the same ``rv.charts`` call into the notebook."""
+        write the same ``rv.charts`` call into the notebook; a short ``caption`` under
+        it and the full ``account`` folded (:func:`ui.headline.account`)."""
         df: pd.DataFrame = r[frame]
-        views.chart(getattr(charts, kind)(df, **kw), self._csv(r, frame), csv, caption=caption)
+        views.chart(
+            getattr(charts, kind)(df, **kw),
+            self._csv(r, frame),
+            csv,
+            caption=caption,
+            account=account,
+        )
         self.notebook.code(chart_code(kind, f"{var}.{frame}", kw))
         self.notebook.frame(csv, f"{var}.{frame}")
 
     def table(
-        self, r: Result, frame: str, csv: str, caption: str | None = None, var: str = "r", **kw: Any
+        self,
+        r: Result,
+        frame: str,
+        csv: str,
+        caption: str | None = None,
+        var: str = "r",
+        account: str | None = None,
+        **kw: Any,
     ) -> None:
-        """Show ``r.<frame>`` as a table with its CSV; the notebook displays it too."""
-        views.table(r[frame], csv, caption=caption, **kw)
+        """Show ``r.<frame>`` as a table with its CSV (a short ``caption``, the full
+        ``account`` folded); the notebook displays it too."""
+        views.table(r[frame], csv, caption=caption, account=account, **kw)
         self.notebook.code(f"{var}.{frame}")
         self.notebook.frame(csv, f"{var}.{frame}")
 
