@@ -74,6 +74,7 @@ bench: setup-dev nginx
 	$(BIN)/python -m pytest benchmarks/bench_experiments.py --benchmark-only -q -p no:cacheprovider \
 		--benchmark-columns=min,median,max,rounds
 	$(BIN)/python benchmarks/bench_training.py --repeats 5
+	$(BIN)/python benchmarks/default_views.py --repeats 3
 	$(BIN)/python benchmarks/scaling.py
 	$(BIN)/python benchmarks/browser_pages.py 5
 	$(BIN)/python benchmarks/browser_profile.py

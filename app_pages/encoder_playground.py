@@ -13,8 +13,11 @@ import resviz as rv
 from resviz.budget import human_bytes, human_count, human_flops
 from resviz.recipes import encoder as E
 from resviz.words import encoder as W
+from resviz.words.headline import Figure
+from resviz.words.headline import encoder as H
 from ui import cache, charts, jobs, views
 from ui.budget import budget
+from ui.headline import headline, slot
 from ui.params import PageParams
 from ui.section import Section, call_code, chart_code, with_seeds
 from ui.shell import page_setup
@@ -178,8 +181,10 @@ def clamped(layer: int, head: int, block: int, shown: int, n_layers: int, n_head
 
 
 # -------------------------------------------------------------------- Model
-def model_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
-    """The tokens, the model card and the code: no forward pass beyond the timing."""
+def model_section(settings: dict[str, object], s: rv.encoder.Setup, top: object = None) -> None:
+    """The tokens, the model card and the code: no forward pass beyond the timing. The
+    card's figures and its line are the section's headline, drawn in ``top`` (above the
+    settings) where given."""
     sec = Section(TITLE, S.MODEL, ctx.device)
     r = sec.run(E.model, **settings)
     T = r.n_tokens
@@ -203,10 +208,13 @@ def model_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         ),
         height=180,
     )
+    c = s.cfg
+    count, flops = human_count(r.params), human_flops(r.flops)
+    figures = (Figure("Parameters", count),)
+    headline(H.model(c.n_layers, c.d_model, count, flops, T, figures), at=top)
     st.subheader("Model card")
-    m1, m2, m3, m4 = st.columns(4)
-    m1.metric("Parameters", human_count(r.params))
-    m2.metric(f"FLOPs per forward ({T} tokens)", human_flops(r.flops))
+    m2, m3, m4 = st.columns(3)
+    m2.metric(f"FLOPs per forward ({T} tokens)", flops)
     m3.metric("Activation memory (training, 1 sequence)", human_bytes(r.activation_bytes))
     m4.metric(f"Forward latency on {r.device}", f"{r.latency_ms:.2f} ms")
     sec.table(
@@ -251,10 +259,12 @@ def model_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
 # ---------------------------------------------------------------- Attention
 def attention_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
     st.subheader("Attention maps")
+    top = slot()
     layer, head = head_settings()
     sec = Section(TITLE, S.ATTENTION, ctx.device)
     r = sec.run(E.attention, **settings, layer=layer, head=head)
     clamped(layer, head, r.block, r.head, r.n_layers, r.n_heads)
+    headline(H.attention(r.attention, r.n_tokens, r.block, r.head), at=top)
     shown = r.seeds[0]
     one = r.attention[r.attention["seed"] == shown]
     title = f"Layer {r.block}, head {r.head} (seed {shown})"
@@ -262,7 +272,7 @@ def attention_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         charts.attention_map(one, r.labels, title=title),
         r.attention,
         "attention",
-        caption="Rows are queries, columns keys; each row sums to 1. A map has no band: "
+        account="Rows are queries, columns keys; each row sums to 1. A map has no band: "
         f"this is seed {shown}'s (the CSV holds every seed's). "
         + W.attention_spread_words(r.attention, shown, r.n_tokens)
         + " Labels are position:token, so repeated words stay apart.",
@@ -280,6 +290,7 @@ def stream_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
     cfg = s.cfg
     sec = Section(TITLE, S.STREAM, ctx.device)
     r = sec.run(E.stream, **settings)
+    headline(H.stream(r.stream))
     bands = rv.words.band_words(r.seeds)
     many = len(r.seeds) > 1
     sec.chart(
@@ -287,7 +298,7 @@ def stream_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         r,
         "stream",
         "residual_stream",
-        caption="The norm of the stream after each sublayer. "
+        account="The norm of the stream after each sublayer. "
         + rv.words.encoder_stream_rule(cfg.residual, cfg.norm, cfg.norm_position)
         + " "
         + W.stream_norm_words(r.stream)
@@ -314,7 +325,7 @@ def stream_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         r,
         "ratio",
         "update_ratio",
-        caption="How big each sublayer's output f(x) is next to the stream x entering it "
+        account="How big each sublayer's output f(x) is next to the stream x entering it "
         "(mean over tokens of ||f(x)|| / ||x||). "
         + nudge
         + W.update_ratio_words(r.ratio)
@@ -333,7 +344,7 @@ def stream_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         charts.share_bars(one),
         r.share,
         "final_share",
-        caption=f"Bars: seed {shown}'s (the CSV holds every seed's). " + W.share_words(r.share),
+        account=f"Bars: seed {shown}'s (the CSV holds every seed's). " + W.share_words(r.share),
     )
     sec.code(
         f"rv.charts.share_bars(r.share[r.share['seed'] == {shown}])  # one seed's bars"
@@ -353,6 +364,7 @@ def collapse_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
     sec = Section(TITLE, S.COLLAPSE, ctx.device)
     r = sec.run(E.collapse, **settings)
     collapse = r.collapse
+    headline(H.collapse(collapse))
     floor = rv.words.FLOAT64_RESOLUTION
     hidden = not collapse["residual"].map(math.isfinite).all()
     under = collapse["residual"].abs().lt(floor).any()
@@ -361,7 +373,7 @@ def collapse_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         r,
         "collapse",
         "rank_collapse",
-        caption="Distance of the token matrix X from the nearest matrix whose rows are all "
+        account="Distance of the token matrix X from the nearest matrix whose rows are all "
         "one vector (rank one, 1 x^T), after each layer, at init. Dong et al. (2021) show "
         "that pure attention without shortcuts pulls the tokens towards one vector, doubly "
         "exponentially in depth, and that shortcuts counter it. "
@@ -386,7 +398,7 @@ def collapse_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         r,
         "cosine",
         "token_cosine",
-        caption="The same comparison seen as similarity: a mean cosine of 1 means every "
+        account="The same comparison seen as similarity: a mean cosine of 1 means every "
         "token vector points the same way. "
         + W.cosine_words(r.cosine)
         + " "
@@ -493,11 +505,12 @@ def training_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
             )
         other = next(n for n in variants if n != "your model")
         done_seeds = list(pd.unique(curves["seed"]))
+        headline(H.loss_race(curves, "your model", other))
         views.chart(
             charts.line(curves, **LOSS_LINE),
             curves,
             "training_loss",
-            caption=f"Guessing uniformly over the {cfg.vocab_size} tokens of the vocabulary "
+            account=f"Guessing uniformly over the {cfg.vocab_size} tokens of the vocabulary "
             f"gives a loss of ln {cfg.vocab_size} = {rv.format_number(math.log(cfg.vocab_size))}. "
             + W.loss_race_words(curves, "your model", other)
             + " "
@@ -558,7 +571,7 @@ def legend_line(sec: Section, r: rv.recipes.Result, frame: str, csv: str, captio
     """A line chart with its legend in columns (many series), drawn and written into
     the notebook as the same ``rv.charts`` calls."""
     df = r[frame]
-    views.chart(rv.charts.legend_columns(charts.line(df, **kw)), df, csv, caption=caption)
+    views.chart(rv.charts.legend_columns(charts.line(df, **kw)), df, csv, account=caption)
     args = "".join(f"\n    {k}={v!r}," for k, v in kw.items())
     sec.code(LEGEND_LINE.format(frame=f"r.{frame}", args=args))
     sec.notebook.frame(csv, f"r.{frame}")
@@ -635,7 +648,7 @@ def trained_views(sec: Section, r: rv.recipes.Result) -> None:
             charts.share_bars(share[share["seed"] == seed0]),
             share,
             f"final_share_trained_{k}",
-            caption=f"{name}, trained. Bars: seed {seed0}'s (the CSV holds every seed's). "
+            account=f"{name}, trained. Bars: seed {seed0}'s (the CSV holds every seed's). "
             + W.share_words(share),
         )
         sec.code(
@@ -650,6 +663,10 @@ for tab, section in zip(
 ):
     if tab.open:
         with tab:
-            shared = shared_settings(full=section is model_section)
+            full = section is model_section
+            # The Model section's finding goes above its settings, the others' under
+            # their titles (after the folded settings).
+            top = slot() if full else None
+            shared = shared_settings(full=full)
             if shared is not None:
-                section(*shared)
+                section(*shared, **({"top": top} if full else {}))

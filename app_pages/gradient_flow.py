@@ -12,10 +12,13 @@ from resviz.charts.lines import seed_band
 from resviz.recipes import gradients as R
 from resviz.recipes.core import Recipe, Result
 from resviz.words import gradients as W
+from resviz.words.headline import Figure
+from resviz.words.headline import gradients as H
 from resviz.words.numbers import format_log10
 from resviz.words.seeds import band_words, seeds_label
 from ui import charts, jobs, views
 from ui.budget import budget
+from ui.headline import account, headline, slot
 from ui.params import PageParams
 from ui.section import Section, call_code, chart_code, with_seeds
 from ui.shell import page_setup
@@ -160,6 +163,7 @@ def fits_in_float64(cfg: rv.StackConfig) -> bool:
 def per_layer_section() -> None:
     """Weight and stream gradients of one plain and one residual stack at init."""
     st.subheader("Gradient norms per layer, at init")
+    top = slot()
     base = stack_settings()
     if not fits_in_float64(base):
         return
@@ -174,6 +178,11 @@ def per_layer_section() -> None:
         seed=ctx.seed,
     )
     seeds = seeds_of(r)
+    headline(
+        H.per_layer(gains(r, PLAIN), gains(r, RESID), seeds, base.depth, names=(PLAIN, RESID)),
+        W.larger_gradient_over_seeds(gains(r, PLAIN), gains(r, RESID), seeds),
+        at=top,
+    )
     left, right = st.columns(2)
     with left:
         sec.chart(
@@ -181,7 +190,7 @@ def per_layer_section() -> None:
             r,
             "weights",
             "gradient_norms",
-            caption="Weight gradients after one MSE backward pass on a Gaussian batch of 32, "
+            account="Weight gradients after one MSE backward pass on a Gaussian batch of 32, "
             "measured in float64. "
             + " ".join(
                 towards_input(
@@ -205,7 +214,7 @@ def per_layer_section() -> None:
             r,
             "streams",
             "activation_gradients",
-            caption="The gradient with respect to the stream itself, dL/dx_l: the quantity the "
+            account="The gradient with respect to the stream itself, dL/dx_l: the quantity the "
             "Derivation section's formula multiplies block by block. "
             + " ".join(
                 towards_input(
@@ -222,13 +231,6 @@ def per_layer_section() -> None:
             + band_words(seeds),
             **STREAM_LINE,
         )
-    cols = st.columns(2)
-    for col, variant in zip(cols, (PLAIN, RESID), strict=True):
-        col.metric(
-            f"||dL/dx_0|| / ||dL/dx_L||, {variant}{median_note(r)}",
-            format_log10(float(np.median(gains(r, variant)))),
-        )
-    st.caption(W.larger_gradient_over_seeds(gains(r, PLAIN), gains(r, RESID), seeds))
     sec.download("gradient_flow_per_layer")
 
 
@@ -264,6 +266,7 @@ def sv_range(spec: pd.DataFrame, matrix: str) -> str:
 def derivation_section() -> None:
     """The I + J Jacobian of one block, and the scaled shortcut's λ^L."""
     st.subheader("The derivation, checked live")
+    top = slot()
     base = stack_settings()
     if not fits_in_float64(base):
         return
@@ -310,6 +313,19 @@ def derivation_section() -> None:
         seed=ctx.seed,
     )
     seeds = seeds_of(r)
+    measured = [float(run.values["log10_measured"]) for run in r.per_seed]
+    log_m = float(np.median(measured))
+    figures = (
+        Figure(f"measured ||dL/dx_0|| / ||dL/dx_L||{median_note(r)}", format_log10(log_m, 4)),
+        Figure(f"λ^L = {scale:g}^{depth_l}", rv.format_number(r.identity_term, 4)),
+        Figure(
+            f"measured / λ^L{median_note(r)}",
+            format_log10(log_m - r.log10_identity_term, 4)
+            if r.identity_term != 0
+            else "undefined (λ^L = 0)",
+        ),
+    )
+    headline(H.derivation(measured, r.log10_identity_term, seeds, figures), at=top)
     norms = r.norms
     over = f" (over {seeds_label(seeds)}, lowest to highest)" if len(seeds) > 1 else ""
 
@@ -322,7 +338,7 @@ def derivation_section() -> None:
             r,
             "norms",
             "block_jacobian_norms",
-            caption=f"Spectral norms (largest singular value) of block {r.block}'s Jacobians for "
+            account=f"Spectral norms (largest singular value) of block {r.block}'s Jacobians for "
             "one sample, in float64. With the shortcut the block Jacobian is I + J, whose norm "
             "lies between 1 - ||J|| and 1 + ||J||: here ||J|| = "
             f"{norm_of(RESID, '||J|| (branch)')} and ||I + J|| = "
@@ -336,7 +352,7 @@ def derivation_section() -> None:
             r,
             "spectrum",
             "block_jacobian_spectrum",
-            caption="All singular values. In the residual stack's block J's run from "
+            account="All singular values. In the residual stack's block J's run from "
             f"{sv_range(r.spectrum, 'branch J')} and those of I + J from "
             f"{sv_range(r.spectrum, 'block')}{over}. Every singular value of I + J lies within "
             "||J|| of 1 (Weyl's inequality), so while ||J|| < 1 none of them is 0 and no "
@@ -346,23 +362,12 @@ def derivation_section() -> None:
             + band_words(seeds),
             **SPECTRUM_LINE,
         )
-    measured = [float(run.values["log10_measured"]) for run in r.per_seed]
-    log_m = float(np.median(measured))
-    m1, m2, m3 = st.columns(3)
-    m1.metric(f"measured ||dL/dx_0|| / ||dL/dx_L||{median_note(r)}", format_log10(log_m, 4))
-    m2.metric(f"λ^L = {scale:g}^{depth_l}", rv.format_number(r.identity_term, 4))
-    m3.metric(
-        f"measured / λ^L{median_note(r)}",
-        format_log10(log_m - r.log10_identity_term, 4)
-        if r.identity_term != 0
-        else "undefined (λ^L = 0)",
-    )
     sec.chart(
         "line",
         r,
         "ratio_curves",
         "scaled_shortcut_ratio",
-        caption="One backward pass (in float64) gives the whole curve: the gain from the "
+        account="One backward pass (in float64) gives the whole curve: the gain from the "
         "output down to every x_l."
         + (" On a log scale λ^(L-l) is a straight line." if r.identity_term != 0 else "")
         + " "
@@ -448,6 +453,9 @@ def sweep_section() -> None:
         seeds = seeds_of(r)
         if job.live and n_seeds > 1:
             st.caption(seed_progress(job, n_stacks, n_seeds, "stack"))
+        found = H.sweep(df, ycol, measure, seeds, SWEEP_ORDER)
+        if found is not None:
+            headline(found)
         grid = st.columns(2) + st.columns(2)
         for col, activation in zip(grid, SWEEP_ORDER, strict=True):
             part = df[df["activation"] == activation]
@@ -456,7 +464,7 @@ def sweep_section() -> None:
             with col:
                 st.markdown(f"**{activation}**")
                 views.altair(charts.line(part, **sweep_line), width="stretch")
-                st.caption(sweep_words(part, ycol, seeds))
+                account(sweep_words(part, ycol, seeds))
         zeros = df[~np.isfinite(df[ycol])]
         if not len(zeros):
             note = " No point is 0 or not finite."
@@ -483,7 +491,7 @@ def sweep_section() -> None:
             if len(seeds) == 1
             else f"Each point is the median of {len(seeds)} fresh stacks of that depth, one per seed"
         )
-        st.caption(
+        account(
             f"{point} (width, init and norm as set above), "
             "one backward pass in float64 with the gradient's size kept in log space, so a "
             "gradient under float64's range is measured too. Under each plot: how its curves "
@@ -614,6 +622,7 @@ def training_section() -> None:
         seeds = seeds_of(r)
         if job.live and n_seeds > 1:
             st.caption(seed_progress(job, steps, n_seeds, "step"))
+        headline(H.loss_race(r.loss, seeds[0]), H.loss_race_words(r.loss, seeds[0], window=10))
         views.chart(
             charts.line(r.loss, **LOSS_LINE),
             r.loss,
@@ -657,7 +666,7 @@ def training_section() -> None:
             if len(seeds) > 1
             else ""
         )
-        st.caption(
+        account(
             "Rows are blocks (input side at the top), columns are steps; colour is log10 of the "
             "block's gradient norm, on one scale for all panels. Grey is not run (yet, or after "
             "a run diverged and stopped) or not finite. "
@@ -718,6 +727,7 @@ ACF_LINE = dict(
 def shattered_section() -> None:
     """df/dx along a line of inputs, plain and residual, and its autocorrelation."""
     st.subheader("Shattered gradients")
+    top = slot()
     st.markdown(
         "Balduzzi et al. 2017 (*The Shattered Gradients Problem*): feed a line of 256 inputs "
         "x in [-2, 2] through a deep ReLU network with one output and look at df/dx along the "
@@ -734,6 +744,7 @@ def shattered_section() -> None:
     sec = Section(TITLE, S.SHATTERED, dev)
     r = sec.run(R.shattered, bn=bn, seed=ctx.seed)
     seeds = seeds_of(r)
+    headline(H.shattered(r.lag1, seeds), at=top)
     # The median of several nets' df/dx is no net's gradient (and smoother than each):
     # the gradients are drawn for one seed, the autocorrelations over all of them.
     shown = seeds[0]
@@ -777,7 +788,7 @@ def shattered_section() -> None:
             r,
             "acf",
             "shattered_autocorrelation",
-            caption="The autocorrelation function of each gradient. The first lag at which it "
+            account="The autocorrelation function of each gradient. The first lag at which it "
             "falls below 0.5 (the sooner, the rougher the gradient): "
             + W.below_half_over_seeds([run.below for run in r.per_seed], seeds)
             + ". "

@@ -16,10 +16,13 @@ from resviz import norms as N
 from resviz import words as W
 from resviz.recipes import norms as R
 from resviz.recipes.core import Recipe, Result, recipe_name
+from resviz.words.headline import Figure
+from resviz.words.headline import norms as H
 from resviz.words.seeds import band_words, seeds_label
 from ui import charts, jobs, views
 from ui.budget import budget
 from ui.cache import POLICY
+from ui.headline import account, headline, slot
 from ui.params import PageParams
 from ui.section import Section, chart_code, with_seeds
 from ui.shell import page_setup
@@ -78,8 +81,9 @@ def seeds_words(seeds: tuple[int, ...]) -> str:
     return f"lowest to highest over {seeds_label(seeds)}"
 
 
-# The input batch, shared by the first three sections: drawn at the top of each, it
-# keeps its values (and its place in the URL) while another section is open.
+# The input batch, shared by the first three sections: drawn at the top of each (under
+# its title and finding), it keeps its values (and its place in the URL) while another
+# section is open.
 def input_settings() -> dict[str, Any]:
     c1, c2, c3, c4 = st.columns(4)
     with c1:
@@ -95,12 +99,14 @@ def input_settings() -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------ four views
-def four_views_section(batch_settings: dict[str, Any]) -> None:
+def four_views_section(batch_settings: Callable[[], dict[str, Any]]) -> None:
     st.subheader("Same input, four views")
-    s = batch_settings
+    top = slot()
+    s = batch_settings()
     sec = Section(TITLE, S.FOUR_VIEWS, dev)
     r = sec.run(R.four_views, **s, seed=ctx.seed)
     r0, first = one_seed(sec, r)
+    headline(H.four_views([x.halves for x in r.per_seed], r.seeds or (ctx.seed,)), at=top)
     st.markdown(
         f"Gaussian input of {s['batch']} samples x {s['tokens']} tokens x {s['d']} features; "
         f"features 0 to {s['d'] // 2 - 1} multiplied by {s['big']:g}, the rest by "
@@ -128,7 +134,7 @@ def four_views_section(batch_settings: dict[str, Any]) -> None:
     )
     csv(sec, r, "views", "norm_views")
     halves = [x.halves for x in r.per_seed]
-    st.caption(
+    account(
         "Mean |value| of the left half of the features as a multiple of the right half's, in "
         f"sample 0 ({seeds_words(r.seeds)}): raw {W.halves_words(halves, 'raw')}. RMSNorm "
         "divides each row (token) by one positive number, which keeps the halves' ratio inside "
@@ -142,7 +148,7 @@ def four_views_section(batch_settings: dict[str, Any]) -> None:
         r0,
         "histograms",
         "norm_histograms",
-        caption=f"All values of seed {first}'s batch. "
+        account=f"All values of seed {first}'s batch. "
         + (
             f"Raw values mix two scales, x{s['big']:g} and x{s['small']:g}. "
             if s["big"] != s["small"]
@@ -154,6 +160,10 @@ def four_views_section(batch_settings: dict[str, Any]) -> None:
         var="r0",
         facet="view",
         sort=list(N.VIEWS),
+        # One panel a row, 260 px: a facet keeps its pixel width, and two of 380 px
+        # ran past a phone's column (926 px in 358).
+        columns=1,
+        width=260,
     )
     sec.table(
         r,
@@ -169,29 +179,34 @@ def four_views_section(batch_settings: dict[str, Any]) -> None:
 
 
 # --------------------------------------------------------------- textbook versus torch
-def textbook_section(batch_settings: dict[str, Any]) -> None:
+def textbook_section(batch_settings: Callable[[], dict[str, Any]]) -> None:
     st.subheader("Textbook versus library LayerNorm")
+    top = slot()
+    s = batch_settings()
     st.latex(
         r"\text{textbook: } \frac{x-\mu}{s_{n-1}+10^{-6}} \qquad "
         r"\text{torch: } \frac{x-\mu}{\sqrt{\sigma^2+10^{-5}}},\quad "
         r"s_{n-1}=\sigma\sqrt{\tfrac{n}{n-1}}"
     )
     sec = Section(TITLE, S.TEXTBOOK, dev)
-    r = sec.run(R.textbook, **batch_settings, seed=ctx.seed)
+    r = sec.run(R.textbook, **s, seed=ctx.seed)
     runs = r.per_seed
     measured = [x.measured_max for x in runs]
-    m1, m2, m3 = st.columns(3)
-    m1.metric("measured max |textbook - torch|", W.span(measured, 4))
-    m2.metric("predicted by the formulas", W.span([x.predicted_max for x in runs], 4))
-    m3.metric("first order: max|y| (1 - sqrt((n-1)/n))", W.span([x.approx_max for x in runs], 4))
-    st.caption(f"Each number: {seeds_words(r.seeds)}.")
     fit = [x.fit for x in runs]
+    figures = (
+        Figure("measured max |textbook - torch|", W.span(measured, 4)),
+        Figure("predicted by the formulas", W.span([x.predicted_max for x in runs], 4)),
+        Figure("first order: max|y| (1 - sqrt((n-1)/n))", W.span([x.approx_max for x in runs], 4)),
+    )
+    headline(H.textbook(measured, fit, r.seeds or (ctx.seed,), figures), at=top)
+    with top:
+        st.caption(f"Each number: {seeds_words(r.seeds)}.")
     sec.chart(
         "line",
         r,
         "gap",
         "layernorm_gap",
-        caption=f"The hand-written version divides by the unbiased std (n - 1 = {r.n - 1}), "
+        account=f"The hand-written version divides by the unbiased std (n - 1 = {r.n - 1}), "
         f"so its outputs are smaller by the factor sqrt((n-1)/n) = {r.factor:.5f}, apart "
         "from eps: 1e-6 added to the std there, 1e-5 to the variance in torch, which change a "
         "token's outputs by relative amounts of at most 1e-6/s and 1e-5/(2σ²). For the "
@@ -212,20 +227,24 @@ def textbook_section(batch_settings: dict[str, Any]) -> None:
 
 
 # ------------------------------------------------------------------------ invariances
-def invariances_section(batch_settings: dict[str, Any]) -> None:
+def invariances_section(batch_settings: Callable[[], dict[str, Any]]) -> None:
     st.subheader("Invariances, measured")
+    top = slot()
+    s = batch_settings()
     c1, c2 = st.columns(2)
     with c1:
         shift = p.slider("shift constant", "shift")
     with c2:
         scale = p.slider("scale constant", "scale")
     sec = Section(TITLE, S.INVARIANCES, dev)
-    r = sec.run(R.invariances, **batch_settings, shift=shift, scale=scale, seed=ctx.seed)
+    r = sec.run(R.invariances, **s, shift=shift, scale=scale, seed=ctx.seed)
+    tables = [x.table for x in r.per_seed]
+    headline(H.invariances(tables, N.INVARIANCE_NORMS, r.seeds or (ctx.seed,)), at=top)
     sec.table(
         r,
         "wide",
         "invariances",
-        caption="max |output change| of each norm, on h = x W^T (x the batch above, W a random "
+        account="max |output change| of each norm, on h = x W^T (x the batch above, W a random "
         "d x d matrix), in float64, a row per seed. Below 1e-4 counts as invariant. "
         + W.invariance_seeds([x.table for x in r.per_seed], N.INVARIANCE_NORMS, r.seeds)
         + " In exact arithmetic LayerNorm ignores a shift or a scale of a token (so also a "
@@ -256,6 +275,7 @@ def batch_section() -> None:
     sec = Section(TITLE, S.BATCH, dev)
     r = sec.run(R.batch_dependence, seed=ctx.seed)
     r0, first = one_seed(sec, r)
+    headline(H.batch(r.summary, r.seeds or (ctx.seed,)))
     c1, c2 = st.columns(2)
     for col, mode in ((c1, "train"), (c2, "eval")):
         with col:
@@ -272,7 +292,7 @@ def batch_section() -> None:
         r,
         "summary",
         "batchnorm_batch_dependence",
-        caption="The same token, normalized with different batch-mates (batch "
+        account="The same token, normalized with different batch-mates (batch "
         f"{r.batch_size} x {r.seq_len} tokens x {r.d_model} features, halves "
         f"x{r.big:g} / x{r.small:g}; the charts show seed {first}, the table a row per "
         f"scenario, mode and seed). Largest change of its output in training mode "
@@ -287,6 +307,7 @@ def batch_section() -> None:
 # ------------------------------------------------------------------ Pre-LN vs Post-LN
 def prepost_section() -> None:
     st.subheader("Post-LN versus Pre-LN at init")
+    top = slot()
     c1, c2, c3 = st.columns(3)
     with c1:
         layers = p.slider("layers", "layers")
@@ -310,11 +331,12 @@ def prepost_section() -> None:
     sec = Section(TITLE, S.PREPOST, dev)
     r = sec.run(R.prepost_ln, layers=layers, d_model=d_model, init=init, seed=ctx.seed)
     runs = r.per_seed
+    headline(H.prepost([x.stream for x in runs], r.seeds or (ctx.seed,), layers), at=top)
     raw0 = [
         float(x.raw_stream.query("variant == 'Pre-LN' and block == 0")["sq_norm_per_dim"].iloc[0])
         for x in runs
     ]
-    st.markdown(
+    account(
         "Without that standardization (the raw N(0, 1) embedding plus positions, about "
         "1 + 1/2 per feature) the input's ||x₀||²/d is "
         f"{W.span(raw0)} for this model ({seeds_words(r.seeds)}). "
@@ -329,7 +351,7 @@ def prepost_section() -> None:
         r,
         "stream",
         "prepost_stream",
-        caption="Post-LN ends every layer with a LayerNorm, so its ||x_l||²/d is 1 up to eps: "
+        account="Post-LN ends every layer with a LayerNorm, so its ||x_l||²/d is 1 up to eps: "
         f"measured, in every seed it {W.post_ln_words(r.stream)}. In Pre-LN each sublayer adds "
         "its output to an un-normalized stream, and Xiong et al. (Lemma 1) show that its "
         "expected ||x_l||² grows linearly with l. "
@@ -347,7 +369,7 @@ def prepost_section() -> None:
         r,
         "ratios",
         "last_layer_grad_ratios",
-        caption="Gradient norm of the last layer's second FFN weight (batch 4), divided by "
+        account="Gradient norm of the last layer's second FFN weight (batch 4), divided by "
         "its value at the shallowest depth, per seed. "
         + W.deepest_ratios_seeds([x.grads for x in runs], r.seeds)
         + " Xiong et al.: Pre-LN's final LayerNorm divides by ||x_L||, which grows like "
@@ -472,16 +494,19 @@ def warmup_section() -> None:
     views.table(
         N.variant_table(variants),
         "warmup_variants",
-        caption="The two models (each seed's result holds the same table, `r.per_seed[0].models`).",
+        caption="The two models, the same in every seed.",
     )
 
     def draw(r: Result) -> None:
+        found = H.warmup(r.history, r.w_warm)
+        if found is not None:
+            headline(found)
         sec.chart(
             "line",
             r,
             "history",
             "warmup_training",
-            caption=f"Guessing uniformly costs log {r.vocab_size} = "
+            account=f"Guessing uniformly costs log {r.vocab_size} = "
             f"{math.log(r.vocab_size):.2f}. "
             + W.warmup_seeds(r.history, r.w_warm)
             + "Xiong et al. explain why Post-LN needs warm-up at large learning rates: at init "
@@ -500,6 +525,20 @@ def warmup_section() -> None:
 
 
 # --------------------------------------------------------------------------- stability
+# The section's two settings a button away (button key: its settings): its default,
+# where the stacks part, and the tutorial notebook's own, as the widgets hold them.
+STABILITY_SETTINGS = {
+    "stability:use_default": ("Where they part (the default)", S.DEFAULT_STABILITY),
+    "stability:use_tutorial": ("As in the tutorial notebook", S.TUTORIAL_STABILITY),
+}
+
+
+def use_settings(values: dict[str, Any]) -> None:
+    """Set the Stability widgets to ``values`` (a button's callback: before they draw)."""
+    for name, value in values.items():
+        st.session_state[f"normalization:{name}"] = value
+
+
 def stability_section() -> None:
     st.subheader("Training stability: residual x norm")
     c1, c2, c3, c4 = st.columns(4)
@@ -508,7 +547,8 @@ def stability_section() -> None:
     with c2:
         s_pos = p.radio("placement", "s_pos")
     with c3:
-        s_lr = float(p.select("learning rate", "s_lr"))
+        lr_option = p.select("learning rate", "s_lr")
+        s_lr = float(lr_option)
     with c4:
         s_steps = p.slider("Adam steps", "s_steps")
     c1, c2 = st.columns(2)
@@ -516,16 +556,41 @@ def stability_section() -> None:
         s_norms = p.toggle("add residual + the other norm types", "s_norms")
     with c2:
         s_place = p.toggle("add residual + the other placement", "s_place")
+    now = dict(
+        s_norm=s_norm,
+        s_pos=s_pos,
+        s_lr=lr_option,
+        s_steps=s_steps,
+        s_norms=s_norms,
+        s_place=s_place,
+    )
+    for col, (key, (label, values)) in zip(st.columns(2), STABILITY_SETTINGS.items(), strict=True):
+        col.button(
+            label,
+            key=key,
+            on_click=use_settings,
+            args=(values,),
+            disabled=now == values,
+            width="stretch",
+        )
+    d, t = S.DEFAULT_STABILITY, S.TUTORIAL_STABILITY
+    st.caption(
+        f"**Where they part**: LayerNorm after each block (Post-LN), learning rate {d['s_lr']}, "
+        f"{d['s_steps']} steps. At every seed we ran (0 to 9) the two stacks without a norm "
+        "blow up within 2 steps; the two with one settle near the loss floor of 1. **As in "
+        "the tutorial notebook** this experiment comes from (a tutorial on transformer "
+        f"components): LayerNorm before each block (Pre-LN), learning rate {t['s_lr']}, "
+        f"{t['s_steps']} steps. At that gentle rate all four losses end near the floor, "
+        "within 0.03 of it at every seed we ran (0 to 4)."
+    )
     st.markdown(
-        "The experiment: 4 FFN blocks `W2 gelu(W1 x)` of width 128, regression "
-        "of random targets from random inputs (batch 16 x 32), Adam, every variant from the "
-        "same seed on the same batches."
+        "The experiment, from a tutorial notebook on transformer components: 4 FFN blocks "
+        "`W2 gelu(W1 x)` of width 128, regression of random targets from random inputs "
+        "(batch 16 x 32), Adam, every variant from the same seed on the same batches."
     )
     sec = Section(TITLE, S.STABILITY, dev)
-    views.table(
-        N.variant_table(N.stability_models(s_norm, s_pos, s_norms, s_place)),
-        "stability_variants",
-    )
+    models = N.variant_table(N.stability_models(s_norm, s_pos, s_norms, s_place))
+    views.table(models, "stability_variants")
 
     def draw(r: Result) -> None:
         sec.notebook.code(MODELS).frame("stability_variants", MODELS)
@@ -536,8 +601,17 @@ def stability_section() -> None:
             chart_only(
                 sec, "line", r, "history", **log_lines("grad_norm", "total gradient norm (log)")
             )
+        no_norm = [
+            n
+            for n, norm in zip(models["variant"], models["norm"], strict=True)
+            if norm == N.NORM_LABELS["none"]
+        ]
+        found = H.stability(r.history, no_norm)
+        if found is not None:
+            headline(found)
         st.caption(
-            "The targets are fresh random numbers each step, independent of the inputs, so the "
+            W.stability_finding(r.history, no_norm)
+            + " The targets are fresh random numbers each step, independent of the inputs, so the "
             "best a run can do is a loss of 1 in expectation (predict 0; one batch can dip a "
             "little below it); the curves show where each run's loss goes against that floor and "
             "how large its gradients grow. "
@@ -550,15 +624,7 @@ def stability_section() -> None:
         csv(sec, r, "history", "stability_training")
         sec.table(r, "summary", "stability_summary", column_config=significant(r.summary))
 
-    settings = dict(
-        s_norm=s_norm,
-        s_pos=s_pos,
-        s_lr=s_lr,
-        s_steps=s_steps,
-        s_norms=s_norms,
-        s_place=s_place,
-        seed=ctx.seed,
-    )
+    settings = {**now, "s_lr": s_lr, "seed": ctx.seed}
     training_panel("stability", sec, R.stability, settings, s_steps, draw)
 
 
@@ -574,6 +640,7 @@ def timed(t_size: str, seed: int, device: str, nonce: int) -> tuple[Result, str 
 
 def cost_section() -> None:
     st.subheader("Cost: LayerNorm versus RMSNorm")
+    top = slot()
     t_size = p.select("input size (batch x tokens x d)", "t_size")
     # The timing holds its input many times over (RMSNorm's backward most of all): it
     # has its own estimate, and is refused like a model that does not fit.
@@ -598,11 +665,12 @@ def cost_section() -> None:
     # its CSV is not declared as a frame to compare (tests/app/test_notebooks.py
     # checks its columns only).
     t = r.timing
+    headline(H.cost(t, r.device), at=top)
     views.chart(
         charts.bars(t, "pass", "median_ms", "norm", y_title="median time (ms)", height=260),
         t,
         "norm_timing",
-        caption=f"Measured on {r.device} just now: {int(t['repeats'].iloc[0])} timed calls "
+        account=f"Measured on {r.device} just now: {int(t['repeats'].iloc[0])} timed calls "
         "after one warm-up, median (min and max in the CSV). RMSNorm skips the mean, so it "
         "does less arithmetic; whether that makes it faster depends on the kernels PyTorch "
         f"has for this device. Here RMSNorm took {W.cost_words(r.timing)}. One timing: the "
@@ -634,6 +702,6 @@ for tab, label in zip(tabs, S.SPEC.sections, strict=True):
     if tab.open:
         with tab:
             if label in S.INPUT_SECTIONS:
-                SECTIONS[label](input_settings())
+                SECTIONS[label](input_settings)
             else:
                 SECTIONS[label]()

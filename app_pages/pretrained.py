@@ -12,10 +12,13 @@ import streamlit as st
 import resviz as rv
 from resviz import pretrained as P
 from resviz.pretrained.cards import Card
+from resviz.pretrained.rules import collapse_value
 from resviz.pretrained.stream import patching as PT
 from resviz.recipes import pretrained as R
 from resviz.recipes.core import Result
+from resviz.words.headline import pretrained as H
 from ui import charts, jobs, views
+from ui.headline import headline
 from ui.markdown import md_escape
 from ui.params import PageParams
 from ui.section import Section, call_code, chart_code, missing_extra, say_missing_extra
@@ -35,7 +38,8 @@ ctx = page_setup(
 p = PageParams("pretrained")
 
 ABOUT = {
-    S.TINY: "our 4-block GPT-2, trained on Shakespeare's Sonnets (scripts/train_tiny_gpt2.py)",
+    S.TINY: "our 4-block GPT-2, trained on Shakespeare's Sonnets by a script that comes with "
+    "this app",
     S.DEMO: "sentence-transformers' 6-block BERT encoder, its real weights",
     S.FOLDER: "a Hugging Face model saved in a folder on this server",
 }
@@ -129,8 +133,9 @@ def norms_section() -> None:
     st.subheader("How the stream's norm grows, block by block")
     sec = Section(TITLE, S.NORMS)
     r = sec.run(R.stream_norms, **settings)
+    headline(H.norms(r.norms, r.n_layers, float(r.growth)))
     sec.chart(
-        "line", r, "norms", "stream_norms", caption=norms_words(r),
+        "line", r, "norms", "stream_norms", account=norms_words(r),
         x="block", y="median_norm", color="variant", log_y=True, y_title="median ||x_l|| (log)",
     )  # fmt: skip
     card(r.card)
@@ -164,8 +169,9 @@ def influence_section() -> None:
     st.subheader("How much each block turns the stream")
     sec = Section(TITLE, S.INFLUENCE)
     r = sec.run(R.block_influence, **settings)
+    headline(H.influence(r.influence))
     sec.chart(
-        "bars", r, "influence", "block_influence", caption=influence_words(r),
+        "bars", r, "influence", "block_influence", account=influence_words(r),
         x="block", y="influence", y_title="1 - cos(x_(l-1), x_l)",
     )  # fmt: skip
     card(r.card)
@@ -189,9 +195,10 @@ def similarity_section() -> None:
     r = sec.run(R.layer_similarity, **settings)
     sim = r.similarity
     first_last = sim[(sim["block_a"] == 0) & (sim["block_b"] == r.n_layers)].iloc[0]
+    headline(H.similarity(sim, r.n_layers))
     sec.chart(
         "heatmap", r, "similarity", "layer_similarity",
-        caption="Mean over tokens of the angular distance arccos(cos(x_a, x_b)) / pi (Gromov "
+        account="Mean over tokens of the angular distance arccos(cos(x_a, x_b)) / pi (Gromov "
         "et al.'s; 0 = same direction, 0.5 = orthogonal); block 0 is the embeddings. The "
         f"embeddings and the last block's output are {fmt(first_last['angular'])} apart "
         f"(mean cosine {fmt(first_last['cos'])}).",
@@ -220,11 +227,12 @@ def deletion_section() -> None:
         r = job.result
         if r is None or r.deletion.empty:
             return
+        headline(H.deletion(r.deletion, r.measure))
         views.chart(
             charts.bars(r.deletion, **deletion_bars(r)),
             r.deletion,
             "layer_deletion",
-            caption=R.deletion_words(r.deletion, r.measure),
+            account=R.deletion_words(r.deletion, r.measure),
         )
         card(r.card)
 
@@ -259,8 +267,9 @@ def lens_section() -> None:
             + (" or a decoder's folder." if folders_allowed else ".")
         )
         return
+    headline(H.lens(r.lens, r.settled, lambda t: md_escape(t, 30)))
     sec.chart(
-        "line", r, "lens", "logit_lens", caption=lens_words(r),
+        "line", r, "lens", "logit_lens", account=lens_words(r),
         x="block", y="answer_prob", color=None, log_y=True, y_title="P(final answer) (log)",
     )  # fmt: skip
     st.dataframe(r.lens, hide_index=True, column_order=R.LENS_COLUMNS)
@@ -294,8 +303,9 @@ def collapse_section() -> None:
     )
     sec = Section(TITLE, S.COLLAPSE)
     r = sec.run(R.rank_collapse, **settings)
+    headline(H.collapse(r.collapse, r.n_tokens, collapse_value, R.COLLAPSE_FLOOR))
     sec.chart(
-        "line", r, "collapse", "rank_collapse", caption=R.collapse_words(r),
+        "line", r, "collapse", "rank_collapse", account=R.collapse_words(r),
         x="block", y="residual", color="variant", log_y=True, floor=R.COLLAPSE_FLOOR,
         y_title="distance from rank one (log)",
     )  # fmt: skip
@@ -307,14 +317,15 @@ def sinks_section() -> None:
     st.subheader("Attention sinks and massive activations")
     sec = Section(TITLE, S.SINKS)
     r = sec.run(R.attention_sinks, **settings)
+    headline(H.sinks(r.sinks, r.massive))
     sec.chart(
-        "heatmap", r, "sinks", "attention_sinks", caption=sinks_words(r),
+        "heatmap", r, "sinks", "attention_sinks", account=sinks_words(r),
         x="head", y="block", value="first_token_share", diverging=False,
         x_title="head", y_title="block",
     )  # fmt: skip
     card(r.sinks_card)
     sec.chart(
-        "line", r, "massive", "massive_activations", caption=massive_words(r),
+        "line", r, "massive", "massive_activations", account=massive_words(r),
         x="block", y="ratio", color=None, log_y=True, y_title="max |x| / median |x| (log)",
     )  # fmt: skip
     card(r.massive_card)
@@ -371,6 +382,7 @@ def writes_section() -> None:
         position = -1
     sec = Section(TITLE, S.WRITES)
     r = sec.run(R.logit_attribution, **settings, position=position, token=token, versus=versus)
+    headline(H.attribution(r.parts, r.linear))
     if not r.linear:
         why = (
             f"{r.architecture} normalises after every sum (Post-LN: LN(x + Attn(x)), then "
@@ -382,7 +394,7 @@ def writes_section() -> None:
         holds = "the share of the final stream" if r.decoder else "the share of the sum it enters"
         st.info(f"{why} What holds is each write's {holds}, shown below.")
         sec.chart(
-            "bars", r, "parts", "logit_attribution", caption=R.attribution_share_words(r, quote),
+            "bars", r, "parts", "logit_attribution", account=R.attribution_share_words(r, quote),
             x="block", y="share", color="part", y_title="share of the sum before the norm",
         )  # fmt: skip
     else:
@@ -392,7 +404,7 @@ def writes_section() -> None:
             "of its own), then the head, turn each part into its direct share of the logit."
         )
         sec.chart(
-            "bars", r, "parts", "logit_attribution", caption=R.attribution_words(r, quote),
+            "bars", r, "parts", "logit_attribution", account=R.attribution_words(r, quote),
             x="block", y="logit", color="part", y_title="direct contribution to the logit",
         )  # fmt: skip
     if not r.heads.empty:
@@ -463,11 +475,12 @@ def travels_section() -> None:
         r = job.result
         if r is None or r.patching.empty:
             return
+        headline(H.patching(r.patching))
         views.chart(
             charts.heatmap(r.patching, **patching_map()),
             r.patching,
             "patching",
-            caption=R.patching_words(r, quote),
+            account=R.patching_words(r, quote),
         )
 
     job = jobs.panel("pretrained_patching", key, work, n, render, start_label="Patch", unit="block")

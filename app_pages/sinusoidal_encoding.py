@@ -8,7 +8,10 @@ import streamlit as st
 import resviz as rv
 from resviz.recipes import positional as R
 from resviz.words import positional as W
+from resviz.words.headline import Figure
+from resviz.words.headline import positional as H
 from resviz.words.seeds import band_words
+from ui.headline import headline, slot
 from ui.params import PageParams, md_escape
 from ui.section import Section
 from ui.shell import page_setup
@@ -47,12 +50,19 @@ def shared_settings() -> dict[str, object]:
 def table_section() -> None:
     """Your sentence's table, value by value."""
     st.subheader("Your sentence, value by value")
+    top = slot()
     text = p.text("Sentence (one word per token, split at whitespace)", "text")
     c1, c2, c3 = st.columns(3)
     with c1:
         d = p.slider("d (columns, even)", "d")
     with c2:
-        n = p.number("base n", "n", help="100 in the lecture notes, 10000 in the paper")
+        n = p.number(
+            "base n",
+            "n",
+            help='100 in the worked example of the lecture notes this table comes from ("I am '
+            'a robot", d = 4: the defaults here); 10000 in the Transformer paper (Vaswani et '
+            "al. 2017)",
+        )
     with c3:
         dec = p.slider("decimals", "dec")
     sec = Section(TITLE, S.TABLE, dev)
@@ -62,6 +72,7 @@ def table_section() -> None:
     if not r.words:
         st.info("Type a sentence to see its table (words are split at whitespace).")
         return
+    headline(H.table(int(r.words), r.formulas), at=top)
     config = {
         f"P(k,{f.j})": st.column_config.NumberColumn(
             f"P(k,{f.j})",
@@ -87,15 +98,17 @@ def table_section() -> None:
 def matrix_section() -> None:
     """The whole matrix as one image."""
     st.subheader("The whole matrix")
+    top = slot()
     s = shared_settings()
     sec = Section(TITLE, S.MATRIX, dev)
     r = sec.run(R.matrix, large=True, **s)
+    headline(H.matrix(s["positions"], r.last_angle), at=top)
     sec.chart(
         "image_heatmap",
         r,
         "matrix",
         "positional_matrix",
-        caption="Red +1, white 0, blue -1. Each row is one position's vector. The waves slow "
+        account="Red +1, white 0, blue -1. Each row is one position's vector. The waves slow "
         "down from left to right: " + W.last_pair_words(s["positions"], s["d_model"], r.last_angle),
         index="k",
         title=f"P(k, j): {s['positions']} x {s['d_model']}, n = {s['base']:g}",
@@ -110,6 +123,7 @@ def matrix_section() -> None:
 def waves_section() -> None:
     """Chosen columns against position, and every pair's wavelength."""
     st.subheader("The waves")
+    top = slot()
     s = shared_settings()
     dims = p.multi_int(
         "dimensions to plot",
@@ -118,6 +132,7 @@ def waves_section() -> None:
     )
     sec = Section(TITLE, S.WAVES, dev)
     r = sec.run(R.waves, **s, dims=dims)
+    headline(H.waves(r.wavelengths), at=top)
     if r.beyond:
         st.info(
             f"Columns {', '.join(map(str, r.beyond))} are beyond d_model = {s['d_model']} "
@@ -161,10 +176,16 @@ def waves_section() -> None:
 def relative_section() -> None:
     """Dot products depend on the offset only; a shift is a rotation."""
     st.subheader("Relative position")
+    top = slot()
     s = shared_settings()
     k = p.slider("shift k", "k", help="The shift measured is at most positions - 1.")
     sec = Section(TITLE, S.RELATIVE, dev)
     r = sec.run(R.relative, large=True, **s, k=k)
+    figures = (
+        Figure("max |PE(p).PE(q) - PE(0).PE(|p-q|)|", rv.format_number(r.offset_error)),
+        Figure(f"max |PE(p+{r.k}) - R_{r.k} PE(p)|", rv.format_number(r.rotation_error)),
+    )
+    headline(H.relative(r.offset_error, r.rises, len(r.by_offset), figures), at=top)
     c1, c2 = st.columns([3, 2])
     with c1:
         sec.chart(
@@ -179,13 +200,11 @@ def relative_section() -> None:
             height=360,
         )
     with c2:
-        st.metric("max |PE(p).PE(q) - PE(0).PE(|p-q|)|", rv.format_number(r.offset_error))
         st.caption(
             "The dot product depends only on the offset p - q: sum over i of "
             "cos((p - q) w_i). Every diagonal of the heatmap is constant, to within the "
-            "gap above."
+            "first measured gap at the top of this section."
         )
-        st.metric(f"max |PE(p+{r.k}) - R_{r.k} PE(p)|", rv.format_number(r.rotation_error))
         st.caption(
             "A shift by k is a rotation: each (sin, cos) pair turns by the angle k w_i, the "
             "same for every p. R_k is block-diagonal with 2x2 blocks [[cos, sin], [-sin, cos]] "
@@ -200,7 +219,7 @@ def relative_section() -> None:
         r,
         "by_offset",
         "similarity_by_offset",
-        caption=f"Largest at offset 0 (= d/2 = {s['d_model'] // 2}). "
+        account=f"Largest at offset 0 (= d/2 = {s['d_model'] // 2}). "
         + W.monotone_words(len(r.by_offset), r.rises, r.first_rise),
         x="offset",
         y="dot",
@@ -226,11 +245,13 @@ BLURBS = {
 def alternatives_section() -> None:
     """Integer index, learned and RoPE beside the sinusoids."""
     st.subheader("Alternatives, side by side")
+    top = slot()
     s = shared_settings()
     sec = Section(TITLE, S.ALTERNATIVES, dev)
     # The maps are drawn (and offered) from the first seed: only the norms' CSV is
     # made from the whole result.
     r = sec.run(R.alternatives, large=True, csv_frames=("norms",), **s, seed=ctx.seed)
+    headline(H.alternatives(r.norms, s["d_model"]), at=top)
     if r.shown < s["positions"]:
         st.caption(f"The first {r.shown} of the {s['positions']} positions.")
     runs = r.per_seed
@@ -252,7 +273,9 @@ def alternatives_section() -> None:
                 runs[0],
                 frame,
                 f"similarity_{frame}",
-                caption=blurbs[frame],
+                # The learned table's words quote every seed's numbers: folded.
+                caption=None if frame == "learned" else blurbs[frame],
+                account=blurbs[frame] if frame == "learned" else None,
                 index="p",
                 title=name,
                 x_title="q",
@@ -268,7 +291,7 @@ def alternatives_section() -> None:
         r,
         "norms",
         "encoding_norms",
-        caption=f"Norm per position. Sinusoidal stays at sqrt(d/2) = "
+        account=f"Norm per position. Sinusoidal stays at sqrt(d/2) = "
         f"{rv.format_number((s['d_model'] / 2) ** 0.5)}; the integer index grows as k·sqrt(d), "
         "without bound (its norm at position 0 is 0, which a log axis cannot show: the "
         "triangle at the bottom marks it). The learned table's norm is a random draw. "
@@ -286,16 +309,18 @@ def alternatives_section() -> None:
 def embeddings_section() -> None:
     """The positional part beside word embeddings."""
     st.subheader("Adding it to the word embeddings")
+    top = slot()
     s = shared_settings()
     sec = Section(TITLE, S.EMBEDDINGS, dev)
     r = sec.run(R.embeddings, **s, seed=ctx.seed)
+    headline(H.embeddings([x.parts for x in r.per_seed], r.seeds or (ctx.seed,)), at=top)
     shown = "" if r.shown == s["positions"] else f" (the first {r.shown} positions)"
     sec.chart(
         "line",
         r,
         "parts",
         "embedding_vs_position",
-        caption="Token embeddings drawn as nn.Embedding does at init (N(0, 1) per coordinate, "
+        account="Token embeddings drawn as nn.Embedding does at init (N(0, 1) per coordinate, "
         "norm about sqrt(d)) versus the positional part (norm sqrt(d/2)). The encoding is added, "
         "not concatenated: ||e + p||² = ||e||² + ||p||² + 2 e·p, and for a random e the term "
         "2 e·p has mean 0 and standard deviation 2||p|| = sqrt(2d), small beside ||e||² ≈ d "

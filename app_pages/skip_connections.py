@@ -13,9 +13,11 @@ from resviz.recipes import shortcuts as R
 from resviz.shortcuts import settings as SS
 from resviz.words import skip as W
 from resviz.words import spirals as WS
+from resviz.words.headline import skip as H
 from resviz.words.seeds import band_words
 from ui import charts, jobs, views
 from ui.budget import budget
+from ui.headline import account, headline, slot
 from ui.params import PageParams
 from ui.section import Section, call_code, chart_code, with_seeds
 from ui.shell import page_setup
@@ -124,11 +126,12 @@ def stack_settings() -> dict[str, Any] | None:
 
 
 def chart_with_csv(
-    sec: Section, kind: str, r: Result, frame: str, data: str, csv: str, caption: str, **kw: Any
+    sec: Section, kind: str, r: Result, frame: str, data: str, csv: str, account: str, **kw: Any
 ) -> None:
     """Draw ``r.<frame>`` as ``kind`` and offer ``r.<data>`` (the same numbers, wide) as
-    ``csv``.csv; the notebook draws the same chart and declares the same table."""
-    views.chart(getattr(charts, kind)(r[frame], **kw), r[data], csv, caption=caption)
+    ``csv``.csv, its ``account`` folded under it; the notebook draws the same chart and
+    declares the same table."""
+    views.chart(getattr(charts, kind)(r[frame], **kw), r[data], csv, account=account)
     sec.code(chart_code(kind, f"r.{frame}", kw))
     sec.notebook.frame(csv, f"r.{data}")
 
@@ -137,11 +140,13 @@ def chart_with_csv(
 def stack_section() -> None:
     """The block's formula, which blocks got a shortcut, and the generated code."""
     st.subheader("The block")
+    top = slot()
     v = stack_settings()
     if v is None:
         return
     sec = Section(TITLE, S.STACK, dev)
     r = sec.run(R.stack, **v, seed=ctx.seed)
+    headline(H.stack(r.shortcuts), at=top)
     st.latex(r.formula)
     st.markdown(
         "Which blocks got a shortcut, read off the built model. Where a block changes the "
@@ -169,6 +174,7 @@ def stack_section() -> None:
 def signal_section() -> None:
     """Per-layer norm, identity share and cosine at init."""
     st.subheader("Forward signal, layer by layer")
+    top = slot()
     v = stack_settings()
     if v is None or views.check_budget(
         rv.estimate(SS.stack_config(**v, seed=ctx.seed), batch=256), "This stack"
@@ -176,12 +182,13 @@ def signal_section() -> None:
         return
     sec = Section(TITLE, S.SIGNAL, dev)
     r = sec.run(R.signal, **v, seed=ctx.seed)
+    headline(H.signal(r, v["mode"]), at=top)
     sec.chart(
         "line",
         r,
         "signal",
         "forward_signal",
-        caption=W.signal_caption(r, v),
+        account=W.signal_caption(r, v),
         x="block",
         y="norm",
         color="variant",
@@ -209,17 +216,19 @@ def signal_section() -> None:
 def paths_section() -> None:
     """The unrolled stack's path lengths."""
     st.subheader("Paths through the stack")
+    top = slot()
     v = stack_settings()
     if v is None:
         return
     sec = Section(TITLE, S.PATHS, dev)
     r = sec.run(R.paths, **v, seed=ctx.seed)
+    headline(H.paths(r.blocks, r.with_shortcut), at=top)
     sec.chart(
         "bars",
         r,
         "paths",
         "path_lengths",
-        caption=W.paths_caption(r),
+        account=W.paths_caption(r),
         x="length",
         y="paths",
         x_title="path length (branches passed through)",
@@ -303,6 +312,7 @@ def progress_curves(job: jobs.Job, csv: str | None, seeds: int) -> None:
 def degradation_section() -> None:
     """He et al.'s degradation experiment, trained in the background."""
     st.subheader("Degradation: does depth help?")
+    top = slot()
     v = settings(full=False)
     d1, d2, d3, d4 = st.columns(4)
     with d1:
@@ -357,6 +367,12 @@ def degradation_section() -> None:
         blocked=refusal,
     )
     if r is not None:
+        headline(
+            H.degradation(
+                [run.curves for run in r.per_seed], r.shallow, r.deep, r.seeds or (ctx.seed,)
+            ),
+            at=top,
+        )
         degradation_result(sec, r, v)
     sec.download("skip_degradation")
 
@@ -377,7 +393,7 @@ def degradation_result(sec: Section, r: Result, v: dict[str, Any]) -> None:
         charts.line(r.curves, y="error", y_title="training error", **CURVE), width="stretch"
     )
     sec.code(chart_code("line", "r.curves", dict(y="error", y_title="training error", **CURVE)))
-    st.caption(WS.degradation_caption(r))
+    account(WS.degradation_caption(r))
     many = len(r.per_seed) > 1
     for row in r.curves[r.curves["diverged"].astype(bool)].itertuples():
         st.warning(
@@ -409,7 +425,7 @@ def degradation_result(sec: Section, r: Result, v: dict[str, Any]) -> None:
             r,
             "cosine",
             "cosine_init_vs_trained",
-            caption=WS.cosine_caption(r, v),
+            account=WS.cosine_caption(r, v),
             x="block",
             y="cosine",
             color="series",
@@ -422,6 +438,7 @@ def degradation_result(sec: Section, r: Result, v: dict[str, Any]) -> None:
 def lesion_section() -> None:
     """Veit et al.'s lesion study, trained in the background."""
     st.subheader("Lesion study: delete one block")
+    top = slot()
     v = settings(full=False)
     l1, l2 = st.columns(2)
     with l1:
@@ -475,12 +492,14 @@ def lesion_section() -> None:
         blocked=refusal,
     )
     if r is not None:
+        summaries = [run.summary for run in r.per_seed]
+        headline(H.lesion(summaries, r.seeds or (ctx.seed,)), at=top)
         sec.chart(
             "line",
             r,
             "lesion",
             "lesion",
-            caption=WS.lesion_seeds_caption(
+            account=WS.lesion_seeds_caption(
                 [run.summary for run in r.per_seed],
                 r.seeds,
                 r.classes,

@@ -13,6 +13,7 @@ from altair.vegalite.data import default_data_transformer
 from . import projector, st_internals
 from .budget import budget
 from .charts import MEMO
+from .headline import account as folded
 
 
 def csv_button(df: pd.DataFrame | bytes, name: str, label: str = "Download CSV") -> None:
@@ -84,18 +85,35 @@ def spec(c: alt.TopLevelMixin) -> dict[str, object]:
     return out
 
 
-def chart(c: alt.Chart, df: pd.DataFrame | bytes, name: str, caption: str | None = None) -> None:
-    """Draw an Altair chart with its data downloadable as ``name.csv``."""
+def chart(
+    c: alt.Chart,
+    df: pd.DataFrame | bytes,
+    name: str,
+    caption: str | None = None,
+    account: str | None = None,
+) -> None:
+    """Draw an Altair chart with its data downloadable as ``name.csv``: a short
+    ``caption`` under it, and its full ``account`` (every seed's numbers) folded
+    (:func:`ui.headline.account`)."""
     altair(c)
     if caption:
         st.caption(caption)
+    folded(account)
     csv_button(df, name)
 
 
-def table(df: pd.DataFrame, name: str, caption: str | None = None, **kw: object) -> None:
+def table(
+    df: pd.DataFrame,
+    name: str,
+    caption: str | None = None,
+    account: str | None = None,
+    **kw: object,
+) -> None:
+    """A table with its CSV, its short ``caption`` and its folded ``account``."""
     st.dataframe(df, hide_index=True, **kw)
     if caption:
         st.caption(caption)
+    folded(account)
     csv_button(df, name)
 
 

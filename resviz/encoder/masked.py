@@ -80,6 +80,13 @@ class MaskedRun:
         return m.eval()
 
 
+def _masked_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """The cross-entropy of ``model``'s guesses where ``y`` holds a hidden token (-100
+    elsewhere)."""
+    logits = model(x)  # (B, L, V)
+    return F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-100)
+
+
 def train_masked(
     variants: Mapping[str, EncoderConfig],
     ids: Sequence[int],
@@ -106,7 +113,9 @@ def train_masked(
     that step; ``curves.attrs["diverged"]`` maps variant -> step and
     ``curves.attrs["divergence"]`` variant -> :class:`resviz.Divergence`.
     ``callback(curves_so_far, step, steps)`` and ``should_stop()`` run every
-    ``sync_every`` steps, as in :func:`resviz.train_compare`.
+    ``sync_every`` steps, as in :func:`resviz.train_compare`, whose rule for stepping
+    the variants in parallel threads (the same numbers as one after another) this
+    follows too.
     """
     if not variants:
         raise ValueError("train_masked needs at least one variant.")
@@ -137,6 +146,7 @@ def train_masked(
         sync_every=sync_every,
         progress=progress,
         should_stop=should_stop,
+        workers=None,  # in parallel where that gives the same numbers (variant_workers)
     )
     stream = torch.tensor(list(ids)[:TRAIN_MAX_TOKENS])
     seq_len = min(seq_len, min(c.max_len for c in run.configs.values()))
@@ -145,9 +155,7 @@ def train_masked(
     for _ in run:
         x, y = masked_batch(stream, batch_size, seq_len, gen, mask_rate)
         x, y = x.to(run.device), y.to(run.device)
-        for name, model in run.active():
-            logits = model(x)  # (B, L, V)
-            run.update(name, F.cross_entropy(logits.flatten(0, 1), y.flatten(), ignore_index=-100))
+        run.update_all(lambda _name, model, x=x, y=y: _masked_loss(model, x, y))
     states = {
         n: {k: v.detach().to("cpu", copy=True) for k, v in m.state_dict().items()}
         for n, m in run.models.items()

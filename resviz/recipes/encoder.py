@@ -212,7 +212,7 @@ def tokens_collapsed(r: Result) -> Answer:
 def training(
     *,
     against: str = MT.FLIPPED,
-    steps: int = 100,
+    steps: int = 80,
     lr: float = 1e-3,
     seed: int = 0,
     device: str | torch.device = "cpu",

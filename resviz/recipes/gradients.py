@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -196,10 +197,16 @@ def _sweep_result(df: pd.DataFrame, stopped: bool = False) -> Result:
     return Result({"sweep": G.with_variant(df)}, {"stopped": stopped})
 
 
-# About 1.7 s a seed on a 2-core CPU (104 stacks), so over the 1 s line for 3 seeds by
-# default; it runs in the background with progress, where 3 seeds take about 5 s and
-# every trend under its panels is worded from all of them (a split shows, see
-# tests/app/test_gradient_flow_page.py).
+# How often the sweep reports progress at most (and after its last stack): the page
+# polls every 0.5 s, and each report stacks the frames so far (made after every one of
+# 3 seeds' 312 stacks, the reports took about 6% of the sweep).
+REPORT_S = 0.25
+
+
+# About 1.2 s a seed on a 2-core CPU (104 stacks, one build per depth), so over the 1 s
+# line for 3 seeds by default; it runs in the background with progress, where 3 seeds
+# take about 4 s and every trend under its panels is worded from all of them (a split
+# shows, see tests/app/test_gradient_flow_page.py).
 @recipe
 def depth_sweep(
     *,
@@ -214,16 +221,21 @@ def depth_sweep(
     """Depth sweep: fresh plain and residual stacks of every depth in
     :data:`resviz.gradients.layers.DEFAULT_DEPTHS` for each activation, one float64 backward
     pass each (:func:`resviz.depth_sweep`). ``progress(partial_result, done, total)``
-    after each stack; ``should_stop()`` ends it early (``stopped`` is then True).
+    at most every :data:`REPORT_S` seconds and after the last stack; ``should_stop()``
+    ends it early (``stopped`` is then True).
 
     Frame ``sweep``: activation, residual, depth, first_weight_grad, input_grad,
     output_grad, gain, variant (``plain`` or ``residual``)."""
     base = stack(1, width, "tanh", init, norm, seed)
     report = None
     if progress is not None:
+        last = [-math.inf]
 
         def report(df: pd.DataFrame, done: int, total: int) -> None:
-            progress(_sweep_result(df), done, total)
+            now = time.monotonic()
+            if done == total or now - last[0] >= REPORT_S:
+                last[0] = now
+                progress(_sweep_result(df), done, total)
 
     df = G.depth_sweep(
         base,

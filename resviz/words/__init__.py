@@ -5,6 +5,7 @@ from resviz.words.gradients import AGREE_RTOL, scaled_shortcut_words, zero_sv_wo
 from resviz.words.norm_training import (
     divergence_words,
     schedule_words,
+    stability_finding,
     start_end_words,
     warmup_seeds,
 )
@@ -130,6 +131,7 @@ __all__ = [
     "signal_caption",
     "spread_vs",
     "spread_words",
+    "stability_finding",
     "stack_norm_rule",
     "start_end_words",
     "stream_seeds",

@@ -7,11 +7,13 @@ seeds show it (:func:`resviz.words.seeds.seeds_sentence`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 
 from resviz.words.norms import SEED
 from resviz.words.numbers import format_number, lower_words
-from resviz.words.seeds import seeds_label, seeds_sentence, span
+from resviz.words.seeds import seeds_label, seeds_sentence, seeds_sentence_by, span
 
 
 def schedule_words(w_lr: float, w_steps: int, w_warm: int) -> str:
@@ -187,4 +189,121 @@ def divergence_words(history: pd.DataFrame) -> str:
     return out
 
 
-__all__ = ["divergence_words", "schedule_words", "start_end_words", "warmup_seeds"]
+def _and(names: Sequence[str]) -> str:
+    """``"a"``, ``"a and b"``, ``"a, b and c"``."""
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+# Above this factor between the largest gradient norms of the stacks without a norm
+# and those with one, a run where nothing diverged is said to part by its gradients.
+GRAD_PART = 10.0
+
+
+def _stability_outcome(
+    g: pd.DataFrame, no_norm: Sequence[str]
+) -> tuple[str, dict[str, dict[str, float]]]:
+    """One seed's stability runs: an outcome key and, per run, the numbers its
+    sentence quotes (``step``: where it diverged; ``tail``: its mean loss over its
+    last 10 steps; ``grad``: its largest total gradient norm)."""
+    runs: dict[str, dict[str, float]] = {}
+    for name, run in g.groupby("variant", sort=False):
+        run = run.sort_values("step")
+        flag = run["diverged"] if "diverged" in run else pd.Series(False, index=run.index)
+        bad = run[flag.fillna(False).astype(bool)]
+        runs[str(name)] = {
+            "tail": float(run["loss"].tail(10).mean()),
+            "grad": float(run["grad_norm"].max()),
+            **({"step": float(bad["step"].iloc[0])} if len(bad) else {}),
+        }
+    names = list(runs)
+    without = [n for n in names if n in set(no_norm)]
+    with_ = [n for n in names if n not in set(no_norm)]
+    hit = [n for n in names if "step" in runs[n]]
+    if hit:
+        if without and with_ and hit == without:
+            return "without diverged", runs
+        if hit == names:
+            return "all diverged", runs
+        return "diverged: " + "|".join(hit), runs
+    if without and with_:
+        g_without = max(runs[n]["grad"] for n in without)
+        g_with = max(runs[n]["grad"] for n in with_)
+        if g_without >= GRAD_PART * g_with and g_without > g_with:
+            return "larger without", runs
+        if g_with >= GRAD_PART * g_without and g_with > g_without:
+            return "larger with", runs
+    return "alike", runs
+
+
+def stability_finding(history: pd.DataFrame, no_norm: Sequence[str]) -> str:
+    """What the Stability section's runs show, worded from every seed's runs
+    (``no_norm``: the variants without a norm): which runs diverged, and whether
+    those are exactly the stacks without a norm; where nothing diverged, whether the
+    largest gradient norms of the stacks without a norm and of those with one are
+    :data:`GRAD_PART` times apart or more, and where every run's loss ends (its mean
+    over its last 10 steps). A direction is stated with how many seeds show it
+    (:func:`resviz.words.seeds.seeds_sentence`)."""
+    frame = history if SEED in history.columns else history.assign(seed=0)
+    if not len(frame):
+        return ""
+    outcomes, runs, seeds = [], [], []
+    for seed, g in frame.groupby(SEED, sort=True):
+        o, r = _stability_outcome(g, no_norm)
+        outcomes.append(o)
+        runs.append(r)
+        seeds.append(int(seed))
+
+    def phrase(o: str, ix: list[int]) -> str:
+        mine = [runs[i] for i in ix]
+        names = list(mine[0])
+        without = [n for n in names if n in set(no_norm)]
+        with_ = [n for n in names if n not in set(no_norm)]
+
+        def of(key: str, among: Sequence[str]) -> str:
+            return span([r[n][key] for r in mine for n in among if key in r[n]])
+
+        def top(among: Sequence[str]) -> str:
+            """The largest gradient norm of any run in ``among``, per seed."""
+            return span([max(r[n]["grad"] for n in among) for r in mine])
+
+        if o == "without diverged":
+            return (
+                f"the stacks without a norm ({_and(without)}) diverged, at step "
+                f"{of('step', without)}, and those with one ({_and(with_)}) did not: their "
+                f"loss over the last 10 steps is {of('tail', with_)}"
+            )
+        if o == "all diverged":
+            return f"every run diverged, at step {of('step', names)}"
+        if o.startswith("diverged: "):
+            hit = o.removeprefix("diverged: ").split("|")
+            rest = [n for n in names if n not in hit]
+            return f"{_and(hit)} diverged, at step {of('step', hit)}, and {_and(rest)} did not"
+        tails = f"every run's loss over its last 10 steps is {of('tail', names)}"
+        if o == "alike" and not (without and with_):
+            return f"no run diverged; {tails}"
+        if o == "alike":
+            return (
+                "no run diverged, and the largest gradient norm of the stacks without a norm "
+                f"({top(without)}) and of those with one ({top(with_)}) are less than "
+                f"{GRAD_PART:g} times apart; {tails}"
+            )
+        big, small = (without, with_) if o == "larger without" else (with_, without)
+        who = "without a norm" if o == "larger without" else "with a norm"
+        return (
+            f"no run diverged, and the stacks {who} drew the larger gradients (largest norm "
+            f"{top(big)}, against {top(small)}); {tails}"
+        )
+
+    out = seeds_sentence_by(outcomes, seeds, phrase)
+    return out[0].upper() + out[1:]
+
+
+__all__ = [
+    "GRAD_PART",
+    "divergence_words",
+    "schedule_words",
+    "stability_finding",
+    "start_end_words",
+    "warmup_seeds",
+]

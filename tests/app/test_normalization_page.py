@@ -8,7 +8,16 @@ import resviz as rv
 import ui.jobs
 from resviz import norms as N
 from resviz.charts import DIVERGED_LEGEND
-from tests.app.conftest import NUM, clean, find_caption, find_metric, find_table, open_section
+from tests.app.conftest import (
+    NUM,
+    clean,
+    find_caption,
+    find_caption_with,
+    find_metric,
+    find_table,
+    open_section,
+    page_text,
+)
 from tests.margins import AT_INIT, assert_clear, assert_far_from_divergence
 
 PAGE = "app_pages/normalization.py"
@@ -19,7 +28,11 @@ def test_default_view_is_the_four_views_alone(app):
     clean(at)
     # Four heatmaps and the histograms: no other section computes or draws.
     assert len(at.get("vega_lite_chart")) == 5
-    assert not at.metric
+    # The only figures are the Four views headline's (the Textbook's do not run).
+    assert [m.label for m in at.metric] == [
+        "left half ÷ right half, raw",
+        "left half ÷ right half, BatchNorm",
+    ]
     stats = find_table(at, "view", "LayerNorm")
     assert sorted(stats["seed"].unique()) == [0, 1, 2]  # three seeds at init by default
     for _, one in stats.groupby("seed"):
@@ -93,44 +106,57 @@ def test_url_sets_widgets_and_bad_values_warn(app):
         open_section(bad, section)
         clean(bad)
         assert words in " ".join(w.value for w in bad.warning), section
-    assert bad.radio(key="normalization:s_pos").value == "pre"
+    assert bad.radio(key="normalization:s_pos").value == "post"
 
 
 def test_toggles_and_radio(app):
     at = app(PAGE, section="Stability").run()
     at.toggle(key="normalization:s_norms").set_value(True).run()
     at.toggle(key="normalization:s_place").set_value(True).run()
-    at.radio(key="normalization:s_pos").set_value("post").run()
+    at.radio(key="normalization:s_pos").set_value("pre").run()
     clean(at)
-    assert at.query_params["s_pos"] in ("post", ["post"])
+    assert at.query_params["s_pos"] in ("pre", ["pre"])
     at = open_section(at, "Cost")
     at.button(key="normalization:remeasure").click().run()
     clean(at)
 
 
 def test_stability_training_runs_and_finishes(app):
-    at = app(PAGE, section="Stability", s_steps="20", s_lr="0.1").run()
+    # The default setting (LayerNorm after each block, learning rate 0.1, 60 steps)
+    # shows the section's finding: the stacks without a norm blow up, those with one
+    # do not (checked at seeds 0-9: the runaways pass the factor by step 2, the others
+    # never rise above their first loss).
+    at = app(PAGE, section="Stability").run()
     at.button(key="stability:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
     clean(at)
     summary = find_table(at, "variant", "neither", having="steps_run")
     assert set(summary["variant"]) == {
-        "residual + LayerNorm (pre)",
+        "residual + LayerNorm (post)",
         "residual only",
-        "LayerNorm only (pre)",
+        "LayerNorm only (post)",
         "neither",
     }
-    assert (summary["steps_run"] <= 20).all()
+    assert (summary["steps_run"] <= 60).all()
     models = find_table(at, "variant", "neither", having="parameters").set_index("variant")
     assert list(models.index) == list(summary["variant"])
     assert (
-        models.loc["residual + LayerNorm (pre)", "parameters"] > models.loc["neither", "parameters"]
+        models.loc["residual + LayerNorm (post)", "parameters"]
+        > models.loc["neither", "parameters"]
     )
     done = summary[summary["diverged_at"].isna()]
-    assert (done["steps_run"] == 20).all()
-    assert any("Finished 20 steps" in c.value for c in at.caption)
+    assert (done["steps_run"] == 60).all()
+    assert set(done["variant"]) == {"residual + LayerNorm (post)", "LayerNorm only (post)"}
+    # ... and settle near the floor of 1, as the button's caption says (0.993 here).
+    assert done["final_loss"].between(0.9, 1.1).all()
+    assert any("Finished 60 steps" in c.value for c in at.caption)
     _assert_caption_matches_summary(at, summary, "0.1")
+    # The finding, wherever the page states it.
+    assert (
+        "In the one seed run (seed 0) the stacks without a norm (residual only and neither) "
+        "diverged, at step "
+    ) in page_text(at)
     # Each diverged run is marked on both training charts: a dashed rule in the legend.
     bad = summary[summary["diverged_at"].notna()]
     marked = [c.proto.spec for c in at.get("vega_lite_chart") if DIVERGED_LEGEND in c.proto.spec]
@@ -167,7 +193,17 @@ def test_stability_caption_when_nothing_diverges(app, monkeypatch):
         original(df, name, label)
 
     monkeypatch.setattr(ui.views, "csv_button", record)
-    at = app(PAGE, section="Stability", s_steps="20", s_lr="0.001").run()
+    # The tutorial notebook's setting, one click away (here cut to 20 steps).
+    at = app(PAGE, section="Stability").run()
+    assert at.button(key="stability:use_default").disabled
+    at.button(key="stability:use_tutorial").click().run()
+    assert at.button(key="stability:use_tutorial").disabled
+    assert not at.button(key="stability:use_default").disabled
+    assert at.radio(key="normalization:s_pos").value == "pre"
+    assert at.selectbox(key="normalization:s_lr").value == "0.001"
+    assert at.slider(key="normalization:s_steps").value == 100
+    assert at.query_params["s_lr"] in ("0.001", ["0.001"])
+    at.slider(key="normalization:s_steps").set_value(20).run()
     at.button(key="stability:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
@@ -178,7 +214,11 @@ def test_stability_caption_when_nothing_diverges(app, monkeypatch):
     assert_far_from_divergence(seen["stability_training"])
     assert summary["diverged_at"].isna().all()
     _assert_caption_matches_summary(at, summary, "0.001")
-    assert "blow up" not in " ".join(c.value for c in at.caption)
+    assert "blow up" not in find_caption_with(at, "At learning rate")
+    assert (
+        "In the one seed run (seed 0) no run diverged, and the largest gradient norm of the "
+        "stacks without a norm ("
+    ) in page_text(at)
     # Each run's first loss and its mean over the last ten steps, read from the data.
     caption = next(c.value for c in at.caption if "At learning rate" in c.value)
     runs = seen["stability_training"]

@@ -1,5 +1,7 @@
 """Every page through AppTest: defaults, every widget at its ends, odd text, bad URLs."""
 
+from pathlib import Path
+
 import pytest
 from altair.vegalite.v6.schema.core import Root
 
@@ -8,8 +10,10 @@ from tests.app.conftest import (
     SECTION_CASES,
     SECTION_IDS,
     SWEEP_COUNTS,
+    page_text,
     section_params,
 )
+from tests.findings import FINDINGS, NoFinding, Trained, missing, section_id
 from tests.readable import problems, spec_of
 from ui.registry import PAGES
 from ui.views import BUDGET_MARK
@@ -49,12 +53,15 @@ def test_page_default_view(app, page, section):
     at = app(page, **section_params(section)).run()
     _assert_clean(at)
     assert at.title, "page drew no title"
+    # Its default setting shows the section's finding, where it has one (tests/findings.py).
+    started = any(b.key and b.key.endswith(":start") for b in at.button)
+    gaps = missing(section_id(page, section), page_text(at), started)
+    assert not gaps, gaps
     if page.endswith("workshop.py"):  # the presenter's page: a step, its link and QR code
         assert at.get("image") and at.code, "workshop page drew no link or QR code"
         assert not at.warning and not at.error
         return
     # A background-run section draws its charts once its run is started.
-    started = any(b.key and b.key.endswith(":start") for b in at.button)
     assert at.get("vega_lite_chart") or at.dataframe or started, "page drew no chart or table"
     assert at.get("download_button"), "page has no CSV download"
     assert not at.warning  # a clean URL gives no warning
@@ -65,6 +72,19 @@ def test_page_default_view(app, page, section):
         spec, datasets = spec_of(el)
         Root.validate(spec)
         assert not problems(spec, datasets), problems(spec, datasets)
+
+
+def test_every_section_declares_its_finding():
+    """Each section says what its default setting shows, or why it shows none; a
+    finding that comes with a background run names the test that runs its default."""
+    assert set(FINDINGS) == set(SECTION_IDS)
+    root = Path(__file__).resolve().parents[2]
+    for sid, f in FINDINGS.items():
+        if isinstance(f, Trained) and f.test is not None:
+            path, name = f.test.split("::")
+            assert f"def {name}(" in (root / path).read_text(encoding="utf-8"), sid
+        elif isinstance(f, Trained | NoFinding):
+            assert f.why, f"{sid}: say why no test checks its finding"
 
 
 @pytest.mark.parametrize(("page", "section"), SECTION_CASES, ids=SECTION_IDS)

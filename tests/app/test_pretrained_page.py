@@ -66,8 +66,10 @@ def test_deletion_runs_with_progress_and_a_card(app, fresh_jobs):
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
     clean(at)
-    # The chart draws what the card judges: accuracy kept, and so does its caption.
+    # The chart draws what the card judges: accuracy kept, and so does its caption,
+    # with the finding of the default setting: which deletion costs the most.
     assert any(c.startswith("Lowest accuracy kept") for c in captions(at))
+    assert any(re.search(r"changes most without block \d+: \+", c) for c in captions(at))
     assert any("Lad, Gurnee & Tegmark 2024" in t for t in cards(at))
     assert any(t.startswith("Random twin: ") for t in cards(at))
     assert any(t.startswith("Interval: ") and "19 predicted tokens" in t for t in cards(at))

@@ -44,11 +44,14 @@ def test_normalization_deep_link_download_and_training(server, page):
     page.goto(f"{server.url}/normalization?section=Pre-LN+vs+Post-LN&seeds=5")
     wait_ready(page, charts=2, timeout=120_000)
     assert page.locator("[data-testid='stException']").count() == 0
-    page.get_by_text("Lines: the median of 5 seeds (0-4)").first.wait_for(timeout=60_000)
+    # The caption is the chart's full account, folded: in the page, not yet on screen.
+    page.get_by_text("Lines: the median of 5 seeds (0-4)").first.wait_for(
+        state="attached", timeout=60_000
+    )
     assert page.get_by_text("In 5 of 5 seeds Pre-LN's").count() >= 1
     screenshot(page, "normalization_prepost_5_seeds")
 
-    page.goto(f"{server.url}/normalization?section=Stability&s_steps=30&s_lr=0.1")
+    page.goto(f"{server.url}/normalization?section=Stability&s_steps=30&s_lr=0.1&s_pos=pre")
     # The models' CSV; the notebook comes with the finished run.
     wait_ready(page, downloads=1, timeout=120_000)
     selected = page.locator("[data-testid='stTab'][aria-selected='true']")

@@ -136,6 +136,34 @@ def test_depth_sweep_plain_decays_residual_stays():
     assert (res > 0.5).all() and res[40] < 100  # roughly flat on a log axis
 
 
+@pytest.mark.parametrize(
+    ("init", "norm", "place"),
+    [("default", "none", "pre"), ("kaiming", "batch", "post"), ("small", "layer", "pre")],
+)
+def test_depth_sweep_equals_a_stack_built_for_each_point(init, norm, place):
+    # The sweep runs every activation and shortcut of a depth on one stack: each row
+    # must be what a stack built for that point alone measures, to the last bit.
+    base = rv.StackConfig(width=8, init=init, norm=norm, norm_position=place, seed=3)
+    seen = []
+    df = G.depth_sweep(base, depths=(1, 5), seed=3, callback=lambda f, d, t: seen.append(f))
+    assert list(zip(df["activation"], df["residual"], df["depth"], strict=True)) == [
+        (a, r, d)
+        for a in ("tanh", "sigmoid", "relu", "gelu")
+        for r in ("none", "add")
+        for d in (1, 5)
+    ]
+    assert seen[-1].equals(df)
+    for row in df.itertuples():
+        cfg = dataclasses.replace(
+            base, activation=row.activation, residual=row.residual, depth=row.depth
+        )
+        one = G.layer_gradients(cfg, seed=3)
+        assert row.log10_gain == one["log10_gain"].iloc[0]
+        assert row.log10_first_weight_grad == one["log10_weight_grad"].iloc[1]
+        assert row.input_grad == one["act_grad"].iloc[0]
+        assert row.output_grad == one["act_grad"].iloc[-1]
+
+
 def test_depth_sweep_measures_in_float64_and_stops():
     df = G.depth_sweep(
         rv.StackConfig(width=16),

@@ -203,7 +203,7 @@ def _run_masked(factors, monkeypatch):
     cfg = rv.EncoderConfig(
         n_layers=1, d_model=16, n_heads=2, d_ff=32, vocab_size=len(vocab), max_len=16
     )
-    monkeypatch.setattr(rv.encoder.masked, "F", ScriptedF("cross_entropy", "train_masked", factors))
+    monkeypatch.setattr(rv.encoder.masked, "F", ScriptedF("cross_entropy", "_masked_loss", factors))
     run = pg.train_masked({"v": cfg}, ids, steps=8, seq_len=8, lr=1e-3, sync_every=3)
     return run.curves, run.curves.attrs, 1
 

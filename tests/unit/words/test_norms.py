@@ -206,3 +206,84 @@ def test_start_end_words_over_seeds():
     assert "(mean of its 3 steps)" in W.start_end_words(a)
     m = re.search(rf"no warm-up: {NUM}, then {NUM};", W.start_end_words(a))
     assert m and float(m[1]) == 4 and float(m[2]) == 4
+
+
+NO_NORM = ["residual only", "neither"]
+
+
+def _stability(seed: int, runs: dict[str, tuple[list[float], float, bool]]) -> pd.DataFrame:
+    """One seed's stability frame: per run its losses, its gradient norm and whether
+    it diverged (at its last step)."""
+    rows = []
+    for name, (losses, grad, diverged) in runs.items():
+        for step, loss in enumerate(losses):
+            hit = diverged and step == len(losses) - 1
+            rows.append(
+                {
+                    "seed": seed,
+                    "variant": name,
+                    "step": step,
+                    "loss": loss,
+                    "grad_norm": grad,
+                    "diverged": hit,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_stability_finding_states_who_parts_and_how_many_seeds_show_it():
+    def parted(seed: int, at: int) -> pd.DataFrame:
+        return _stability(
+            seed,
+            {
+                "residual + LayerNorm (post)": ([2.0] + [1.0] * 11, 0.3, False),
+                "residual only": ([2.0] * at + [1e9], 1e9, True),
+                "LayerNorm only (post)": ([2.0] + [1.01] * 11, 0.7, False),
+                "neither": ([1.0] * at + [1e12], 1e12, True),
+            },
+        )
+
+    got = W.stability_finding(pd.concat([parted(0, 1), parted(1, 2)]), NO_NORM)
+    assert got == (
+        "In 2 of 2 seeds the stacks without a norm (residual only and neither) diverged, at "
+        "step 1–2, and those with one (residual + LayerNorm (post) and LayerNorm only (post)) "
+        "did not: their loss over the last 10 steps is 1–1.01."
+    )
+    one = W.stability_finding(parted(0, 1).drop(columns="seed"), NO_NORM)
+    assert one.startswith("In the one seed run (seed 0) the stacks without a norm")
+
+    # Nothing diverges: the gradients part by 10 times or more, or they do not.
+    def calm(seed: int, grad_without: float) -> pd.DataFrame:
+        return _stability(
+            seed,
+            {
+                "residual + LayerNorm (pre)": ([2.0] * 10, 0.4, False),
+                "residual only": ([2.0] * 10, grad_without, False),
+                "neither": ([1.0] * 10, 0.01, False),
+            },
+        )
+
+    got = W.stability_finding(calm(0, 4e4), NO_NORM)
+    assert "no run diverged, and the stacks without a norm drew the larger gradients" in got
+    assert "(largest norm 4e4, against 0.4)" in got
+    level = W.stability_finding(pd.concat([calm(0, 0.39), calm(1, 0.5)]), NO_NORM)
+    assert level.startswith("In 2 of 2 seeds no run diverged, and the largest gradient norm")
+    assert "(0.39–0.5) and of those with one (0.4) are less than 10 times apart" in level
+    assert level.endswith("every run's loss over its last 10 steps is 1–2.")
+    split = W.stability_finding(pd.concat([calm(0, 4e4), calm(1, 0.5)]), NO_NORM)
+    assert split.startswith("The seeds split evenly")
+
+    # A run with a norm diverges too: named, with the ones that did not.
+    odd = _stability(
+        0,
+        {
+            "residual + LayerNorm (pre)": ([2.0, 1e9], 1e9, True),
+            "residual only": ([2.0, 1e9], 1e9, True),
+            "neither": ([1.0] * 10, 0.01, False),
+        },
+    )
+    got = W.stability_finding(odd, NO_NORM)
+    assert (
+        "residual + LayerNorm (pre) and residual only diverged, at step 1, and neither did not"
+        in got
+    )

@@ -1,0 +1,183 @@
+"""The Pretrained page's headlines, one per section, from the same frames as its full
+account (the page's captions and :mod:`resviz.recipes.pretrained_words`). A checkpoint
+has one set of weights: no seeds to agree. A token is written by ``quote`` (the page
+escapes it)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pandas as pd
+
+from resviz.words.headline.core import Figure, Headline
+from resviz.words.numbers import format_number
+from resviz.words.sentences import order
+
+__all__ = [
+    "attribution",
+    "collapse",
+    "deletion",
+    "influence",
+    "lens",
+    "norms",
+    "patching",
+    "similarity",
+    "sinks",
+]
+
+
+def _fmt(x: float, digits: int = 3) -> str:
+    return format_number(x, digits)
+
+
+def norms(frame: pd.DataFrame, n_layers: int, growth: float) -> Headline:
+    """How the stream's median token norm changes from the embeddings to the last
+    block (``frame``: ``variant, block, median_norm``; the ``stream`` rows), and the
+    factor per block fitted over blocks 1 to the last (``growth``, NaN where none was
+    fitted)."""
+    raw = frame[frame["variant"] == "stream"].sort_values("block")["median_norm"].astype(float)
+    a, b = float(raw.iloc[0]), float(raw.iloc[-1])
+    verb = {1: "grows", -1: "shrinks", 0: "ends about where it starts"}.get(order(b, a), "goes")
+    times = f" {_fmt(max(a, b) / min(a, b), 2)} times" if verb in ("grows", "shrinks") else ""
+    if not (a > 0 and b > 0):
+        times = ""
+    line = (
+        f"The stream's median token norm {verb}{times} over {n_layers} blocks: from "
+        f"{_fmt(a)} (embeddings) to {_fmt(b)}."
+    )
+    figures = [Figure(f"median token norm after block {n_layers}", _fmt(b))]
+    if math.isfinite(growth):
+        figures.append(Figure(f"fitted factor per block, blocks 1-{n_layers}", _fmt(growth, 4)))
+    return Headline(line, tuple(figures))
+
+
+def influence(frame: pd.DataFrame) -> Headline:
+    """Which block turns the stream most and which least (``block, influence``:
+    1 - cos between the stream before and after it)."""
+    hi = frame.loc[frame["influence"].idxmax()]
+    lo = frame.loc[frame["influence"].idxmin()]
+    return Headline(
+        f"Block {int(hi['block'])} turns the stream most (1 - cos = {_fmt(hi['influence'])}), "
+        f"block {int(lo['block'])} least ({_fmt(lo['influence'])}).",
+        (Figure(f"1 - cos, block {int(hi['block'])}", _fmt(hi["influence"])),),
+    )
+
+
+def similarity(frame: pd.DataFrame, n_layers: int) -> Headline:
+    """How far apart the embeddings and the last block's output are (``block_a,
+    block_b, angular, cos``)."""
+    row = frame[(frame["block_a"] == 0) & (frame["block_b"] == n_layers)].iloc[0]
+    return Headline(
+        f"The embeddings and block {n_layers}'s output are {_fmt(row['angular'])} apart in "
+        "angle (0 = the same direction, 0.5 = orthogonal).",
+        (Figure(f"angular distance, embeddings to block {n_layers}", _fmt(row["angular"])),),
+    )
+
+
+_MEASURE = {
+    "accuracy_kept": "accuracy kept",
+    "top1_agreement": "top-1 agreement with the full model",
+    "output_cos": "output cosine",
+}
+
+
+def deletion(frame: pd.DataFrame, y: str) -> Headline:
+    """Which deleted block costs most on ``y`` (the column the chart draws), and the
+    least (:func:`resviz.recipes.pretrained_words.deletion_words`' numbers)."""
+    lo = frame.loc[frame[y].idxmin()]
+    hi = frame.loc[frame[y].idxmax()]
+    what = _MEASURE.get(y, y.replace("_", " "))
+    return Headline(
+        f"Deleting block {int(lo['block'])} costs the most: {what} {_fmt(lo[y])} (without block "
+        f"{int(hi['block'])}: {_fmt(hi[y])}).",
+        (Figure(f"{what}, block {int(lo['block'])} deleted", _fmt(lo[y])),),
+    )
+
+
+def lens(frame: pd.DataFrame, settled: int, quote: Callable[[str], str] = repr) -> Headline:
+    """The logit lens: from which block the model's final answer is the top token, and
+    its probability at the embeddings and at the output (``answer_token,
+    answer_prob`` per block)."""
+    token = quote(str(frame["answer_token"].iloc[0]))
+    p0, p1 = float(frame["answer_prob"].iloc[0]), float(frame["answer_prob"].iloc[-1])
+    return Headline(
+        f"The answer {token} is the top token from block {settled} on; its probability "
+        f"goes from {_fmt(p0)} (embeddings) to {_fmt(p1)} (the output).",
+        (Figure("P(answer) at the output", _fmt(p1)),),
+    )
+
+
+def collapse(
+    frame: pd.DataFrame, n_tokens: int, value: Callable[[float], str], floor: float = 0.0
+) -> Headline:
+    """Rank collapse after the last block, with and without the shortcuts (``variant,
+    block, residual``); ``value`` writes a distance, and one under ``floor`` (rounding)
+    is compared as the floor."""
+    last = frame[frame["block"] == frame["block"].max()].set_index("variant")["residual"]
+    w, wo = float(last["with shortcuts"]), float(last["no shortcuts"])
+    figures = (
+        Figure("distance from rank one, with shortcuts", value(w)),
+        Figure("without", value(wo)),
+    )
+    if n_tokens == 1:
+        return Headline("One token is its own mean: no rank to lose.", figures)
+    if max(abs(w), abs(wo)) < floor:
+        return Headline("With and without its shortcuts the distances are rounding.", figures)
+    o = order(max(w, floor), max(wo, floor))
+    if o is None:
+        line = "A distance is not finite: the two cannot be compared."
+    elif o == 0:
+        line = "With its shortcuts the model ends about as far from rank one as without them."
+    else:
+        rel = "further from" if o > 0 else "closer to"
+        line = f"With its shortcuts the model ends {rel} rank one than without them."
+    return Headline(line, figures)
+
+
+def sinks(sinks: pd.DataFrame, massive: pd.DataFrame) -> Headline:
+    """Attention sinks and massive activations: how many heads put more than half their
+    attention on the first token, and the largest activation against the median."""
+    over = int((sinks["first_token_share"] > 0.5).sum())
+    top = massive.loc[massive["ratio"].idxmax()]
+    return Headline(
+        f"{over} of {len(sinks)} heads put more than half their attention on the first token; "
+        f"the largest activation is {_fmt(top['ratio'])} times the median (block "
+        f"{int(top['block'])}).",
+        (
+            Figure("heads with over half on the first token", f"{over} of {len(sinks)}"),
+            Figure("largest activation ÷ median", _fmt(top["ratio"])),
+        ),
+    )
+
+
+def attribution(parts: pd.DataFrame, linear: bool) -> Headline:
+    """Who writes what: the largest single write to the logit (a linear path), or the
+    largest share of the sum it enters (Post-LN, or no head)."""
+    if linear:
+        blocks = parts[parts["part"].isin(["attention", "mlp"])]
+        top = blocks.loc[blocks["logit"].abs().idxmax()]
+        return Headline(
+            f"The largest single write to the logit (by size) is {top['label']}'s: "
+            f"{_fmt(top['logit'])}.",
+            (Figure(f"{top['label']}, direct contribution", _fmt(top["logit"])),),
+        )
+    shares = parts.dropna(subset=["share"])
+    top = shares.loc[shares["share"].abs().idxmax()]
+    return Headline(
+        f"The largest share (by size) of the sum it enters is {top['label']}'s: "
+        f"{_fmt(top['share'])}.",
+        (Figure(f"{top['label']}, share", _fmt(top["share"])),),
+    )
+
+
+def patching(frame: pd.DataFrame) -> Headline:
+    """Where the answer travels: the cell of the deepest block done that recovers the
+    most of the clean run's logit difference (``block, position, recovered``)."""
+    deepest = frame[frame["block"] == frame["block"].max()]
+    best = deepest.loc[deepest["recovered"].idxmax()]
+    return Headline(
+        f"After block {int(best['block'])}, patching position {int(best['position'])} from the "
+        f"clean prompt recovers the most of the answer: {_fmt(best['recovered'])} of the gap.",
+        (Figure("share of the gap recovered", _fmt(best["recovered"])),),
+    )
