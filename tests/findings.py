@@ -59,10 +59,12 @@ FINDINGS: dict[str, Finding] = {
         "a count: 2^n paths by how many branches they pass, exact and seedless"
     ),
     "skip_connections-Degradation": Trained(
-        None, "its default run (4 stacks, 400 steps) takes 6 s of CPU: not yet in a test"
+        "tests/unit/test_default_findings.py::"
+        "test_degradation_default_shows_the_deep_plain_stack_ending_higher"
     ),
     "skip_connections-Lesion": Trained(
-        None, "its default run (2 stacks of 16 blocks, 400 steps) takes 3 s of CPU: not yet"
+        "tests/unit/test_default_findings.py::"
+        "test_lesion_default_shows_the_plain_stack_suffering_and_the_residual_one_coping"
     ),
     # --------------------------------------------------------------- gradient flow
     "gradient_flow-Per layer": Shows(
@@ -70,7 +72,8 @@ FINDINGS: dict[str, Finding] = {
     ),
     "gradient_flow-Derivation": Shows((ALL3 + r"the measurement at x_0 agrees with λ\^L",)),
     "gradient_flow-Depth sweep": Trained(
-        None, "its defaults are being made faster (issue 37); its test comes with them"
+        "tests/unit/test_default_findings.py::"
+        "test_depth_sweep_default_shows_the_residual_stack_keeping_the_gradient"
     ),
     "gradient_flow-Training": Trained(
         "tests/app/test_gradient_flow_page.py::test_train_button_runs_and_shows_the_result"
@@ -95,7 +98,8 @@ FINDINGS: dict[str, Finding] = {
         )
     ),
     "normalization-Warm-up": Trained(
-        None, "its defaults are being made faster (issue 37); its test comes with them"
+        "tests/unit/test_default_findings.py::"
+        "test_warmup_default_shows_post_ln_needing_it_and_pre_ln_not"
     ),
     "normalization-Stability": Trained(
         "tests/app/test_normalization_page.py::test_stability_training_runs_and_finishes"
@@ -128,7 +132,8 @@ FINDINGS: dict[str, Finding] = {
         (ALL3 + r'"your model" ends further from rank one after block \d+ than "your model, no',)
     ),
     "encoder_playground-Training": Trained(
-        None, "its defaults are being made faster (issue 37); its test comes with them"
+        "tests/unit/test_default_findings.py::"
+        "test_encoder_training_default_shows_your_model_ending_lower"
     ),
     # -------------------------------------------------------------------- pretrained
     # One checkpoint's fixed weights: no seeds, so no agreement to state.

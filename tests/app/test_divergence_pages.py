@@ -87,7 +87,7 @@ def test_encoder_playground_names_a_blow_up_and_marks_it(app, monkeypatch):
     monkeypatch.setattr(
         masked_training,
         "F",
-        ScriptedF("cross_entropy", "train_masked", [1, 1, BLOW_UP], per_step=2),
+        ScriptedF("cross_entropy", "_masked_loss", [1, 1, BLOW_UP], per_step=2),
     )
     small = {"layers": "1", "d_model": "32", "heads": "4", "d_ff": "64", "max_len": "12"}
     small["section"] = "Training"

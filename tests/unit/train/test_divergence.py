@@ -10,6 +10,7 @@ below float32's overflow, and the tests assert on the factor, not on NaN.
 
 import math
 import sys
+import threading
 
 import numpy as np
 import pandas as pd
@@ -165,6 +166,7 @@ class ScriptedF:
     def __init__(self, loss: str, caller: str, factors: list[float], per_step: int = 1) -> None:
         self.fn, self.caller = getattr(F, loss), caller
         self.factors, self.per_step, self.calls = factors, per_step, 0
+        self._lock = threading.Lock()  # variants may step in parallel threads
         setattr(self, loss, self._scaled)
 
     def __getattr__(self, name: str):
@@ -174,8 +176,9 @@ class ScriptedF:
         out = self.fn(*args, **kwargs)
         if sys._getframe(1).f_code.co_name != self.caller:
             return out
-        k = min(self.calls // self.per_step, len(self.factors) - 1)
-        self.calls += 1
+        with self._lock:
+            k = min(self.calls // self.per_step, len(self.factors) - 1)
+            self.calls += 1
         return out * self.factors[k]
 
 
