@@ -253,8 +253,7 @@ def collapse_words(collapse: pd.DataFrame) -> str:
 
 
 def cosine_words(cosine: pd.DataFrame) -> str:
-    """The mean cosine between tokens after the last layer, per variant, over every
-    seed (``variant, block, cosine``)."""
+    """The mean cosine between tokens after the last layer, per variant, every seed's."""
     parts, seeds = by_seed(cosine)
     variants = list(pd.unique(parts[0]["variant"]))
     items = "; ".join(f"{v}: {span([_final(p, v, 'cosine') for p in parts])}" for v in variants)
@@ -335,19 +334,20 @@ def loss_race_words(curves: pd.DataFrame, a: str, b: str, window: int = 10) -> s
 
 def trained_collapse_words(collapse: pd.DataFrame, n_layers: int) -> str:
     """Per seed, how your model's distance from rank one after the last layer changes
-    from init to trained (``variant, weights, block, residual`` per seed)."""
+    from init to trained (``variant, weights, block, residual``)."""
     parts, seeds = by_seed(collapse)
     before, after = [], []
     for p in parts:
         mine = p[p["variant"] == "your model"]
         before.append(float(mine.loc[mine["weights"] == "init", "residual"].iloc[-1]))
         after.append(float(mine.loc[mine["weights"] == "trained", "residual"].iloc[-1]))
-    codes = {1: "rises", -1: "falls", 0: "stays", None: "none"}
-    outcomes = [codes[order(y, x)] for x, y in zip(before, after, strict=True)]
+    codes, fl = {1: "rises", -1: "falls", 0: "stays", None: "none"}, FLOAT64_RESOLUTION
+    outcomes = ["under" if max(x, y) < fl else codes[order(max(y, fl), max(x, fl))]
+                for x, y in zip(before, after, strict=True)]  # fmt: skip
     subject = f"after layer {n_layers}, your model's distance from rank one"
 
     def nums(o: str) -> str:
-        b, a = span(_of(seeds, outcomes, o, before)), span(_of(seeds, outcomes, o, after))
+        b, a = (span_floor(_of(seeds, outcomes, o, v), fl) for v in (before, after))
         return f"at init {b}, trained {a}"
 
     says = {
@@ -355,13 +355,13 @@ def trained_collapse_words(collapse: pd.DataFrame, n_layers: int) -> str:
         "falls": f"{subject} falls with training ({nums('falls')})",
         "stays": f"{subject} stays about the same with training, within 5% ({nums('stays')})",
         "none": f"{subject} is not finite before or after training ({nums('none')})",
+        "under": f"{subject} is {resolution_words(fl)} at init and trained",  # no direction
     }
     return seeds_sentence(outcomes, says, seeds)
 
 
 def correct_words(predictions: pd.DataFrame) -> str:
-    """Correct guesses at the masked positions, per model, each seed's count named
-    (``variant, position, correct`` per seed)."""
+    """Correct guesses at the masked positions, per model, each seed's count named."""
     parts, seeds = by_seed(predictions)
     variants = list(pd.unique(parts[0]["variant"]))
     out = []

@@ -371,28 +371,30 @@ def first_vs_last_over_seeds(layers: pd.DataFrame, seeds: Sequence[int]) -> str:
 
 
 def _change(log_gain: float) -> str:
-    if math.isnan(log_gain):
-        return "is not comparable"
+    if math.isnan(log_gain) or log_gain == math.inf:  # no size to compare: none is said
+        return "cannot be measured" if math.isnan(log_gain) else "overflows float64"
     return "shrinks" if log_gain < 0 else ("grows" if log_gain > 0 else "keeps its size")
+
+
+def _to(logs: list[float], what: str) -> str:
+    ok = all(not math.isnan(v) and v != math.inf for v in logs)
+    return f" (to {log_span(logs)} times{what})" if ok else ""
 
 
 def stream_change_over_seeds(
     plain: Sequence[float], residual: Sequence[float], seeds: Sequence[int]
 ) -> str:
-    """How each stack's gradient changes from the output back to the input
-    (``log10 ||dL/dx_0|| / ||dL/dx_L||`` per seed), worded over the seeds: ``"In 3 of
-    3 seeds the plain stack's gradient shrinks from the output back to the input (to
-    0.0028–0.0035 times its size at the output) and the residual stack's grows (to
-    2.7–2.8 times)."``"""
+    """How each stack's gradient changes from the output back to the input (log10 of
+    ``||dL/dx_0|| / ||dL/dx_L||`` per seed), worded over the seeds: ``"In 3 of 3 seeds the
+    plain stack's gradient shrinks ... (to 0.0028–0.0035 times its size at the output)"``."""
     outcomes = [f"{_change(p)} / {_change(r)}" for p, r in zip(plain, residual, strict=True)]
 
     def phrase(kind: str, ix: list[int]) -> str:
-        cp, cr = kind.split(" / ")
-        gp = log_span([plain[i] for i in ix])
-        gr = log_span([residual[i] for i in ix])
+        (cp, cr), gp = kind.split(" / "), _to([plain[i] for i in ix], " its size at the output")
+        gr = _to([residual[i] for i in ix], "")
         return (
-            f"the plain stack's gradient {cp} from the output back to the input (to {gp} "
-            f"times its size at the output) and the residual stack's {cr} (to {gr} times)"
+            f"the plain stack's gradient {cp} from the output back to the input{gp} and the "
+            f"residual stack's {cr}{gr}"
         )
 
     return seeds_sentence_by(outcomes, seeds, phrase)

@@ -136,6 +136,8 @@ def trend_words(values: Sequence[float], within: float = 10.0) -> str:
     if math.isinf(spread) or end_ratio == 0 or math.isinf(end_ratio):  # beyond float64
         logs = [math.log10(v) if v > 0 else -math.inf if v == 0 else math.nan for v in vals]
         return log_trend_words(logs, within)
+    if spread - 1 < FLOAT64_RESOLUTION:  # alike up to rounding: no spread to quote
+        return f"stays at {a}, level to float64 resolution" + bad
     if spread < 1.1 and 0 not in finite:
         pct = format_number((spread - 1) * 100, 2)
         return f"stays within {pct}% (from {a} to {b})" + bad

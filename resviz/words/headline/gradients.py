@@ -22,7 +22,8 @@ _MOVES = {
     "shrinks": "shrinks",
     "grows": "grows",
     "keeps its size": "keeps its size",
-    "is not comparable": "is not finite",
+    "cannot be measured": "cannot be measured",
+    "overflows float64": "overflows float64",
 }
 
 
@@ -57,8 +58,13 @@ def per_layer(
     line = seeds_headline(kinds, says, seeds, "how the two gradients change", short)
     n = len(plain)
     med = f" (median of {n} seeds)" if n > 1 else ""
+
+    def big(g: Sequence[float]) -> str:  # a NaN or an overflow has no median to show
+        bad = any(math.isnan(float(x)) or float(x) == math.inf for x in g)
+        return "not finite" if bad else format_log10(float(np.median(g)))
+
     figures = tuple(
-        Figure(f"||dL/dx_0|| / ||dL/dx_L||, {name}{med}", format_log10(float(np.median(g))))
+        Figure(f"||dL/dx_0|| / ||dL/dx_L||, {name}{med}", big(g))
         for name, g in zip(names, (plain, residual), strict=True)
     )
     return Headline(line, figures)

@@ -24,7 +24,8 @@ ONE = "; run more seeds to see whether it holds."
             [1e300, NAN, 1e-300],
             "falls by a factor of 1e600, from 1e300 to 1e-300; 1 of 3 values are not finite",
         ),
-        ([2.0, 2.0], "stays within 0% (from 2 to 2)"),
+        ([2.0, 2.0], "stays at 2, level to float64 resolution"),
+        ([1.0, 1.0000000000000002], "stays at 1, level to float64 resolution"),
         ([0.0, 0.0], "is exactly 0 throughout"),
         ([NAN, INF], "is not finite"),
         ([-1.0, -2.0], "goes from -1 to -2"),
@@ -194,3 +195,29 @@ def test_stability_equal_zero_gradients_are_not_a_direction():
         f"stacks without a norm (0) and of those with one (0) are less than {GRAD_PART:g} "
         "times apart; every run's loss over its last 10 steps is 1" + ONE
     )
+
+
+@pytest.mark.parametrize(
+    ("plain", "want"),
+    [
+        (math.inf, "the plain stack's gradient overflows float64 from the output back to the "
+                   "input and the residual stack's grows (to 2.51 times)"),
+        (math.nan, "the plain stack's gradient cannot be measured from the output back to the "
+                   "input and the residual stack's grows (to 2.51 times)"),
+        (-math.inf, "the plain stack's gradient shrinks from the output back to the input (to 0 "
+                    "times its size at the output) and the residual stack's grows"),
+    ],
+)  # fmt: skip
+def test_stream_change_never_quotes_inf_or_nan_as_a_size(plain, want):
+    said = G.stream_change_over_seeds([plain], [0.4], [0])
+    assert want in said and "Inf times" not in said and "NaN times" not in said
+
+
+def test_per_layer_headline_shows_no_nan_or_inf_figure():
+    from resviz.words.headline import gradients as HG
+
+    h = HG.per_layer([math.nan, -2.5], [math.inf, 0.4], [0, 1], 10)
+    assert [f.value for f in h.figures] == ["not finite", "not finite"]
+    assert "plain cannot be measured" in h.line and "residual overflows float64" in h.line
+    ok = HG.per_layer([-math.inf], [0.4], [0], 10)  # exactly 0 at the input: a value
+    assert [f.value for f in ok.figures] == ["0", "2.51"]

@@ -269,3 +269,29 @@ def test_trend_factor_never_hides_a_seed_without_one():
     assert big.endswith(
         "a factor of 4 in 1 of them (the others end at 0, change sign or overflow)."
     )
+
+
+def _init_trained(before: float, after: float, seed: int = 0) -> pd.DataFrame:
+    return pd.DataFrame(
+        {"seed": [seed] * 2, "variant": ["your model"] * 2, "weights": ["init", "trained"],
+         "block": [6, 6], "residual": [before, after]}
+    )  # fmt: skip
+
+
+def test_trained_collapse_states_no_direction_from_rounding():
+    """Two distances under float64's resolution are rounding: neither rises nor falls,
+    and neither is printed as a value."""
+    both = W.trained_collapse_words(_init_trained(3e-16, 8e-16), 6)
+    assert both == (
+        "In the one seed run (seed 0) after layer 6, your model's distance from rank one is "
+        "below float64 resolution (< 1e-13) at init and trained; run more seeds to see "
+        "whether it holds."
+    )
+    one = W.trained_collapse_words(
+        pd.concat([_init_trained(3e-16, 0.2), _init_trained(0.21, 0.2, 1)]), 6
+    )
+    assert one.startswith(
+        "The seeds split evenly: in 1 of 2 (seed 0) after layer 6, your model's distance from "
+        "rank one rises with training (at init < 1e-13, trained 0.2)"
+    )
+    assert "e-16" not in one and "stays about the same with training, within 5%" in one

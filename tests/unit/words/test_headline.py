@@ -73,11 +73,11 @@ def test_per_layer_one_seed_and_values_that_are_not_finite():
     # NaN, a gradient of exactly 0 (log10 -inf), Inf and a gain of exactly 1 (log10 0).
     h = G.per_layer([NAN, -INF, 0.0], [INF, 0.0, -1.0], [0, 1, 2], 5)
     assert h.line == (
-        "The seeds split evenly on how the two gradients change: plain is not finite, "
-        "residual grows in 1 of 3; plain shrinks, residual keeps its size in 1; plain keeps "
-        "its size, residual shrinks in 1."
+        "The seeds split evenly on how the two gradients change: plain cannot be measured, "
+        "residual overflows float64 in 1 of 3; plain shrinks, residual keeps its size in 1; "
+        "plain keeps its size, residual shrinks in 1."
     )
-    assert h.figures[0].value == "NaN"
+    assert h.figures[0].value == "not finite"  # never "NaN" as a figure
 
 
 def test_derivation_matches_differs_zero_and_nan():
