@@ -25,6 +25,7 @@ import pytest
 from nbclient import NotebookClient
 from PIL import Image
 
+import ui.jobs
 import ui.notebook
 from resviz import __version__
 from tests.app.test_notebooks import CASES, IDS, SECTION_SETUP, _environ, capture  # noqa: F401
@@ -222,6 +223,7 @@ AFTER_RUN = {
 def test_notebook_code_lines_fit_in_100_characters(app, capture, page, section):  # noqa: F811
     """Section notebooks as first offered (no run started): every code line fits."""
     _, notebooks = capture
+    ui.jobs.REGISTRY.clear()  # no finished run of the default setting from an earlier test
     at = app(page, section=section).run()
     assert not at.exception
     if (page, section) in AFTER_RUN:

@@ -44,9 +44,9 @@ from ui.lessons import load_lessons
 pytestmark = pytest.mark.browser
 SERVE = ROOT / "deploy" / "workshop" / "serve.py"
 # Rounds per store in the browser test, each killing the replica that holds the
-# presenter: 3 in `make test` (about 20 s a round); the 10 with
+# presenter: 2 in `make test` (about 20 s a round); the 10 with
 # RESVIZ_HEAL_KILLS=10 (figures in benchmarks/RESULTS.md).
-KILLS = int(os.environ.get("RESVIZ_HEAL_KILLS", "3"))
+KILLS = int(os.environ.get("RESVIZ_HEAL_KILLS", "2"))
 RECONNECT_S = 10  # from the kill to both pages connected again, showing the room's step
 RESTART_S = 60  # from the kill to the replica answering again (a generous deadline)
 IN_A_ROW = 4  # quick kills of one replica in the supervisor's test: waits 0.5, 1, 2, 4 s

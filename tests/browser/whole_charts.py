@@ -70,7 +70,7 @@ def whole_at_both_sizes(pg: Any, where: str) -> tuple[int, list[str]]:
     for size, (w, h) in SIZES.items():
         pg.set_viewport_size({"width": w, "height": h})
         if size == "phone":
-            pg.wait_for_timeout(800)
+            pg.wait_for_timeout(300)
         k, problems = chart_problems(pg, f"{where} at {size}")
         n, out = n + k, out + problems
     pg.set_viewport_size({"width": SIZES["desktop"][0], "height": SIZES["desktop"][1]})
