@@ -7,6 +7,7 @@ built step by step, as a user would: torch first (the build this machine offers)
 the wheel alone, then ``[notebook]`` (what an exported notebook's setup cell imports),
 then ``[app]``, then ``[test]``, each with ``-c constraints.txt``; after
 each step the promised modules are imported there, before the next step adds anything.
+With the bare wheel in, the README's example runs there too.
 The bare wheel must not bring the app's packages (so the app check can fail), and the app
 extra runs the app's entry point and its Workshop page (segno's QR codes) under AppTest."""
 
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.install.test_wheel import build_wheel
+from tests.install.test_wheel import assert_readme_example_runs, build_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCAL = {"resviz", "ui", "app_pages", "tests", "benchmarks", "deploy", "conftest", "__future__"}
@@ -116,6 +117,8 @@ def test_each_extra_installs_what_its_files_import(wheel: Path, tmp_path: Path) 
 
     env.pip(*constraints, str(wheel))
     assert env.missing(LIBRARY) == []
+    # The README's example, in this venv as a user has it now: torch and the bare wheel.
+    assert_readme_example_runs(env.py, tmp_path / "venv", tmp_path / "readme")
     assert env.missing({"streamlit", "segno"}) != [], "the bare wheel brought the app's packages"
     assert env.missing({"vl_convert"}) != [], "the bare wheel brought the notebook's packages"
 

@@ -8,7 +8,6 @@ import re
 import shutil
 import subprocess
 import sys
-import venv
 import zipfile
 from pathlib import Path
 
@@ -140,21 +139,16 @@ def test_wheel_names_its_home_and_every_python_that_is_tested(wheel: Path) -> No
     assert f"git+{REPOSITORY}@v{rv_version()}" in INSTALL
 
 
-def test_readme_example_runs_from_a_clean_venv(wheel: Path, tmp_path: Path) -> None:
-    env_dir = tmp_path / "venv"
-    venv.EnvBuilder(with_pip=True).create(env_dir)
-    py = env_dir / "bin" / "python"
-    pip = [str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-    constraints = ["-c", str(ROOT / "constraints.txt")]
-    # torch first, pinned, so pip takes the build this machine offers (see README).
-    subprocess.run([*pip, *constraints, "torch"], check=True, capture_output=True, text=True)
-    subprocess.run([*pip, *constraints, str(wheel)], check=True, capture_output=True, text=True)
-    work = tmp_path / "notebook"
+def assert_readme_example_runs(py: str, env_dir: Path, work: Path) -> None:
+    """The README's example, run by ``py`` of a clean venv at ``env_dir`` holding torch
+    and the bare wheel: resviz is imported from that venv, and the example's outputs and
+    the version are what the README shows. ``tests/install/test_extras.py`` runs it in its
+    venv once the bare wheel is in (one clean venv serves both)."""
     work.mkdir()
     script = work / "example.py"
     script.write_text(readme_example() + CODEGEN_CHECK + VERSION_CHECK)
     out = subprocess.run(
-        [str(py), str(script)], cwd=work, check=True, capture_output=True, text=True
+        [py, str(script)], cwd=work, check=True, capture_output=True, text=True
     ).stdout
     origin = Path(out.split("RESVIZ_FROM", 1)[1].strip())
     assert env_dir in origin.parents, f"resviz imported from {origin}, not the clean venv"
