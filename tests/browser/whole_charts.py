@@ -69,8 +69,11 @@ def whole_at_both_sizes(pg: Any, where: str) -> tuple[int, list[str]]:
     n, out = 0, []
     for size, (w, h) in SIZES.items():
         pg.set_viewport_size({"width": w, "height": h})
-        if size == "phone":
-            pg.wait_for_timeout(300)
+        if size == "phone":  # until Vega has redrawn every chart for the new width (3 s)
+            for _ in range(15):
+                pg.wait_for_timeout(200)
+                if all(c["width"] <= c["parent"] + 1 for c in pg.evaluate(CHART_TEXTS)):
+                    break
         k, problems = chart_problems(pg, f"{where} at {size}")
         n, out = n + k, out + problems
     pg.set_viewport_size({"width": SIZES["desktop"][0], "height": SIZES["desktop"][1]})

@@ -241,7 +241,9 @@ def test_make_run_serves_every_lesson_step_from_requirements_alone(
         settled(pg, what)
         if step.predict is not None:
             choice = step.predict.choices[0]
-            pg.locator("[data-testid='stRadio']").get_by_text(choice, exact=True).click()
+            pg.locator("[data-testid='stRadio']").get_by_text(choice, exact=True).click(
+                timeout=90_000
+            )
             lock = pg.get_by_role("button", name="Lock in my prediction")
             lock.click()
             lock.wait_for(state="detached", timeout=60_000)
@@ -407,7 +409,7 @@ def test_the_container_recipe_runs_a_room_as_its_non_root_user(app_venv: Path, b
         step = LESSON.steps[first_question - 1]
         pg.get_by_text("Predict first:").wait_for(timeout=60_000)
         choice = step.predict.choices[0]
-        pg.locator("[data-testid='stRadio']").get_by_text(choice, exact=True).click()
+        pg.locator("[data-testid='stRadio']").get_by_text(choice, exact=True).click(timeout=90_000)
         pg.get_by_role("button", name="Send my prediction").click()
         pg.get_by_text("Waiting for the presenter to reveal").wait_for(timeout=30_000)
         pp.get_by_text("Predictions: 1 of 1 answered").wait_for(timeout=30_000)
