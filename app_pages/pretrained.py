@@ -13,15 +13,24 @@ import resviz as rv
 from resviz import pretrained as P
 from resviz.pretrained.cards import Card
 from resviz.pretrained.rules import collapse_value
+from resviz.pretrained.stream import heal as HL
 from resviz.pretrained.stream import patching as PT
 from resviz.recipes import pretrained as R
+from resviz.recipes import pretrained_heal as RH
 from resviz.recipes.core import Result
 from resviz.words.headline import pretrained as H
 from ui import charts, jobs, views
 from ui.headline import headline
 from ui.markdown import md_escape
 from ui.params import PageParams
-from ui.section import Section, call_code, chart_code, missing_extra, say_missing_extra
+from ui.section import (
+    Section,
+    call_code,
+    chart_code,
+    missing_extra,
+    say_missing_extra,
+    with_seeds,
+)
 from ui.shell import page_setup
 from ui.specs import pretrained as S
 
@@ -501,6 +510,86 @@ def patching_map() -> dict:
     )  # fmt: skip
 
 
+def heal_section() -> None:
+    st.subheader("Delete, then heal: fine-tuning the rest against training from scratch")
+    m = trace.model if trace is not None else None
+    if m is not None and not m.decoder:
+        st.info(
+            f"Healing trains on next-token loss, so it needs a decoder; {m.architecture} is an "
+            "encoder. Pick the Sonnets GPT-2"
+            + (" or a decoder folder." if folders_allowed else ".")
+        )
+        return
+    c1, c2, c3, c4 = st.columns(4)
+    with c1:
+        block = p.number("First block deleted", "block", help="Counted from 1.")
+    with c2:
+        n_blocks = p.number("Blocks deleted", "n_blocks", help="A contiguous range from the first.")
+    with c3:
+        part = p.select("Delete", "part", help="The whole block, or only its attention or its MLP.")
+    with c4:
+        steps = p.number("Training steps", "steps")
+    v = dict(
+        model=settings["model"], path=settings["path"], block=block, n_blocks=n_blocks,
+        part=part, steps=steps,
+    )  # fmt: skip
+    d = RH.deletion_of(v)
+    model = R.loaded(settings["model"], settings["path"])
+    try:  # a deletion the model cannot take is said before any run
+        d.check(model)
+    except P.PretrainedError as err:
+        st.warning(err.message, icon=":material/warning:")
+        return
+    same = "the same blocks" if d.part == "block" else f"the same {d.part} deleted"
+    st.caption(
+        f"A copy of the model without {d.label()} is fine-tuned for {steps} steps of Adam "
+        f"(learning rate {HL.LR:g}, {HL.BATCH} windows of {HL.WINDOW} tokens per step, "
+        f"gradients clipped at 1) on sonnets I-CXXXVIII; a model of the same config without "
+        f"{same}, randomly initialised from the seed, trains on the same batches. Held-out "
+        "loss on sonnets CXXXIX-CLIV, which neither trains on. The shared model is never "
+        "changed; the text above is not used here."
+    )
+    sec = Section(TITLE, S.HEAL)
+    v = with_seeds(R.heal, v)
+    n = v["seeds"]
+    key = ("pretrained_heal", tuple(v.items()), ctx.seed)
+
+    def work(report: jobs.Report, should_stop: jobs.ShouldStop) -> Result:
+        return R.heal(**v, seed=ctx.seed, progress=report, should_stop=should_stop)
+
+    def render(job: jobs.Job) -> None:
+        r = job.result if job.result is not None else job.frame
+        if not isinstance(r, Result) or r.healing.empty:
+            return
+        if job.result is not None:
+            headline(H.heal(r.healing, r.deleted))
+        views.chart(
+            charts.line(r.healing, **heal_lines()),
+            r.healing,
+            "heal",
+            account=RH.heal_words(r.healing, d.label()),
+        )
+
+    job = jobs.panel(
+        "pretrained_heal", key, work, steps * n, render, start_label="Heal",
+        blocked=HL.budget_refusal(model),
+    )  # fmt: skip
+    if job is not None and job.error is None and job.result is not None:
+        sec.shown(R.heal, job.result, **v, seed=ctx.seed)
+        sec.code(chart_code("line", "r.healing", heal_lines()))
+        sec.notebook.frame("heal", "r.healing")
+    else:
+        sec.code(call_code(R.heal, {**v, "seed": ctx.seed}))
+    sec.download("pretrained_heal")
+
+
+def heal_lines() -> dict:
+    return dict(
+        x="step", y="held_out_loss", color="variant", x_title="training step",
+        y_title="held-out loss (nats per token)",
+    )  # fmt: skip
+
+
 SECTIONS = (
     norms_section,
     influence_section,
@@ -511,6 +600,7 @@ SECTIONS = (
     sinks_section,
     writes_section,
     travels_section,
+    heal_section,
 )
 for tab, section in zip(tabs, SECTIONS, strict=True):
     if tab.open:

@@ -158,6 +158,9 @@ FINDINGS: dict[str, Finding] = {
         "tests/app/test_pretrained_page.py::"
         "test_patching_runs_with_progress_and_says_what_it_recovers"
     ),
+    "pretrained-Delete, then heal": Trained(
+        "tests/app/test_pretrained_page.py::test_heal_runs_with_progress_and_draws_its_finding"
+    ),
     # ---------------------------------------------------------------------- workshop
     "workshop-None": NoFinding("the presenter's page: a lesson's steps, no measurement"),
 }

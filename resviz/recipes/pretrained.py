@@ -33,11 +33,12 @@ from resviz.pretrained.cards import (
     collapse_value,
     collapses,
 )
-from resviz.recipes.core import Answer, Result, measure, recipe
+from resviz.recipes.core import SEEDS_TRAINING, Answer, Result, measure, recipe
 from resviz.recipes.pretrained_cache import (  # noqa: F401 - re-exported: the page's names
     DEFAULT_TEXT,
     DEMO,
     FOLDER,
+    PAIRS,
     TINY,
     loaded,
     source_of,
@@ -45,6 +46,7 @@ from resviz.recipes.pretrained_cache import (  # noqa: F401 - re-exported: the p
     twin_loaded,
     twin_traced,
 )
+from resviz.recipes.pretrained_heal import heal_run, heal_settings
 from resviz.recipes.pretrained_words import (  # noqa: F401 - re-exported: the page's names
     attribution_share_words,
     attribution_words,
@@ -339,15 +341,6 @@ def logit_attribution(
     )
 
 
-# Clean and corrupted prompts the page proposes (one word changed; each pair makes as
-# many tokens as the other in the Sonnets GPT-2's tokenizer).
-PAIRS: tuple[tuple[str, str], ...] = (
-    ("Shall I compare thee to a summer's", "Shall I compare thee to a winter's"),
-    ("Thou art more lovely and more", "Thou art more lovely and less"),
-    ("She is my love, and he", "She is my love, and I"),
-)
-
-
 @recipe(seeds=None)
 def patching(
     *,
@@ -391,3 +384,17 @@ def patching(
             "stopped": r.stopped,
         },
     )
+
+
+@recipe(seeds=SEEDS_TRAINING, settings=heal_settings)
+def heal(
+    *,
+    seed: int = 0,
+    progress: Progress | None = None,
+    should_stop: ShouldStop | None = None,
+    **settings: Any,
+) -> Result:
+    """Delete, then heal (:mod:`resviz.recipes.pretrained_heal`): held-out loss over the
+    fine-tuning of the model without the deleted block(s) and of a same-size model from
+    scratch. Frame ``healing``; values ``deleted``, ``steps``, ``stopped``."""
+    return heal_run(seed, progress, should_stop, **settings)

@@ -31,6 +31,13 @@ from resviz.pretrained.observe import Trace, trace
 # The model picker's choices (the URL's ``model`` values; ui/specs/pretrained.py).
 TINY, DEMO, FOLDER = "Sonnets GPT-2 (ours)", "all-MiniLM-L6-v2", "a model folder"
 DEFAULT_TEXT = "Shall I compare thee to a summer's day? Thou art more lovely and more"
+# Clean and corrupted prompts the page proposes (one word changed; each pair makes as
+# many tokens as the other in the Sonnets GPT-2's tokenizer).
+PAIRS: tuple[tuple[str, str], ...] = (
+    ("Shall I compare thee to a summer's", "Shall I compare thee to a winter's"),
+    ("Thou art more lovely and more", "Thou art more lovely and less"),
+    ("She is my love, and he", "She is my love, and I"),
+)
 
 
 def source_of(model: str, path: str = "") -> str | None:

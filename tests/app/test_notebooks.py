@@ -148,6 +148,10 @@ SECTION_SETUP = {
         {},
         start_and_wait("pretrained_patching:start"),
     ),
+    ("app_pages/pretrained.py", "Delete, then heal"): (
+        {"steps": "10"},
+        start_and_wait("pretrained_heal:start"),
+    ),
     ("app_pages/skip_connections.py", "Lesion"): (
         {"l_depth": "4", "l_steps": "100"},
         start_and_wait("lesion:start"),

