@@ -6,11 +6,11 @@ pages are kept in docs/images/ to look at (page_<name>_<size>.png)."""
 import pytest
 
 from tests.browser.conftest import ROOT, wait_ready
+from tests.browser.whole_charts import SIZES
 
 pytestmark = pytest.mark.browser
 
 IMAGES = ROOT / "docs" / "images"
-SIZES = {"desktop": (1400, 900), "phone": (390, 844)}
 # Each page's default view: its first section, with the charts it draws.
 PAGES = {"gradient_flow": 2, "normalization": 5}
 HEADLINE = "[class*='st-key-headline-']"
