@@ -66,8 +66,11 @@ app: setup-dev
 browser: setup-dev
 	$(BIN)/python -m pytest tests/browser -q
 
+# Two workers (pytest-xdist): the tests that start servers, browsers or venvs run one
+# at a time on one; the other takes the in-process tests (tests/conftest.py).
+TEST_WORKERS ?= 2
 test: lint system
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --no-loadscope-reorder
 
 # Every benchmark; figures are printed (copy them into benchmarks/RESULTS.md).
 bench: setup-dev nginx
