@@ -51,12 +51,19 @@ ABOUT = {
     "this app",
     S.DEMO: "sentence-transformers' 6-block BERT encoder, its real weights",
     S.FOLDER: "a Hugging Face model saved in a folder on this server",
+    **{
+        name: f"a {n}-block sibling of the Sonnets GPT-2, trained by the same script"
+        for n, name in S.SIBLINGS.items()
+    },
 }
 demo = P.demo_model_path()
 tiny = P.tiny_gpt2_path()
 # A server can refuse folder paths (a public deployment): RESVIZ_MODEL_FOLDERS=0.
 folders_allowed = os.environ.get("RESVIZ_MODEL_FOLDERS", "1").strip() not in ("0", "false", "no")
-options = [o for o, ok in ((S.TINY, tiny), (S.DEMO, demo), (S.FOLDER, folders_allowed)) if ok]
+ladder = P.ladder_paths()
+offered = {S.TINY: tiny, S.DEMO: demo, S.FOLDER: folders_allowed}
+offered |= {name: n in ladder for n, name in S.SIBLINGS.items()}  # the depth ladder's
+options = [o for o, ok in offered.items() if ok]
 
 c1, c2 = st.columns([2, 3])
 with c1:
@@ -484,7 +491,7 @@ def travels_section() -> None:
         r = job.result
         if r is None or r.patching.empty:
             return
-        headline(H.patching(r.patching))
+        headline(H.patching(R.answer_travel(r)))
         views.chart(
             charts.heatmap(r.patching, **patching_map()),
             r.patching,
@@ -590,6 +597,63 @@ def heal_lines() -> dict:
     )  # fmt: skip
 
 
+def ladder_section() -> None:
+    st.subheader("Depth ladder: do deeper models tolerate deletion better?")
+    st.caption(
+        "Our Sonnets GPT-2 and its siblings of 1, 2 and 8 blocks, trained by the same script "
+        "(same tokenizer, seed, steps, batches and learning rate; only the block count "
+        "differs). Each block in turn returns its input (the Layer deletion section's hook), "
+        "and each model's held-out loss on sonnets CXXXIX-CLIV is measured with and without "
+        "it: one pass per model and per block. Block b of L sits at (b - 1/2) / L, so the "
+        "models' first and last blocks line up. This section does not use the model or the "
+        "text picked above."
+    )
+    sec = Section(TITLE, S.LADDER)
+    run_settings = dict(seed=settings["seed"])
+    key = ("pretrained_ladder", tuple(run_settings.items()))
+    paths = P.ladder_paths()
+    total = sum(n + 1 for n in paths)
+
+    def work(report: jobs.Report, should_stop: jobs.ShouldStop) -> Result:
+        return R.ladder(**run_settings, progress=report, should_stop=should_stop)
+
+    def render(job: jobs.Job) -> None:
+        r = job.result
+        if r is None or r.deletion.empty:
+            return
+        headline(H.ladder(r.depths))
+        views.chart(
+            charts.line(r.deletion, **ladder_lines()),
+            r.deletion,
+            "ladder_deletion",
+            account=RH.ladder_words(r.depths),
+        )
+        views.table(r.depths, "ladder_depths")
+
+    job = jobs.panel(
+        "pretrained_ladder", key, work, total, render, start_label="Delete", unit="pass",
+        blocked=None if paths else "The depth ladder's weights are not installed here.",
+    )  # fmt: skip
+    if job is not None and job.error is None and job.result is not None:
+        if not job.result.deletion.empty:
+            sec.shown(R.ladder, job.result, **run_settings)
+            sec.code(chart_code("line", "r.deletion", ladder_lines()))
+            sec.notebook.frame("ladder_deletion", "r.deletion")
+            sec.code("r.depths")
+            sec.notebook.frame("ladder_depths", "r.depths")
+    else:
+        sec.code(call_code(R.ladder, run_settings))
+    sec.download("pretrained_ladder")
+
+
+def ladder_lines() -> dict:
+    return dict(
+        x="position", y="loss_increase", color="model", log_y=True,
+        x_title="deleted block's place, (b - 1/2) / L",
+        y_title="held-out loss increase (log)", tooltip_cols=["model", "block"],
+    )  # fmt: skip
+
+
 SECTIONS = (
     norms_section,
     influence_section,
@@ -601,13 +665,14 @@ SECTIONS = (
     writes_section,
     travels_section,
     heal_section,
+    ladder_section,
 )
 for tab, section in zip(tabs, SECTIONS, strict=True):
     if tab.open:
         with tab:
             if extra_missing:
                 say_missing_extra()
-            elif trace is None:
+            elif trace is None and section is not ladder_section:  # the ladder needs none
                 st.info("Load a model to see this section.")
             else:
                 try:

@@ -161,6 +161,9 @@ FINDINGS: dict[str, Finding] = {
     "pretrained-Delete, then heal": Trained(
         "tests/app/test_pretrained_page.py::test_heal_runs_with_progress_and_draws_its_finding"
     ),
+    "pretrained-Depth ladder": Trained(
+        "tests/app/test_pretrained_page.py::test_ladder_runs_with_progress_and_draws_its_finding"
+    ),
     # ---------------------------------------------------------------------- workshop
     "workshop-None": NoFinding("the presenter's page: a lesson's steps, no measurement"),
 }

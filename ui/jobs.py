@@ -259,6 +259,7 @@ def panel(
     it has finished (done or stopped), else None.
     """
     sid = session_id()
+    units = unit + ("es" if unit.endswith("s") else "s")  # steps, blocks, passes
     seen_key = f"_job_seen:{name}"
     dismissed = st.session_state.setdefault("_job_dismissed", set())
 
@@ -343,11 +344,11 @@ def panel(
         if current.state == "stopped":
             st.warning(
                 f"{current.label} {current.note or 'stopped'} after {current.step} of "
-                f"{current.total} {unit}s; the curves below are partial.",
+                f"{current.total} {units}; the curves below are partial.",
                 icon=":material/pause_circle:",
             )
         elif current.state == "done":
-            st.caption(f"Finished {current.total} {unit}s in {current.elapsed:.1f} s.")
+            st.caption(f"Finished {current.total} {units} in {current.elapsed:.1f} s.")
         if current.frame is not None or current.result is not None:
             render(current)
 

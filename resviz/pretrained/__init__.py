@@ -20,9 +20,11 @@ from resviz.pretrained.checks import (
 )
 from resviz.pretrained.families import FAMILIES, Family
 from resviz.pretrained.loading import (
+    LADDER_HELD_OUT_LOSS,
     SONNETS_HELD_OUT_LOSS,
     Pretrained,
     demo_model_path,
+    ladder_paths,
     load,
     random_twin,
     sonnets_split,
@@ -53,6 +55,7 @@ __all__ = [
     "FAMILIES",
     "MAX_TOKENS",
     "Family",
+    "LADDER_HELD_OUT_LOSS",
     "Pretrained",
     "PretrainedError",
     "Trace",
@@ -63,6 +66,7 @@ __all__ = [
     "demo_model_path",
     "evidence",
     "forward",
+    "ladder_paths",
     "layer_deletion",
     "layer_deletion_correct",
     "layer_similarity",

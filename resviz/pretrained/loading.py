@@ -326,11 +326,27 @@ def tiny_gpt2_path() -> Path | None:
     return TINY_GPT2 if (TINY_GPT2 / "model.safetensors").is_file() else None
 
 
+# The depth ladder: siblings of the Sonnets GPT-2 with other block counts, trained by
+# scripts/train_tiny_gpt2.py --layers N exactly as it was (one folder each; the text
+# stays beside the 4-block model).
+LADDER = Path(__file__).resolve().parent / "tiny_gpt2_ladder"
+LADDER_DEPTHS = (1, 2, 4, 8)
+
+
+def ladder_paths() -> dict[int, Path]:
+    """The depth ladder's folders by block count: the Sonnets GPT-2's siblings of 1, 2
+    and 8 blocks and the shipped 4-block model itself, those whose weights are here."""
+    folders = {n: TINY_GPT2 if n == 4 else LADDER / str(n) for n in LADDER_DEPTHS}
+    return {n: f for n, f in folders.items() if (f / "model.safetensors").is_file()}
+
+
 # The Sonnets GPT-2's text split: sonnets I-CXXXVIII train, CXXXIX-CLIV are held out.
 HELD_OUT_FROM = "\nCXXXIX\n"
 # Its held-out loss (nats per token, resviz.pretrained.text_loss), as trained by
 # scripts/train_tiny_gpt2.py; docs/pretrained.md documents it, a test checks it.
 SONNETS_HELD_OUT_LOSS = 4.4466
+# The ladder's held-out losses by block count, the same way (tests/unit/pretrained/test_ladder.py).
+LADDER_HELD_OUT_LOSS = {1: 4.5899, 2: 4.5279, 4: SONNETS_HELD_OUT_LOSS, 8: 4.4262}
 
 
 def sonnets_split() -> tuple[str, str]:

@@ -30,27 +30,29 @@ from resviz.pretrained.cards import (
     COLLAPSE_FLOOR,
     COLLAPSE_FRACTION,  # noqa: F401 - re-exported: the rule's name where the lesson reads it
     Card,
-    collapse_value,
-    collapses,
 )
-from resviz.recipes.core import SEEDS_TRAINING, Answer, Result, measure, recipe
+from resviz.recipes import pretrained_words as W
+from resviz.recipes.core import SEEDS_TRAINING, Result, measure, recipe
 from resviz.recipes.pretrained_cache import (  # noqa: F401 - re-exported: the page's names
     DEFAULT_TEXT,
     DEMO,
     FOLDER,
     PAIRS,
     TINY,
+    about,
     loaded,
     source_of,
     traced,
     twin_loaded,
     twin_traced,
 )
-from resviz.recipes.pretrained_heal import heal_run, heal_settings
+from resviz.recipes.pretrained_heal import heal_run, heal_settings, ladder_run
 from resviz.recipes.pretrained_words import (  # noqa: F401 - re-exported: the page's names
+    answer_travel,
     attribution_share_words,
     attribution_words,
     collapse_words,
+    collapses_too,
     deletion_measure,
     deletion_words,
     patching_words,
@@ -58,23 +60,6 @@ from resviz.recipes.pretrained_words import (  # noqa: F401 - re-exported: the p
 
 Progress = Callable[[Result | None, int, int], None]
 ShouldStop = Callable[[], bool]
-
-
-def about(tr: P.Trace) -> dict[str, Any]:
-    """What every section's sentences may say about the model and the text."""
-    m = tr.model
-    return {
-        "describe": m.describe(),
-        "architecture": m.architecture,
-        "n_layers": m.n_layers,
-        "decoder": m.decoder,
-        "has_head": m.unembedding is not None,
-        "has_final_norm": m.final_norm is not None,
-        "n_tokens": tr.n_tokens,
-        "truncated": tr.truncated,
-        "max_tokens": P.MAX_TOKENS,
-        "first_token": tr.tokens[0],
-    }
 
 
 # Each card's evidence (resviz.pretrained.evidence) from a trace; the sections that
@@ -261,22 +246,6 @@ def rank_collapse(
     )
 
 
-@measure("pretrained_rank_collapse", of=rank_collapse, choices=("collapses too", "does not"))
-def collapses_too(r: Result) -> Answer:
-    """Without its shortcuts, does the stream end up much nearer rank one? Yes when
-    the distance after the last block is under a tenth of the value with shortcuts
-    (:func:`resviz.pretrained.cards.collapses`, the card's rule: "does not" where it
-    cannot be told)."""
-    with_s, without = r.with_s, r.without
-    one = " (a single token is its own mean)" if r.n_tokens == 1 else ""
-    return Answer(
-        "collapses too" if collapses(with_s, without) else "does not",
-        f"{r.architecture}, {r.n_layers} blocks: after the last block the distance from "
-        f"rank one is {collapse_value(with_s)} with its shortcuts and "
-        f"{collapse_value(without)} without them{one}.",
-    )
-
-
 @recipe(seeds=None)
 def attention_sinks(
     *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
@@ -398,3 +367,28 @@ def heal(
     fine-tuning of the model without the deleted block(s) and of a same-size model from
     scratch. Frame ``healing``; values ``deleted``, ``steps``, ``stopped``."""
     return heal_run(seed, progress, should_stop, **settings)
+
+
+@recipe(seeds=None)
+def ladder(
+    *, seed: int = 0, progress: Progress | None = None, should_stop: ShouldStop | None = None
+) -> Result:
+    """Depth ladder: the Sonnets GPT-2 and its siblings of 1, 2 and 8 blocks (not the
+    model picked), each block deleted in turn (:func:`resviz.pretrained.stream.ladder.ladder`).
+    ``progress(None, done, total)`` after each pass. Frames ``deletion`` and ``depths``;
+    value ``stopped``."""
+    return ladder_run(progress, should_stop)
+
+
+# The lessons' measures on these recipes; their readings are in
+# resviz.recipes.pretrained_words (the lesson "Inside a real model": lessons/stream.toml).
+for _name, _of, _choices, _read in (
+    ("pretrained_rank_collapse", rank_collapse, ("collapses too", "does not"), W.collapses_too),
+    ("pretrained_mlps_write_more", logit_attribution, ("attention", "MLPs"), W.mlps_write_more),
+    ("pretrained_answer_after_block_1", patching, W.TRAVEL_CHOICES, W.answer_after_block_1),
+    ("pretrained_first_block_costs_most", layer_deletion, ("the first", "a later one"),
+     W.first_block_costs_most),
+    ("pretrained_heal_beats_scratch", heal, ("healed", "from scratch"), W.heal_beats_scratch),
+    ("pretrained_depth_protects_block_1", ladder, W.LADDER_CHOICES, W.depth_protects_block_1),
+):  # fmt: skip
+    measure(_name, of=_of, choices=_choices)(_read)

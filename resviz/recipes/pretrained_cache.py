@@ -2,10 +2,11 @@
 (:mod:`resviz.recipes.pretrained`): each checkpoint loaded once per process, within
 one memory budget for every session together.
 
-The picker's choices (:data:`TINY`, :data:`DEMO`, :data:`FOLDER`) name what to load
-(:func:`source_of`); :func:`loaded` loads it (every check of
-:func:`resviz.pretrained.load` first) and holds it, releasing the least recently used
-models until it fits; :func:`traced` keeps the last few traces of the held models.
+The picker's choices (:data:`TINY`, the depth ladder's :data:`SIBLINGS`, :data:`DEMO`,
+:data:`FOLDER`) name what to load (:func:`source_of`); :func:`loaded` loads it (every
+check of :func:`resviz.pretrained.load` first) and holds it, releasing the least
+recently used models until it fits; :func:`traced` keeps the last few traces of the
+held models; :func:`about` says what the sections may say of a trace.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import time
 import weakref
 from collections import OrderedDict
 from pathlib import Path
+from typing import Any
 
 from resviz.pretrained import loading as _loading
 from resviz.pretrained.checks import (
@@ -25,26 +27,54 @@ from resviz.pretrained.checks import (
     memory_estimate,
     require_extra,
 )
-from resviz.pretrained.loading import Pretrained, demo_model_path, tiny_gpt2_path
-from resviz.pretrained.observe import Trace, trace
+from resviz.pretrained.loading import Pretrained, demo_model_path, ladder_paths, tiny_gpt2_path
+from resviz.pretrained.observe import MAX_TOKENS, Trace, trace
 
 # The model picker's choices (the URL's ``model`` values; ui/specs/pretrained.py).
 TINY, DEMO, FOLDER = "Sonnets GPT-2 (ours)", "all-MiniLM-L6-v2", "a model folder"
+# The depth ladder's siblings of the Sonnets GPT-2 (resviz.pretrained.ladder_paths), by
+# block count: every section measures them as it measures the 4-block model.
+SIBLINGS = {n: f"Sonnets GPT-2, {n} block{'s' if n > 1 else ''}" for n in (1, 2, 8)}
 DEFAULT_TEXT = "Shall I compare thee to a summer's day? Thou art more lovely and more"
-# Clean and corrupted prompts the page proposes (one word changed; each pair makes as
-# many tokens as the other in the Sonnets GPT-2's tokenizer).
+# Clean and corrupted prompts the page proposes: lines of the Sonnets (the training
+# split) with "you" changed to "thou" a few tokens before the end, so the answer has to
+# travel from that word to the last position: the Sonnets GPT-2 continues the clean
+# prompt with " your" and the corrupted one with " thy" (logit differences +1.01 and
+# -3.31, +1.93 and -2.01, +0.89 and -3.16). Each pair makes as many tokens as the
+# other in the Sonnets GPT-2's tokenizer.
 PAIRS: tuple[tuple[str, str], ...] = (
-    ("Shall I compare thee to a summer's", "Shall I compare thee to a winter's"),
-    ("Thou art more lovely and more", "Thou art more lovely and less"),
-    ("She is my love, and he", "She is my love, and I"),
+    ("And you must live, drawn by", "And thou must live, drawn by"),
+    ("Now stand you on the top of", "Now stand thou on the top of"),
+    ("Sets you most rich in", "Sets thou most rich in"),
 )
 
 
+def about(tr: Trace) -> dict[str, Any]:
+    """What every section's sentences may say about the model and the text."""
+    m = tr.model
+    return {
+        "describe": m.describe(),
+        "architecture": m.architecture,
+        "n_layers": m.n_layers,
+        "decoder": m.decoder,
+        "has_head": m.unembedding is not None,
+        "has_final_norm": m.final_norm is not None,
+        "n_tokens": tr.n_tokens,
+        "truncated": tr.truncated,
+        "max_tokens": MAX_TOKENS,
+        "first_token": tr.tokens[0],
+    }
+
+
 def source_of(model: str, path: str = "") -> str | None:
-    """Where the ``model`` choice loads from: the shipped folder, or ``path`` for
-    :data:`FOLDER`; None when there is nothing to load (no such package, no path)."""
+    """Where the ``model`` choice loads from: its shipped folder (the Sonnets GPT-2, a
+    sibling, the demo encoder), or ``path`` for :data:`FOLDER`; None when there is
+    nothing to load (no such package, no path)."""
+    depth = {name: n for n, name in SIBLINGS.items()}.get(model)
     if model == TINY:
         found = tiny_gpt2_path()
+    elif depth is not None:
+        found = ladder_paths().get(depth)
     elif model == DEMO:
         found = demo_model_path()
     elif model == FOLDER:

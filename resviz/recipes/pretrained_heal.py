@@ -1,6 +1,9 @@
 """Delete, then heal (``rv.recipes.pretrained.heal``): its settings, its run and its
-words. The recipe itself is declared in :mod:`resviz.recipes.pretrained`; the
-measurement is :func:`resviz.pretrained.stream.heal.heal`."""
+words; and the depth ladder's (``rv.recipes.pretrained.ladder``): one block deleted
+from each of the Sonnets GPT-2's siblings of 1, 2, 4 and 8 blocks. The recipes
+themselves are declared in :mod:`resviz.recipes.pretrained`; the measurements are
+:func:`resviz.pretrained.stream.heal.heal` and
+:func:`resviz.pretrained.stream.ladder.ladder`."""
 
 from __future__ import annotations
 
@@ -10,8 +13,11 @@ from typing import Any
 import pandas as pd
 
 from resviz.pretrained.checks import PretrainedError
-from resviz.pretrained.loading import Pretrained, sonnets_split
+from resviz.pretrained.loading import Pretrained, ladder_paths, load, sonnets_split
+from resviz.pretrained.observe import trace
+from resviz.pretrained.recipes import stream_norms
 from resviz.pretrained.stream import heal as HL
+from resviz.pretrained.stream import ladder as LD
 from resviz.recipes.core import Result
 from resviz.recipes.pretrained_cache import TINY, loaded
 from resviz.words.numbers import format_number
@@ -101,4 +107,64 @@ def heal_words(frame: pd.DataFrame, deleted: str) -> str:
     return (
         "Held-out loss (nats per token) on sonnets CXXXIX-CLIV, which no model here "
         "trained on. " + " ".join(out)
+    )
+
+
+def ladder_models() -> dict[int, Pretrained]:
+    """The depth ladder's models by block count, loaded for one run (a few MB together,
+    and released with it: held beside the page's models, they would push those out)."""
+    paths = ladder_paths()
+    if not paths:
+        raise PretrainedError("The depth ladder's weights are not here.", "path")
+    return {n: load(folder) for n, folder in paths.items()}
+
+
+def ladder_run(
+    progress: Callable[[Result | None, int, int], None] | None,
+    should_stop: Callable[[], bool] | None,
+) -> Result:
+    """The depth ladder's run (:func:`resviz.pretrained.stream.ladder.ladder` on
+    :func:`ladder_models` and sonnets CXXXIX-CLIV): frames ``deletion`` and
+    ``depths`` (with each model's :func:`stream_growth`), value ``stopped``."""
+    report = None
+    if progress is not None:
+
+        def report(done: int, total: int) -> None:
+            progress(None, done, total)
+
+    _, held_out = sonnets_split()
+    models = ladder_models()
+    lad = LD.ladder(models, held_out, progress=report, should_stop=should_stop)
+    growth = [stream_growth(models[n], held_out) for n in lad.depths["depth"]]
+    depths = lad.depths.assign(stream_growth=pd.Series(growth, dtype=float))
+    return Result({"deletion": lad.deletion, "depths": depths}, {"stopped": lad.stopped})
+
+
+def stream_growth(p: Pretrained, held_out: str) -> float:
+    """How much the stream grows: median token norm after the last block over that of
+    the embeddings (:func:`resviz.pretrained.stream_norms`), on the held-out text's
+    first window (the model's context)."""
+    norms = stream_norms(trace(p, held_out))
+    raw = norms[norms["variant"] == "stream"].set_index("block")["median_norm"]
+    return float(raw.iloc[-1] / raw.iloc[0])
+
+
+def ladder_words(depths: pd.DataFrame) -> str:
+    """The full account: each model's held-out loss, what deleting one block costs it
+    (median, mean and worst) and how much its stream grows (``depths``:
+    :data:`resviz.pretrained.stream.ladder.DEPTH_COLUMNS`)."""
+    out = []
+    for row in depths.sort_values("depth").itertuples(index=False):
+        out.append(
+            f"{row.model} ({format_number(row.n_params / 1e6, 3)}M parameters): held-out loss "
+            f"{format_number(row.held_out_loss)}; deleting one block raises it by a median "
+            f"of {format_number(row.median_increase)} over its blocks (mean "
+            f"{format_number(row.mean_increase)}) and by at most "
+            f"{format_number(row.worst_increase)} (block {row.worst_block}); its stream's "
+            f"median token norm grows {format_number(row.stream_growth)} times from the "
+            "embeddings to the last block."
+        )
+    return (
+        "Held-out loss in nats per token on sonnets CXXXIX-CLIV, which no model here trained "
+        "on; a deleted block returns its input. " + " ".join(out)
     )

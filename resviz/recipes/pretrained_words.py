@@ -4,13 +4,16 @@ the answer travels sections and its rank collapse caption, worded from each reci
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import pandas as pd
 
-from resviz.pretrained.rules import COLLAPSE_FLOOR, collapse_value
-from resviz.recipes.core import Result
+from resviz.pretrained.rules import COLLAPSE_FLOOR, collapse_value, collapses
+from resviz.pretrained.stream.travel import Travel, travel, travel_sentence
+from resviz.recipes.core import Answer, Result
 from resviz.words.numbers import format_number, resolution_words
+from resviz.words.sentences import order
 
 
 def deletion_measure(frame: pd.DataFrame) -> str:
@@ -90,21 +93,23 @@ def attribution_share_words(r: Result, quote: Callable[[str], str] = repr) -> st
     )
 
 
+def answer_travel(r: Result) -> Travel:
+    """Where the answer sits, block by block, in a :func:`resviz.recipes.pretrained.patching`
+    result (:func:`resviz.pretrained.stream.travel.travel`)."""
+    return travel(r.patching, r.differs, r.read_position, r.n_layers)
+
+
 def patching_words(r: Result, quote: Callable[[str], str] = repr) -> str:
     """What the patching heatmap shows: the two runs' logit differences, the changed
-    position, and the cell recovering most in the deepest block done."""
-    f = r.patching
-    deepest = f[f["block"] == f["block"].max()]
-    best = deepest.loc[deepest["recovered"].idxmax()]
+    position and where the answer travels (:func:`resviz.words.headline.pretrained.travel_sentence`)."""
     changed = ", ".join(str(t) for t in r.differs) or "none"
     return (
         f"Logit difference {quote(r.token)} minus {quote(r.versus)} at position "
         f"{r.read_position}: {format_number(r.clean_diff, 4)} on the clean prompt, "
         f"{format_number(r.corrupted_diff, 4)} on the corrupted one (the prompts differ at "
         f"position {changed}). Each cell: the share of that gap recovered when x_l at that "
-        "position is taken from the clean run (1 = all of it, 0 = none). After block "
-        f"{int(best['block'])}, position {int(best['position'])} recovers the most: "
-        f"{format_number(best['recovered'], 3)}."
+        "position is taken from the clean run (1 = all of it, 0 = none). "
+        + travel_sentence(answer_travel(r))
     )
 
 
@@ -131,3 +136,140 @@ def collapse_words(r: Result) -> str:
         f"between tokens {format_number(w['cosine'], 3)}), {collapse_value(wo['residual'])} "
         f"without{zero} (cosine {format_number(wo['cosine'], 3)}).{floor}"
     )
+
+
+# ------------------------------------------ the lesson "Inside a real model"'s readings
+# (lessons/stream.toml; registered as measures on their recipes in
+# resviz.recipes.pretrained). Each answers one of the question's choices, or says why it
+# cannot be told at the settings on screen; two figures within 5% of each other
+# (resviz.words.sentences.order) are level: a question is never decided by rounding.
+CANNOT = "cannot be told"
+LEVEL = "level"
+TRAVEL_CHOICES = ("the changed word", "the last position")
+LADDER_CHOICES = ("under half as much", "about as much or more")
+
+
+def collapses_too(r: Result) -> Answer:
+    """Without its shortcuts, does the stream end up much nearer rank one? Yes when
+    the distance after the last block is under a tenth of the value with shortcuts
+    (:func:`resviz.pretrained.rules.collapses`, the card's rule: "does not" where it
+    cannot be told)."""
+    with_s, without = r.with_s, r.without
+    one = " (a single token is its own mean)" if r.n_tokens == 1 else ""
+    return Answer(
+        "collapses too" if collapses(with_s, without) else "does not",
+        f"{r.architecture}, {r.n_layers} blocks: after the last block the distance from "
+        f"rank one is {collapse_value(with_s)} with its shortcuts and "
+        f"{collapse_value(without)} without them{one}.",
+    )
+
+
+def _n(x: float) -> str:
+    return format_number(x, 3)
+
+
+def mlps_write_more(r: Result) -> Answer:
+    """Summed over the blocks, do the attention layers or the MLPs write more of the
+    token's logit (their direct contributions through the frozen final norm)?"""
+    if not r.linear:
+        return Answer(
+            CANNOT,
+            f"{r.architecture} has no logit made of parts: a Post-LN encoder normalizes "
+            "after every sum, and a model without an output head has no logit.",
+        )
+    parts = r.parts
+    attn = float(parts.loc[parts["part"] == "attention", "logit"].sum(skipna=False))
+    mlp = float(parts.loc[parts["part"] == "mlp", "logit"].sum(skipna=False))
+    said = (
+        f"Of the logit of {r.token!r} at position {r.position} ({_n(r.logit)}), the "
+        f"{r.n_layers} MLPs write {_n(mlp)} and the {r.n_layers} attention layers {_n(attn)}."
+    )
+    o = order(mlp, attn)
+    if o is None:
+        return Answer(CANNOT, said + " A sum is not a finite number.")
+    if o == 0:
+        return Answer(LEVEL, said + " The two are within 5% of each other.")
+    return Answer("MLPs" if o > 0 else "attention", said)
+
+
+def answer_after_block_1(r: Result) -> Answer:
+    """After block 1, does patching the changed word or the last position recover
+    more of the logit difference?"""
+    t = answer_travel(r)
+    if not t.changed:
+        return Answer(
+            CANNOT,
+            f"The prompts differ only at position {t.read}, where the answer is read: it "
+            "has nowhere to travel.",
+        )
+    at_read, at_changed, where = t.at(1)
+    said = (
+        f"After block 1, patching the changed word (position {where}) recovers "
+        f"{_n(at_changed)} of the gap; patching the last position ({t.read}), {_n(at_read)}."
+    )
+    o = order(at_changed, at_read)
+    if o is None:
+        return Answer(CANNOT, said + " A share is not a finite number.")
+    if o == 0:
+        return Answer(LEVEL, said + " The two are within 5% of each other.")
+    return Answer("the changed word" if o > 0 else "the last position", said)
+
+
+def first_block_costs_most(r: Result) -> Answer:
+    """Which block's deletion raises the loss on the text most: the first, or a later
+    one? (A model without a head: which lowers the output's cosine to the full
+    model's most.)"""
+    d = r.deletion.set_index("block")
+    if d["loss_change"].isna().all():  # no head (or one token): no loss to raise
+        cost, what = 1 - d["output_cos"], "lowers the output's cosine to the full model's by"
+    else:
+        cost, what = d["loss_change"], "raises the loss on the text by"
+    if len(cost) < 2:
+        return Answer(CANNOT, f"{r.architecture} has one block: there is no later one.")
+    if not all(math.isfinite(float(c)) for c in cost):
+        return Answer(CANNOT, "A deletion's cost is not a finite number.")
+    first, later = float(cost.iloc[0]), cost.iloc[1:]
+    worst = int(later.idxmax())
+    said = (
+        f"Deleting block 1 {what} {_n(first)}; the costliest later block, {worst}, "
+        f"{_n(float(later.max()))}."
+    )
+    o = order(first, float(later.max()))
+    if o == 0:
+        return Answer(LEVEL, said + " The two are within 5% of each other.")
+    return Answer("the first" if o > 0 else "a later one", said)
+
+
+def heal_beats_scratch(r: Result) -> Answer:
+    """After the same steps, which ends lower on held-out text: the model healed after
+    the deletion, or the same-size model trained from scratch on the same batches?"""
+    f = r.healing
+    last = f[f["step"] == f["step"].max()].set_index("variant")["held_out_loss"]
+    healed, scratch = float(last["healing"]), float(last["from scratch"])
+    said = (
+        f"After {int(f['step'].max())} steps, held-out loss {_n(healed)} healed (deleted: "
+        f"{r.deleted}) and {_n(scratch)} from scratch (the full model: {_n(last['full'])})."
+    )
+    o = order(healed, scratch)
+    if o is None:
+        return Answer(CANNOT, said + " A loss is not a finite number.")
+    if o == 0:
+        return Answer(LEVEL, said + " The two are within 5% of each other.")
+    return Answer("healed" if o < 0 else "from scratch", said)
+
+
+def depth_protects_block_1(r: Result) -> Answer:
+    """Does deleting block 1 cost the 8-block sibling under half as much held-out loss
+    as it costs the 4-block one?"""
+    d = r.deletion
+    first = d[d["block"] == 1].set_index("depth")["loss_increase"]
+    if 4 not in first.index or 8 not in first.index:
+        return Answer(CANNOT, "The run stopped before the 8-block sibling was measured.")
+    four, eight = float(first[4]), float(first[8])
+    said = (
+        f"Deleting block 1 raises the held-out loss by {_n(eight)} in the 8-block sibling "
+        f"and by {_n(four)} in the 4-block one."
+    )
+    if not (math.isfinite(four) and math.isfinite(eight)) or four <= 0:
+        return Answer(CANNOT, said + " The 4-block cost is not a positive finite number.")
+    return Answer("under half as much" if eight < four / 2 else "about as much or more", said)

@@ -152,6 +152,7 @@ SECTION_SETUP = {
         {"steps": "10"},
         start_and_wait("pretrained_heal:start"),
     ),
+    ("app_pages/pretrained.py", "Depth ladder"): ({}, start_and_wait("pretrained_ladder:start")),
     ("app_pages/skip_connections.py", "Lesion"): (
         {"l_depth": "4", "l_steps": "100"},
         start_and_wait("lesion:start"),

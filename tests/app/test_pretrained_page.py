@@ -203,15 +203,20 @@ def test_patching_runs_with_progress_and_says_what_it_recovers(app, fresh_jobs):
     at.run()
     clean(at)
     cap = next(c for c in captions(at) if c.startswith("Logit difference "))
-    assert "differ at position 8" in cap, cap
-    # The last block's output at the read position recovers all of it.
-    assert "After block 4, position 9 recovers the most: 1." in cap, cap
+    assert cap.startswith("Logit difference `' your'` minus `' thy'` at position 8"), cap
+    assert "differ at position 1)" in cap, cap
+    # Where the answer travels, from the heatmap (tests/unit/recipes/test_measures_inside.py
+    # checks the cells): the headline and the caption say the same.
+    line = "The answer starts at the changed word (position 1); from block 2 on"
+    assert line in cap and any(m.value.startswith(f"**{line}") for m in at.markdown), cap
+    assert any(m.label == "block the answer reaches the last position" and m.value == "2"
+               for m in at.metric)  # fmt: skip
 
 
 @pytest.mark.parametrize(
     ("corrupted", "words"),
-    [("Shall I compare thee to a winter's night", "same number"),
-     ("Shall I compare thee to a summer's", "nothing for patching to recover")],
+    [("And thou must live, drawn by your", "same number"),
+     ("And you must live, drawn by", "nothing for patching to recover")],
 )  # fmt: skip
 def test_patching_own_pair_bad_input_says_why(app, corrupted, words):
     at = app(PAGE, section=S.TRAVELS, pair=S.OWN_PAIR, corrupted=corrupted).run()
@@ -256,3 +261,32 @@ def test_heal_refuses_blocks_past_the_last(app):
     assert not at.exception
     assert any("Blocks must lie within 1 to 4" in w.value for w in at.warning), at.warning
     assert not at.error
+
+
+def test_ladder_runs_with_progress_and_draws_its_finding(app, fresh_jobs):
+    import ui.jobs
+
+    # The ladder runs on the shipped siblings whatever model is picked, even none.
+    at = app(PAGE, section=S.LADDER, model=S.FOLDER).run()
+    clean(at)
+    assert any(c.startswith("Our Sonnets GPT-2 and its siblings") for c in captions(at))
+    at.button(key="pretrained_ladder:start").click().run()
+    assert ui.jobs.REGISTRY.wait(180)
+    at.run()
+    clean(at)
+    lines = [m.value for m in at.markdown]
+    # The default's finding (measured: a median deletion costs 0.0371 nats at 8 blocks,
+    # 0.0732 at 4, 3.39 at 2 and 9.25 at 1, falling at every step by far more than 5%:
+    # tests/unit/pretrained/test_ladder.py checks each step clear by a factor of 1.5).
+    assert any(
+        v.startswith("**From 1 to 8 blocks, the deeper the model, the less deleting one of its")
+        for v in lines
+    ), lines
+    labels = [m.label for m in at.metric]
+    assert labels[:3] == [
+        "median cost of one deletion, 8 blocks",
+        "worst, 8 blocks (block 1)",
+        "median, 1 block",
+    ], labels
+    assert any(c.startswith("Held-out loss in nats per token on sonnets") for c in captions(at))
+    assert any("depth" in t.value.columns and len(t.value) == 4 for t in at.dataframe)

@@ -77,6 +77,11 @@ def test_wheel_holds_the_library_only(wheel: Path) -> None:
     assert "resviz/__init__.py" in names
     for family in ("stack", "encoder", "shared"):  # generate_code's templates are package data
         assert f"resviz/codegen/templates/{family}.py.tmpl" in names
+    # The Sonnets GPT-2, its text, and its siblings of the depth ladder are package data.
+    assert "resviz/pretrained/tiny_gpt2/sonnets.txt" in names
+    for folder in ("tiny_gpt2", "tiny_gpt2_ladder/1", "tiny_gpt2_ladder/2", "tiny_gpt2_ladder/8"):
+        for name in ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"):
+            assert f"resviz/pretrained/{folder}/{name}" in names, (folder, name)
     meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()
     requires = {
         line.split(":", 1)[1].strip().split(">")[0].split(";")[0].strip()

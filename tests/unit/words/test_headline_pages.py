@@ -6,6 +6,7 @@ import math
 
 import pandas as pd
 
+from resviz.pretrained.stream.travel import travel
 from resviz.words.headline import Figure
 from resviz.words.headline import encoder as E
 from resviz.words.headline import norms as N
@@ -473,9 +474,11 @@ def test_sinks_attribution_and_patching():
     )
     assert T.attribution(parts, False).figures == (Figure("L2 attn, share", "-0.6"),)
     patched = pd.DataFrame(
-        {"block": [0, 0, 3, 3], "position": [0, 1, 0, 1], "recovered": [0.1, 0.9, -0.2, 0.8]}
-    )
-    assert T.patching(patched).line == (
-        "After block 3, patching position 1 from the clean prompt recovers the most of the "
-        "answer: 0.8 of the gap."
+        {"block": [0, 0, 1, 1, 2, 2], "position": [0, 1] * 3,
+         "recovered": [1.0, 0.0, 0.2, 0.7, 0.0, 1.0]}
+    )  # fmt: skip
+    assert T.patching(travel(patched, [0], 1, 2)).line == (
+        "The answer starts at the changed word (position 0); from block 1 on, patching the "
+        "last position (position 1) recovers more of it than any changed word: 0.7 of the "
+        "gap, against 0.2."
     )
