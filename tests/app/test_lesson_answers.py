@@ -136,7 +136,9 @@ def _change(at, step) -> None:  # noqa: ANN001
                 s.key == key for s in at.slider
             ) else at.number_input(key=key).set_value(other).run()
         elif p.kind == "choice":
-            other = next(o for o in p.options if o != current)
+            # The first other option the section can run at (the demo encoder has no
+            # head to patch: the page says so, and measures nothing).
+            other = next(o for o in p.options if o != current and _runs(step, name, o))
             widgets = [w for w in [*at.selectbox, *at.radio] if w.key == key]
             widgets[0].set_value(other).run()
         else:
@@ -144,6 +146,15 @@ def _change(at, step) -> None:  # noqa: ANN001
         return
     # A recipe without settings of its own (the depth ladder runs on the models it
     # ships): nothing on screen can change its answer.
+
+
+def _runs(step, name: str, value: object) -> bool:  # noqa: ANN001
+    m = MEASURES[step.predict.measure]
+    try:
+        m.recipe(**{**_settings(step), name: value}, seed=0)
+    except Exception:  # noqa: BLE001 - any refusal: the page shows it, measures nothing
+        return False
+    return True
 
 
 def _seeded(lesson_id: str, index: int) -> bool:
