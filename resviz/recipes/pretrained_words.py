@@ -10,8 +10,8 @@ from collections.abc import Callable
 import pandas as pd
 
 from resviz.pretrained.rules import COLLAPSE_FLOOR, collapse_value, collapses
-from resviz.pretrained.stream.travel import Travel, travel, travel_sentence
 from resviz.recipes.core import Answer, Result
+from resviz.words.headline.travel import Travel, travel, travel_sentence
 from resviz.words.numbers import format_number, resolution_words
 from resviz.words.sentences import order
 
@@ -95,7 +95,7 @@ def attribution_share_words(r: Result, quote: Callable[[str], str] = repr) -> st
 
 def answer_travel(r: Result) -> Travel:
     """Where the answer sits, block by block, in a :func:`resviz.recipes.pretrained.patching`
-    result (:func:`resviz.pretrained.stream.travel.travel`)."""
+    result (:func:`resviz.words.headline.travel.travel`)."""
     return travel(r.patching, r.differs, r.read_position, r.n_layers)
 
 
@@ -168,6 +168,17 @@ def _n(x: float) -> str:
     return format_number(x, 3)
 
 
+def _larger(a: float, b: float, said: str, a_is: str, b_is: str, what: str) -> Answer:
+    """``a_is`` where ``a`` is the larger of the two, ``b_is`` where ``b`` is; level within
+    5% of each other; cannot be told where either is not finite (``what`` names it)."""
+    o = order(a, b)
+    if o is None:
+        return Answer(CANNOT, f"{said} {what} is not a finite number.")
+    if o == 0:
+        return Answer(LEVEL, f"{said} The two are within 5% of each other.")
+    return Answer(a_is if o > 0 else b_is, said)
+
+
 def mlps_write_more(r: Result) -> Answer:
     """Summed over the blocks, do the attention layers or the MLPs write more of the
     token's logit (their direct contributions through the frozen final norm)?"""
@@ -184,12 +195,7 @@ def mlps_write_more(r: Result) -> Answer:
         f"Of the logit of {r.token!r} at position {r.position} ({_n(r.logit)}), the "
         f"{r.n_layers} MLPs write {_n(mlp)} and the {r.n_layers} attention layers {_n(attn)}."
     )
-    o = order(mlp, attn)
-    if o is None:
-        return Answer(CANNOT, said + " A sum is not a finite number.")
-    if o == 0:
-        return Answer(LEVEL, said + " The two are within 5% of each other.")
-    return Answer("MLPs" if o > 0 else "attention", said)
+    return _larger(mlp, attn, said, "MLPs", "attention", "A sum")
 
 
 def answer_after_block_1(r: Result) -> Answer:
@@ -207,12 +213,7 @@ def answer_after_block_1(r: Result) -> Answer:
         f"After block 1, patching the changed word (position {where}) recovers "
         f"{_n(at_changed)} of the gap; patching the last position ({t.read}), {_n(at_read)}."
     )
-    o = order(at_changed, at_read)
-    if o is None:
-        return Answer(CANNOT, said + " A share is not a finite number.")
-    if o == 0:
-        return Answer(LEVEL, said + " The two are within 5% of each other.")
-    return Answer("the changed word" if o > 0 else "the last position", said)
+    return _larger(at_changed, at_read, said, *TRAVEL_CHOICES, "A share")
 
 
 def first_block_costs_most(r: Result) -> Answer:
@@ -234,10 +235,7 @@ def first_block_costs_most(r: Result) -> Answer:
         f"Deleting block 1 {what} {_n(first)}; the costliest later block, {worst}, "
         f"{_n(float(later.max()))}."
     )
-    o = order(first, float(later.max()))
-    if o == 0:
-        return Answer(LEVEL, said + " The two are within 5% of each other.")
-    return Answer("the first" if o > 0 else "a later one", said)
+    return _larger(first, float(later.max()), said, "the first", "a later one", "A cost")
 
 
 def heal_beats_scratch(r: Result) -> Answer:
@@ -250,12 +248,8 @@ def heal_beats_scratch(r: Result) -> Answer:
         f"After {int(f['step'].max())} steps, held-out loss {_n(healed)} healed (deleted: "
         f"{r.deleted}) and {_n(scratch)} from scratch (the full model: {_n(last['full'])})."
     )
-    o = order(healed, scratch)
-    if o is None:
-        return Answer(CANNOT, said + " A loss is not a finite number.")
-    if o == 0:
-        return Answer(LEVEL, said + " The two are within 5% of each other.")
-    return Answer("healed" if o < 0 else "from scratch", said)
+    # The lower loss wins: the larger of the two is the other model's.
+    return _larger(scratch, healed, said, "healed", "from scratch", "A loss")
 
 
 def depth_protects_block_1(r: Result) -> Answer:

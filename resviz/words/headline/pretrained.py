@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from resviz.pretrained.stream.travel import Travel, travel_sentence
 from resviz.words.headline.core import Figure, Headline, seeds_headline
+from resviz.words.headline.travel import Travel, travel_sentence
 from resviz.words.numbers import format_number
 from resviz.words.sentences import order
 

@@ -11,12 +11,12 @@ pytest.importorskip("transformers")
 
 from resviz import pretrained as P  # noqa: E402
 from resviz.pretrained.stream import patching as PT  # noqa: E402
-from resviz.pretrained.stream.travel import travel  # noqa: E402
 from resviz.recipes import MEASURES  # noqa: E402
 from resviz.recipes import pretrained as R  # noqa: E402
 from resviz.recipes import pretrained_words as M  # noqa: E402
 from resviz.recipes.core import Result  # noqa: E402
 from resviz.words.headline import pretrained as H  # noqa: E402
+from resviz.words.headline.travel import travel  # noqa: E402
 from tests.margins import assert_clear  # noqa: E402
 
 NAN, INF = float("nan"), float("inf")

@@ -6,12 +6,12 @@ import math
 
 import pandas as pd
 
-from resviz.pretrained.stream.travel import travel
 from resviz.words.headline import Figure
 from resviz.words.headline import encoder as E
 from resviz.words.headline import norms as N
 from resviz.words.headline import positional as P
 from resviz.words.headline import pretrained as T
+from resviz.words.headline.travel import travel
 
 INF, NAN = math.inf, math.nan
 
