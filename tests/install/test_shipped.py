@@ -416,7 +416,15 @@ def test_the_container_recipe_runs_a_room_as_its_non_root_user(app_venv: Path, b
             pp.get_by_role("button", name="Next", exact=True).click()
             pp.get_by_text(f"Step {index} of").first.wait_for(timeout=30_000)
         step = LESSON.steps[first_question - 1]
-        pg.get_by_text("Predict first:").wait_for(timeout=60_000)
+        # The participant's page follows the room by polling, then opens the step's page
+        # cold (torch imported, the section computed) in the one replica: up to 3 minutes
+        # while the other test worker computes beside it.
+        try:
+            pg.get_by_text("Predict first:").wait_for(timeout=180_000)
+        except BaseException:
+            screenshot(pg, "shipped_container_participant_failed")
+            screenshot(pp, "shipped_container_presenter_failed")
+            raise
         choice = step.predict.choices[0]
         pg.locator("[data-testid='stRadio']").get_by_text(choice, exact=True).click(timeout=90_000)
         pg.get_by_role("button", name="Send my prediction").click()
