@@ -27,6 +27,7 @@ import torch.nn.functional as F
 
 from resviz.pretrained.loading import Pretrained, PretrainedError
 from resviz.pretrained.observe import Trace, forward, skipping, token_texts
+from resviz.pretrained.stream.heal import held_out_loss
 
 Progress = Callable[[int, int], None]
 ShouldStop = Callable[[], bool]
@@ -383,15 +384,4 @@ def text_loss(p: Pretrained, text: str, window: int | None = None) -> float:
     if not p.decoder:
         raise PretrainedError("Next-token loss needs a decoder.", "architecture")
     ids = torch.tensor(p.tokenizer(text)["input_ids"], dtype=torch.long)
-    window = window or int(getattr(p.config, "n_positions", 0) or p.config.max_position_embeddings)
-    total, count = 0.0, 0
-    for start in range(0, len(ids), window):
-        chunk = ids[start : start + window]
-        if len(chunk) < 2:
-            continue
-        with torch.inference_mode():
-            logits = p.model(input_ids=chunk[None], use_cache=False).logits[0].double()
-        logp = torch.log_softmax(logits[:-1], -1)
-        total += float(-logp.gather(-1, chunk[1:, None]).sum())
-        count += len(chunk) - 1
-    return total / count
+    return held_out_loss(p, ids, window)

@@ -144,12 +144,21 @@ def _wrap(p: Pretrained, model: nn.Module, name: str) -> Pretrained:
     return Pretrained(model, p.tokenizer, p.family, name, n, float32_bytes(n), p.architecture)
 
 
-def held_out_loss(p: Pretrained, ids: torch.Tensor) -> float:
-    """Mean next-token cross-entropy (nats per token) on ``ids``, as
-    :func:`resviz.pretrained.text_loss` computes it on their text: consecutive windows of
-    the model's context, each token after the first of its window predicted once, in
-    float64 from the float32 logits; the full windows in one batch."""
-    window = int(getattr(p.config, "n_positions", 0) or p.config.max_position_embeddings)
+def held_out_ids(p: Pretrained, text: str) -> torch.Tensor:
+    """The held-out text's token ids, refused under two tokens (nothing to predict)."""
+    ids = torch.tensor(p.tokenizer(text)["input_ids"], dtype=torch.long)
+    if len(ids) < 2:
+        raise PretrainedError("The held-out text needs at least two tokens.", "text")
+    return ids
+
+
+def held_out_loss(p: Pretrained, ids: torch.Tensor, window: int | None = None) -> float:
+    """Mean next-token cross-entropy (nats per token) on ``ids`` (what
+    :func:`resviz.pretrained.text_loss` returns for their text): consecutive windows of
+    ``window`` tokens (default the model's context), each token after the first of its
+    window predicted once, in float64 from the float32 logits; the full windows in one
+    batch."""
+    window = window or int(getattr(p.config, "n_positions", 0) or p.config.max_position_embeddings)
     n = len(ids) // window
     chunks = [ids[: n * window].view(n, window)] if n else []
     if len(ids) - n * window >= 2:
@@ -212,9 +221,7 @@ def heal(
     if refusal:
         raise PretrainedError(refusal, "budget")
     ids = windows(p, train, window)
-    held = torch.tensor(p.tokenizer(held_out)["input_ids"], dtype=torch.long)
-    if len(held) < 2:
-        raise PretrainedError("The held-out text needs at least two tokens.", "text")
+    held = held_out_ids(p, held_out)
     with p.lock:  # no other pass's hooks on the shared model meanwhile
         full = held_out_loss(p, held)
     healing, scratch = deleted_copy(p, d), scratch_model(p, d, seed)

@@ -26,7 +26,7 @@ import torch
 
 from resviz.pretrained.loading import Pretrained, PretrainedError
 from resviz.pretrained.observe import skipping
-from resviz.pretrained.stream.heal import held_out_loss
+from resviz.pretrained.stream.heal import held_out_ids, held_out_loss
 
 Progress = Callable[[int, int], None]
 ShouldStop = Callable[[], bool]
@@ -66,13 +66,6 @@ class Ladder:
     deletion: pd.DataFrame
     depths: pd.DataFrame
     stopped: bool
-
-
-def held_out_ids(p: Pretrained, held_out: str) -> torch.Tensor:
-    ids = torch.tensor(p.tokenizer(held_out)["input_ids"], dtype=torch.long)
-    if len(ids) < 2:
-        raise PretrainedError("The held-out text needs at least two tokens.", "text")
-    return ids
 
 
 def deletion_losses(
