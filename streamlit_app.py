@@ -6,7 +6,7 @@ from pathlib import Path
 import streamlit as st
 
 import ui.home
-from ui import params
+from ui import params, workshop
 from ui.registry import PAGES
 
 # Page files by absolute path, so the app also runs from another entry point
@@ -28,6 +28,7 @@ nav = st.navigation(
 )
 # A page's URL parameters are judged after the whole page ran, when every widget
 # is declared (ui/params.py); a run cut short by st.stop() or st.rerun() skips it.
+workshop.plug_in()  # lesson steps and rooms on every page (ui/plugs.py)
 params.begin_run()
 nav.run()
 params.finish_run()

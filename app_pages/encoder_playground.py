@@ -11,10 +11,10 @@ import streamlit as st
 
 import resviz as rv
 from resviz.budget import human_bytes, human_count, human_flops
-from resviz.recipes import encoder as E
-from resviz.words import encoder as W
+from resviz.encoder import headline as H
+from resviz.encoder import recipes as E
+from resviz.encoder import words as W
 from resviz.words.headline import Figure
-from resviz.words.headline import encoder as H
 from ui import cache, charts, jobs, views
 from ui.budget import budget
 from ui.headline import headline, slot
@@ -299,7 +299,7 @@ def stream_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
         "stream",
         "residual_stream",
         account="The norm of the stream after each sublayer. "
-        + rv.words.encoder_stream_rule(cfg.residual, cfg.norm, cfg.norm_position)
+        + rv.encoder.words.encoder_stream_rule(cfg.residual, cfg.norm, cfg.norm_position)
         + " "
         + W.stream_norm_words(r.stream)
         + " "

@@ -9,18 +9,18 @@ import streamlit as st
 import resviz as rv
 from resviz import gradients as G
 from resviz.charts.lines import seed_band
-from resviz.recipes import gradients as R
-from resviz.recipes.core import Recipe, Result
-from resviz.words import gradients as W
+from resviz.core import Result
+from resviz.gradients import headline as H
+from resviz.gradients import recipes as R
+from resviz.gradients import words as W
 from resviz.words.headline import Figure
-from resviz.words.headline import gradients as H
 from resviz.words.numbers import format_log10
 from resviz.words.seeds import band_words, seeds_label
 from ui import charts, jobs, views
 from ui.budget import budget
 from ui.headline import account, headline, slot
 from ui.params import PageParams
-from ui.section import Section, call_code, chart_code, with_seeds
+from ui.section import Section, chart_code, with_seeds
 from ui.shell import page_setup
 from ui.specs import gradient_flow as S
 
@@ -103,15 +103,6 @@ def median_note(r: Result) -> str:
     """What a metric over several seeds shows."""
     n = len(r.per_seed)
     return f" (median of {n} seeds)" if n > 1 else ""
-
-
-def show_notebook(sec: Section, fn: Recipe, job: jobs.Job | None, settings: dict) -> None:
-    """A background run's notebook call: from its finished result (which also answers
-    a lesson step reading it), or, before one exists, the same call to run there."""
-    if job is not None and job.result is not None:
-        sec.shown(fn, job.result, **settings)
-    else:
-        sec.code(call_code(fn, settings))
 
 
 def towards_input(r: Result, frame: str, variant: str, y: str, subject: str) -> str:
@@ -426,7 +417,6 @@ def sweep_section() -> None:
     )
     n_seeds = int(settings["seeds"])
     depths = G.DEFAULT_DEPTHS
-    sweep_key = ("gradflow:sweep", tuple(settings.items()), depths, dev)
     sweep_line = dict(
         x="depth",
         y=ycol,
@@ -437,13 +427,6 @@ def sweep_section() -> None:
         height=280,
     )
     sec = Section(TITLE, S.SWEEP, dev)
-
-    def sweep_work(report, should_stop):  # noqa: ANN001, ANN202 - jobs.Work
-        out, _ = rv.run_with_fallback(
-            lambda d: R.depth_sweep(**settings, device=d, progress=report, should_stop=should_stop),
-            ctx.device,
-        )
-        return out
 
     def sweep_render(job: jobs.Job) -> None:
         r = job.result if job.result is not None else job.frame
@@ -519,17 +502,16 @@ def sweep_section() -> None:
         "through each. Finished results are kept for a while, so a second visit with the same "
         "settings shows them at once."
     )
-    job = jobs.panel(
+    sec.background(
         "gradflow_sweep",
-        sweep_key,
-        sweep_work,
+        R.depth_sweep,
+        settings,
         n_stacks * n_seeds,
         sweep_render,
         start_label="Sweep",
         blocked=sweep_blocked,
         unit="stack",
     )
-    show_notebook(sec, R.depth_sweep, job, settings)
     sec.code(
         "from IPython.display import display\n\n"
         f"for activation in {SWEEP_ORDER!r}:\n"
@@ -605,15 +587,7 @@ def training_section() -> None:
             f"{n_seeds} seeds train one after another ({seeds_label(range(ctx.seed, ctx.seed + n_seeds))}), "
             "each from its own weights and batches: the progress counts the steps of all of them."
         )
-    train_key = ("gradflow:train", tuple(settings.items()), dev)
     sec = Section(TITLE, S.TRAINING, dev)
-
-    def train_work(report, should_stop):  # noqa: ANN001, ANN202 - jobs.Work
-        out, _ = rv.run_with_fallback(
-            lambda d: R.training(**settings, device=d, progress=report, should_stop=should_stop),
-            ctx.device,
-        )
-        return out
 
     def train_render(job: jobs.Job) -> None:
         r = job.result if job.result is not None else job.frame
@@ -678,16 +652,9 @@ def training_section() -> None:
         )
         views.csv_button(r.layers, "layer_gradients_per_step", "Download per-layer CSV")
 
-    job = jobs.panel(
-        "gradflow_train",
-        train_key,
-        train_work,
-        steps * n_seeds,
-        train_render,
-        start_label="Train",
-        blocked=blocked,
+    sec.background(
+        "gradflow_train", R.training, settings, steps * n_seeds, train_render, blocked=blocked
     )
-    show_notebook(sec, R.training, job, settings)
     sec.code(chart_code("line", "r.loss", LOSS_LINE))
     sec.code(
         "from IPython.display import display\n\n"

@@ -1,7 +1,7 @@
 """Normalization: what LayerNorm, BatchNorm and RMSNorm do, and where the norm sits.
 
-Each section is one recipe of ``resviz.recipes.norms``: the page draws what it
-returns and words it with ``resviz.words.norms``."""
+Each section is one recipe of ``resviz.norms.recipes``: the page draws what it
+returns and words it with ``resviz.norms.words``."""
 
 import math
 from collections.abc import Callable
@@ -14,10 +14,12 @@ import torch
 import resviz as rv
 from resviz import norms as N
 from resviz import words as W
-from resviz.recipes import norms as R
-from resviz.recipes.core import Recipe, Result, recipe_name
+from resviz.core import Recipe, Result, recipe_name
+from resviz.norms import headline as H
+from resviz.norms import recipes as R
+from resviz.norms import training_words as NT
+from resviz.norms import words as NW
 from resviz.words.headline import Figure
-from resviz.words.headline import norms as H
 from resviz.words.seeds import band_words, seeds_label
 from ui import charts, jobs, views
 from ui.budget import budget
@@ -136,12 +138,12 @@ def four_views_section(batch_settings: Callable[[], dict[str, Any]]) -> None:
     halves = [x.halves for x in r.per_seed]
     account(
         "Mean |value| of the left half of the features as a multiple of the right half's, in "
-        f"sample 0 ({seeds_words(r.seeds)}): raw {W.halves_words(halves, 'raw')}. RMSNorm "
+        f"sample 0 ({seeds_words(r.seeds)}): raw {NW.halves_words(halves, 'raw')}. RMSNorm "
         "divides each row (token) by one positive number, which keeps the halves' ratio inside "
-        f"every row; over the sample's rows: {W.halves_words(halves, 'RMSNorm')}. LayerNorm "
+        f"every row; over the sample's rows: {NW.halves_words(halves, 'RMSNorm')}. LayerNorm "
         "first subtracts the row's mean, which moves every feature of the row by the same "
-        f"amount: {W.halves_words(halves, 'LayerNorm')}. BatchNorm rescales each column "
-        "(feature) to std 1 over the batch and its tokens. " + W.bn_halves_seeds(halves, r.seeds)
+        f"amount: {NW.halves_words(halves, 'LayerNorm')}. BatchNorm rescales each column "
+        "(feature) to std 1 over the batch and its tokens. " + NW.bn_halves_seeds(halves, r.seeds)
     )
     sec.chart(
         "histograms",
@@ -156,7 +158,7 @@ def four_views_section(batch_settings: Callable[[], dict[str, Any]]) -> None:
         )
         + "Each norm sets a mean square of 1 (up to eps): LayerNorm and RMSNorm per token, "
         f"BatchNorm per feature. The largest |value| after each ({seeds_words(r.seeds)}): "
-        f"{W.abs_max_words(r.stats)}.",
+        f"{NW.abs_max_words(r.stats)}.",
         var="r0",
         facet="view",
         sort=list(N.VIEWS),
@@ -214,7 +216,7 @@ def textbook_section(batch_settings: Callable[[], dict[str, Any]]) -> None:
         f"that is at most {rv.format_number(max(x.eps_bound for x in runs))}. The measured "
         f"and predicted curves differ by at most {rv.format_number(max(fit))}, against a gap "
         f"of up to {rv.format_number(max(measured))}. "
-        + W.textbook_seeds(measured, fit, r.seeds)
+        + NW.textbook_seeds(measured, fit, r.seeds)
         + " "
         + band_words(r.seeds),
         x="token",
@@ -246,7 +248,7 @@ def invariances_section(batch_settings: Callable[[], dict[str, Any]]) -> None:
         "invariances",
         account="max |output change| of each norm, on h = x W^T (x the batch above, W a random "
         "d x d matrix), in float64, a row per seed. Below 1e-4 counts as invariant. "
-        + W.invariance_seeds([x.table for x in r.per_seed], N.INVARIANCE_NORMS, r.seeds)
+        + NW.invariance_seeds([x.table for x in r.per_seed], N.INVARIANCE_NORMS, r.seeds)
         + " In exact arithmetic LayerNorm ignores a shift or a scale of a token (so also a "
         "re-scaled or re-centred W) and RMSNorm a scale; eps under the square root makes the "
         "scale invariance approximate. BatchNorm in training mode normalizes each feature over "
@@ -296,9 +298,9 @@ def batch_section() -> None:
         f"{r.batch_size} x {r.seq_len} tokens x {r.d_model} features, halves "
         f"x{r.big:g} / x{r.small:g}; the charts show seed {first}, the table a row per "
         f"scenario, mode and seed). Largest change of its output in training mode "
-        f"({seeds_words(r.seeds)}): {W.batch_change_words(r.summary, 'train')}. In eval mode, "
+        f"({seeds_words(r.seeds)}): {NW.batch_change_words(r.summary, 'train')}. In eval mode, "
         "with the running statistics of the original batch: "
-        f"{W.batch_change_words(r.summary, 'eval')}.",
+        f"{NW.batch_change_words(r.summary, 'eval')}.",
         column_config=significant(r.summary),
     )
     sec.download("normalization_batch_dependence")
@@ -340,7 +342,7 @@ def prepost_section() -> None:
         "Without that standardization (the raw N(0, 1) embedding plus positions, about "
         "1 + 1/2 per feature) the input's ||x₀||²/d is "
         f"{W.span(raw0)} for this model ({seeds_words(r.seeds)}). "
-        + W.stream_seeds(
+        + NW.stream_seeds(
             [x.raw_stream for x in runs],
             r.seeds,
             f"under PyTorch's default init the Pre-LN stream's ||x_l||²/d over {layers} layer(s)",
@@ -352,10 +354,10 @@ def prepost_section() -> None:
         "stream",
         "prepost_stream",
         account="Post-LN ends every layer with a LayerNorm, so its ||x_l||²/d is 1 up to eps: "
-        f"measured, in every seed it {W.post_ln_words(r.stream)}. In Pre-LN each sublayer adds "
+        f"measured, in every seed it {NW.post_ln_words(r.stream)}. In Pre-LN each sublayer adds "
         "its output to an un-normalized stream, and Xiong et al. (Lemma 1) show that its "
         "expected ||x_l||² grows linearly with l. "
-        + W.stream_seeds([x.stream for x in runs], r.seeds, "Pre-LN's ||x_l||²/d")
+        + NW.stream_seeds([x.stream for x in runs], r.seeds, "Pre-LN's ||x_l||²/d")
         + " "
         + band_words(r.seeds),
         x="block",
@@ -371,7 +373,7 @@ def prepost_section() -> None:
         "last_layer_grad_ratios",
         account="Gradient norm of the last layer's second FFN weight (batch 4), divided by "
         "its value at the shallowest depth, per seed. "
-        + W.deepest_ratios_seeds([x.grads for x in runs], r.seeds)
+        + NW.deepest_ratios_seeds([x.grads for x in runs], r.seeds)
         + " Xiong et al.: Pre-LN's final LayerNorm divides by ||x_L||, which grows like "
         "sqrt(L), so its last-layer gradient shrinks like 1/sqrt(L) once that growth dominates "
         "the input, while Post-LN's does not shrink with L; hence Pre-LN can take a large "
@@ -486,7 +488,7 @@ def warmup_section() -> None:
         f"Post-LN and Pre-LN encoders ({w_layers} layers, d = {cfg.d_model}, {cfg.n_heads} "
         f"heads) are trained to copy their input tokens (vocabulary {cfg.vocab_size}, batch "
         f"16 x 16) with Adam at a peak rate of {w_lr:g}, once at that rate from step 0 and "
-        f"{W.schedule_words(w_lr, w_steps, w_warm)}. In each seed both models are built from that "
+        f"{NT.schedule_words(w_lr, w_steps, w_warm)}. In each seed both models are built from that "
         "seed, and each is trained twice, without and with warm-up, on the same batches; more "
         "Seeds (sidebar) train all four runs again per seed."
     )
@@ -508,11 +510,11 @@ def warmup_section() -> None:
             "warmup_training",
             account=f"Guessing uniformly costs log {r.vocab_size} = "
             f"{math.log(r.vocab_size):.2f}. "
-            + W.warmup_seeds(r.history, r.w_warm)
+            + NT.warmup_seeds(r.history, r.w_warm)
             + "Xiong et al. explain why Post-LN needs warm-up at large learning rates: at init "
             "its gradients near the output are large, so full-size early steps can throw it "
             "off, while Pre-LN's are not. "
-            + W.divergence_words(r.history)
+            + NT.divergence_words(r.history)
             + " "
             + band_words(r.seeds),
             **log_lines("loss", "cross-entropy (log)"),
@@ -610,16 +612,16 @@ def stability_section() -> None:
         if found is not None:
             headline(found)
         st.caption(
-            W.stability_finding(r.history, no_norm)
+            NT.stability_finding(r.history, no_norm)
             + " The targets are fresh random numbers each step, independent of the inputs, so the "
             "best a run can do is a loss of 1 in expectation (predict 0; one batch can dip a "
             "little below it); the curves show where each run's loss goes against that floor and "
             "how large its gradients grow. "
             + band_words(r.seeds)
             + " "
-            + W.start_end_words(r.history)
+            + NT.start_end_words(r.history)
             + f" At learning rate {s_lr:g}: "
-            + W.divergence_words(r.history)
+            + NT.divergence_words(r.history)
         )
         csv(sec, r, "history", "stability_training")
         sec.table(r, "summary", "stability_summary", column_config=significant(r.summary))
@@ -673,7 +675,7 @@ def cost_section() -> None:
         account=f"Measured on {r.device} just now: {int(t['repeats'].iloc[0])} timed calls "
         "after one warm-up, median (min and max in the CSV). RMSNorm skips the mean, so it "
         "does less arithmetic; whether that makes it faster depends on the kernels PyTorch "
-        f"has for this device. Here RMSNorm took {W.cost_words(r.timing)}. One timing: the "
+        f"has for this device. Here RMSNorm took {NW.cost_words(r.timing)}. One timing: the "
         "sidebar's Seeds does not apply here, because the seed draws only the input's values, "
         "which do not change the work either norm does; what varies between two timings is "
         "the machine (the CSV's min and max over the calls show it).",

@@ -1,6 +1,6 @@
 """Pretrained models: the measurements of the other pages on real trained transformers.
 
-Each section is one recipe of ``resviz.recipes.pretrained`` (``Section.run``); the page
+Each section is one recipe of ``resviz.pretrained.recipes`` (``Section.run``); the page
 draws and words what it returns."""
 
 from __future__ import annotations
@@ -11,21 +11,20 @@ import streamlit as st
 
 import resviz as rv
 from resviz import pretrained as P
-from resviz.pretrained.cards import Card
-from resviz.pretrained.rules import collapse_value
+from resviz.core import Result
+from resviz.pretrained import headline as H
+from resviz.pretrained import heal_sections as RH
+from resviz.pretrained import recipes as R
+from resviz.pretrained.replication.cards import Card
+from resviz.pretrained.replication.rules import collapse_value
 from resviz.pretrained.stream import heal as HL
 from resviz.pretrained.stream import patching as PT
-from resviz.recipes import pretrained as R
-from resviz.recipes import pretrained_heal as RH
-from resviz.recipes.core import Result
-from resviz.words.headline import pretrained as H
 from ui import charts, jobs, views
 from ui.headline import headline
 from ui.markdown import md_escape
 from ui.params import PageParams
 from ui.section import (
     Section,
-    call_code,
     chart_code,
     missing_extra,
     say_missing_extra,
@@ -80,7 +79,7 @@ with c2:
 text = p.text("Text the model reads", "text")
 if choice == S.FOLDER:
     # The budget as it is now (RESVIZ_MAX_MODEL_MB), shared by every session of the
-    # server (resviz.recipes.pretrained.loaded).
+    # server (resviz.pretrained.recipes.loaded).
     budget_mb = P.max_bytes_default() / 2**20
     factor = P.loading.PAGE_FACTOR
     st.caption(
@@ -105,7 +104,7 @@ def fail(err: P.PretrainedError) -> None:
 
 
 # The model and the text's trace, loaded once per process and shared with every
-# section's recipe (resviz.recipes.pretrained.loaded): a bad path or a model over the
+# section's recipe (resviz.pretrained.recipes.loaded): a bad path or a model over the
 # budget is refused here, before any section runs. Missing packages (the library's
 # `pretrained` extra) are said once, in the open section's place, below the lesson
 # step a lesson opens here with.
@@ -234,10 +233,6 @@ def deletion_section() -> None:
         "block; then the same for its random-weights twin, for the card."
     )
     sec = Section(TITLE, S.DELETION)
-    key = ("pretrained_deletion", tuple(settings.items()))
-
-    def work(report: jobs.Report, should_stop: jobs.ShouldStop) -> Result:
-        return R.layer_deletion(**settings, progress=report, should_stop=should_stop)
 
     def render(job: jobs.Job) -> None:
         r = job.result
@@ -252,17 +247,13 @@ def deletion_section() -> None:
         )
         card(r.card)
 
-    job = jobs.panel(
-        "pretrained_deletion", key, work, n, render, start_label="Delete", unit="block"
-    )
-    # The notebook: the finished run's call (it also answers a lesson step reading it)
-    # and the chart drawn above, or, before a run, the call to run there.
-    if job is not None and job.result is not None and not job.result.deletion.empty:
-        sec.shown(R.layer_deletion, job.result, **settings)
-        sec.code(chart_code("bars", "r.deletion", deletion_bars(job.result)))
+    r = sec.background(
+        "pretrained_deletion", R.layer_deletion, settings, n, render,
+        start_label="Delete", unit="block", finished=lambda r: not r.deletion.empty,
+    )  # fmt: skip
+    if r is not None:  # the notebook draws the chart drawn above
+        sec.code(chart_code("bars", "r.deletion", deletion_bars(r)))
         sec.notebook.frame("layer_deletion", "r.deletion")
-    else:
-        sec.code(call_code(R.layer_deletion, settings))
     sec.download("pretrained_deletion")
 
 
@@ -482,10 +473,6 @@ def travels_section() -> None:
     # with its message here, before a background run (two passes).
     PT.setup(R.loaded(settings["model"], settings["path"]), clean, corrupted)
     sec = Section(TITLE, S.TRAVELS)
-    key = ("pretrained_patching", tuple(run_settings.items()))
-
-    def work(report: jobs.Report, should_stop: jobs.ShouldStop) -> Result:
-        return R.patching(**run_settings, progress=report, should_stop=should_stop)
 
     def render(job: jobs.Job) -> None:
         r = job.result
@@ -499,14 +486,13 @@ def travels_section() -> None:
             account=R.patching_words(r, quote),
         )
 
-    job = jobs.panel("pretrained_patching", key, work, n, render, start_label="Patch", unit="block")
-    if job is not None and job.error is None and job.result is not None:
-        if not job.result.patching.empty:
-            sec.shown(R.patching, job.result, **run_settings)
-            sec.code(chart_code("heatmap", "r.patching", patching_map()))
-            sec.notebook.frame("patching", "r.patching")
-    else:
-        sec.code(call_code(R.patching, run_settings))
+    r = sec.background(
+        "pretrained_patching", R.patching, run_settings, n, render,
+        start_label="Patch", unit="block", finished=lambda r: not r.patching.empty,
+    )  # fmt: skip
+    if r is not None:
+        sec.code(chart_code("heatmap", "r.patching", patching_map()))
+        sec.notebook.frame("patching", "r.patching")
     sec.download("pretrained_patching")
 
 
@@ -557,12 +543,7 @@ def heal_section() -> None:
         "changed; the text above is not used here."
     )
     sec = Section(TITLE, S.HEAL)
-    v = with_seeds(R.heal, v)
-    n = v["seeds"]
-    key = ("pretrained_heal", tuple(v.items()), ctx.seed)
-
-    def work(report: jobs.Report, should_stop: jobs.ShouldStop) -> Result:
-        return R.heal(**v, seed=ctx.seed, progress=report, should_stop=should_stop)
+    v = with_seeds(R.heal, {**v, "seed": ctx.seed})
 
     def render(job: jobs.Job) -> None:
         r = job.result if job.result is not None else job.frame
@@ -577,16 +558,13 @@ def heal_section() -> None:
             account=RH.heal_words(r.healing, d.label()),
         )
 
-    job = jobs.panel(
-        "pretrained_heal", key, work, steps * n, render, start_label="Heal",
+    r = sec.background(
+        "pretrained_heal", R.heal, v, steps * v["seeds"], render, start_label="Heal",
         blocked=HL.budget_refusal(model),
     )  # fmt: skip
-    if job is not None and job.error is None and job.result is not None:
-        sec.shown(R.heal, job.result, **v, seed=ctx.seed)
+    if r is not None:
         sec.code(chart_code("line", "r.healing", heal_lines()))
         sec.notebook.frame("heal", "r.healing")
-    else:
-        sec.code(call_code(R.heal, {**v, "seed": ctx.seed}))
     sec.download("pretrained_heal")
 
 
@@ -609,13 +587,8 @@ def ladder_section() -> None:
         "text picked above."
     )
     sec = Section(TITLE, S.LADDER)
-    run_settings = dict(seed=settings["seed"])
-    key = ("pretrained_ladder", tuple(run_settings.items()))
     paths = P.ladder_paths()
     total = sum(n + 1 for n in paths)
-
-    def work(report: jobs.Report, should_stop: jobs.ShouldStop) -> Result:
-        return R.ladder(**run_settings, progress=report, should_stop=should_stop)
 
     def render(job: jobs.Job) -> None:
         r = job.result
@@ -630,19 +603,16 @@ def ladder_section() -> None:
         )
         views.table(r.depths, "ladder_depths")
 
-    job = jobs.panel(
-        "pretrained_ladder", key, work, total, render, start_label="Delete", unit="pass",
+    r = sec.background(
+        "pretrained_ladder", R.ladder, dict(seed=settings["seed"]), total, render,
+        start_label="Delete", unit="pass", finished=lambda r: not r.deletion.empty,
         blocked=None if paths else "The depth ladder's weights are not installed here.",
     )  # fmt: skip
-    if job is not None and job.error is None and job.result is not None:
-        if not job.result.deletion.empty:
-            sec.shown(R.ladder, job.result, **run_settings)
-            sec.code(chart_code("line", "r.deletion", ladder_lines()))
-            sec.notebook.frame("ladder_deletion", "r.deletion")
-            sec.code("r.depths")
-            sec.notebook.frame("ladder_depths", "r.depths")
-    else:
-        sec.code(call_code(R.ladder, run_settings))
+    if r is not None:
+        sec.code(chart_code("line", "r.deletion", ladder_lines()))
+        sec.notebook.frame("ladder_deletion", "r.deletion")
+        sec.code("r.depths")
+        sec.notebook.frame("ladder_depths", "r.depths")
     sec.download("pretrained_ladder")
 
 

@@ -1,15 +1,15 @@
 """Sinusoidal encoding: the table, the waves, and why it encodes relative position.
 
-Each section is one recipe of ``resviz.recipes.positional``; this page draws and
+Each section is one recipe of ``resviz.positional.recipes``; this page draws and
 words what it returns."""
 
 import streamlit as st
 
 import resviz as rv
-from resviz.recipes import positional as R
-from resviz.words import positional as W
+from resviz.positional import headline as H
+from resviz.positional import recipes as R
+from resviz.positional import words as W
 from resviz.words.headline import Figure
-from resviz.words.headline import positional as H
 from resviz.words.seeds import band_words
 from ui.headline import headline, slot
 from ui.params import PageParams, md_escape

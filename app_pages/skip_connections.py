@@ -1,6 +1,6 @@
 """Skip connections: build deep stacks with and without shortcuts and measure them.
 
-Each section is one recipe of ``resviz.recipes.shortcuts``; this page draws and words
+Each section is one recipe of ``resviz.shortcuts.recipes``; this page draws and words
 what it returns."""
 
 from typing import Any
@@ -9,17 +9,17 @@ import streamlit as st
 
 import resviz as rv
 from resviz.recipes import Result
-from resviz.recipes import shortcuts as R
+from resviz.shortcuts import headline as H
+from resviz.shortcuts import recipes as R
 from resviz.shortcuts import settings as SS
-from resviz.words import skip as W
-from resviz.words import spirals as WS
-from resviz.words.headline import skip as H
+from resviz.shortcuts import training_words as WS
+from resviz.shortcuts import words as W
 from resviz.words.seeds import band_words
 from ui import charts, jobs, views
 from ui.budget import budget
 from ui.headline import account, headline, slot
 from ui.params import PageParams
-from ui.section import Section, call_code, chart_code, with_seeds
+from ui.section import Section, chart_code, with_seeds
 from ui.shell import page_setup
 from ui.specs import skip_connections as S
 
@@ -253,17 +253,6 @@ def task_picture(sec: Section, cfg: rv.shortcuts.SpiralStacksConfig, name: str, 
     sec.notebook.frame(name, "r.per_seed[0].task")
 
 
-def begin_notebook(sec: Section, fn: Any, key: tuple, v: dict[str, Any]) -> Result | None:
-    """The finished result of this section's run, if any, recorded as shown (the lesson
-    answers from it); else the notebook's call alone (the notebook trains by itself)."""
-    job = jobs.REGISTRY.get(key)
-    done = job.result if job is not None and not job.live else None
-    if isinstance(done, Result):
-        return sec.shown(fn, done, **v, seed=ctx.seed)
-    sec.code(call_code(fn, {**v, "seed": ctx.seed}))
-    return None
-
-
 def stopped(r: Result) -> bool:
     """Whether any seed's training was stopped early."""
     return any(run.stopped for run in r.per_seed)
@@ -335,13 +324,9 @@ def degradation_section() -> None:
     sec = Section(TITLE, S.DEGRADATION, dev)
     v = with_seeds(R.degradation, v)  # the sidebar's Seeds: the job runs as many
     n = v["seeds"]
-    key = ("skip_connections:degradation", tuple(v.items()), ctx.seed, dev)
-    r = begin_notebook(sec, R.degradation, key, v)
     text, picture = st.columns([3, 2])
     with text:
         st.markdown(WS.degradation_intro(dcfg) + " " + WS.seeds_run_words(seed_range(n)))
-    with picture:
-        task_picture(sec, dcfg, "spirals", n)
 
     # The four stacks train side by side; the refusal, if any, is shown by the panel below.
     refusal = budget().check(
@@ -352,20 +337,16 @@ def degradation_section() -> None:
         "This experiment",
     )
 
-    def work(report: jobs.Report, should_stop: jobs.ShouldStop) -> Result:
-        return R.degradation(
-            **v, seed=ctx.seed, device=dev, progress=report, should_stop=should_stop
-        )
-
-    jobs.panel(
+    r = sec.background(
         "degradation",
-        key,
-        work,
+        R.degradation,
+        {**v, "seed": ctx.seed},
         dcfg.steps * n,
         lambda job: progress_curves(job, "degradation_curves", n),
-        start_label="Train",
         blocked=refusal,
     )
+    with picture:  # beside the text above; its notebook cells read the run's r
+        task_picture(sec, dcfg, "spirals", n)
     if r is not None:
         headline(
             H.degradation(
@@ -457,8 +438,6 @@ def lesion_section() -> None:
     sec = Section(TITLE, S.LESION, dev)
     v = with_seeds(R.lesion, v)  # the sidebar's Seeds: the job runs as many
     n = v["seeds"]
-    key = ("skip_connections:lesion", tuple(v.items()), ctx.seed, dev)
-    r = begin_notebook(sec, R.lesion, key, v)
     text, picture = st.columns([3, 2])
     with text:
         st.markdown(
@@ -466,8 +445,6 @@ def lesion_section() -> None:
             + " "
             + WS.seeds_run_words(seed_range(n))
         )
-    with picture:
-        task_picture(sec, lcfg, "lesion_spirals", n)
 
     # The panel shows the refusal itself (with Train disabled): check without showing.
     refusal = budget().check(
@@ -479,18 +456,17 @@ def lesion_section() -> None:
         "This lesion study",
     )
 
-    def work(report: jobs.Report, should_stop: jobs.ShouldStop) -> Result:
-        return R.lesion(**v, seed=ctx.seed, device=dev, progress=report, should_stop=should_stop)
-
-    jobs.panel(
+    r = sec.background(
         "lesion",
-        key,
-        work,
+        R.lesion,
+        {**v, "seed": ctx.seed},
         lcfg.steps * n,
         lambda job: progress_curves(job, None, n),
         start_label="Lesion",
         blocked=refusal,
     )
+    with picture:  # beside the text above; its notebook cells read the run's r
+        task_picture(sec, lcfg, "lesion_spirals", n)
     if r is not None:
         summaries = [run.summary for run in r.per_seed]
         headline(H.lesion(summaries, r.seeds or (ctx.seed,)), at=top)

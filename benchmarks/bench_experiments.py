@@ -18,7 +18,7 @@ def test_gradient_norms_default(benchmark):
 
 
 def test_forward_signal_default(benchmark):
-    benchmark(rv.train.forward_signal, rv.StackConfig(depth=16, activation="relu"))
+    benchmark(rv.shortcuts.forward_decomposition, rv.StackConfig(depth=16, activation="relu"))
 
 
 def test_stream_norms_12_layers(benchmark):

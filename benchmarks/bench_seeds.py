@@ -16,8 +16,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from resviz.core import SEEDS_TRAINING, settings_of
 from resviz.recipes import RECIPES
-from resviz.recipes.core import SEEDS_TRAINING, settings_of
 
 INIT_TIME = sorted(
     name

@@ -55,7 +55,7 @@ def default_settings(page: str, fn: Callable[..., Any]) -> dict[str, Any]:
     default read as the type of the recipe's own default ("0.015" -> 0.015), seeds
     from the sidebar's "auto". A recipe default that differs from the page's is an
     error: then the recipe alone would not be the page's default view."""
-    from resviz.recipes.core import settings_of
+    from resviz.core import settings_of
     from ui.specs import SEEDS_AUTO, SHARED, seeds_count
     from ui.specs.pages import spec_of
 
@@ -102,7 +102,7 @@ def section_call(page: str, section: str) -> tuple[Callable[[], Any], dict[str, 
 
 def forget_traces() -> None:
     """Drop the Pretrained page's kept traces (the models stay loaded)."""
-    from resviz.recipes import pretrained_cache as PC
+    from resviz.pretrained import cache as PC
 
     with PC._LOCK:
         PC._TRACES.clear()

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from resviz.recipes import gradients as R  # noqa: E402
+from resviz.gradients import recipes as R  # noqa: E402
 from ui.turns import Turns  # noqa: E402
 
 

@@ -9,8 +9,11 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
 
 The top level holds what a notebook needs first; everything else lives in a topic
 package, reached as ``rv.<topic>.<name>``: ``shortcuts``, ``gradients``, ``norms``,
-``positional``, ``encoder``, ``train``, ``words`` (numbers into sentences),
-``recipes`` (one function per page section), ``charts``, ``data``, ``codegen``.
+``positional``, ``encoder``, ``pretrained``. Each holds its measurements, its section
+recipes (``rv.<topic>.recipes``, gathered as ``rv.recipes.<topic>``), its sentences
+(``rv.<topic>.words``) and its headlines (``rv.<topic>.headline``). Below them:
+``core`` (``Result``, ``@recipe``), ``words`` (numbers into words, seed agreement),
+``train``, ``charts``, ``data``, ``codegen``.
 """
 
 from resviz import (

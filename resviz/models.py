@@ -28,7 +28,7 @@ from torch import nn
 
 from resviz.config import EncoderConfig, StackConfig
 from resviz.hooks import HookPoint
-from resviz.positional.table import sinusoidal_table
+from resviz.sinusoid import sinusoidal_table
 
 # nn.Module construction draws from torch's global RNG. Builds hold this lock
 # and fork the RNG so concurrent sessions cannot interleave their draws.

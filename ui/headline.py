@@ -10,7 +10,7 @@ expander (:func:`account`; ``views.chart(..., account=...)`` and
 
     top = slot()                                      # under the section's title
     ...                                               # its settings, its recipe
-    h = rv.words.headline.gradients.per_layer(...)   # Headline(line, figures)
+    h = rv.gradients.headline.per_layer(...)   # Headline(line, figures)
     headline(h, detail=seeds_sentence, at=top)
     sec.chart("line", r, "streams", "activation_gradients", account=long_caption, ...)
 """

@@ -5,7 +5,7 @@ The chart is the Gradient flow page's first chart at that page's default setting
 (seeds 0-2, that recipe's default count): ``||dL/dx_l||`` at every stream position of
 a stack without and with the shortcut, one backward pass at initialisation per seed,
 drawn as the seeds' median over a min-max band: the ``streams`` frame of that
-section's recipe (:func:`resviz.recipes.gradients.per_layer`), the call the page and
+section's recipe (:func:`resviz.gradients.recipes.per_layer`), the call the page and
 its notebook make. Its caption is worded from that frame, from every seed.
 """
 
@@ -32,8 +32,8 @@ def home_config() -> dict[str, object]:
 def seeds() -> int:
     """How many seeds the chart runs: the Per layer recipe's default, which is what the
     Gradient flow page runs at its sidebar's "auto", so the two share one cache entry."""
-    from resviz.recipes import gradients
-    from resviz.recipes.core import settings_of
+    from resviz.core import settings_of
+    from resviz.gradients import recipes as gradients
 
     return int(settings_of(gradients.per_layer)["seeds"])
 
@@ -59,7 +59,7 @@ def caption(acts: pd.DataFrame, depth: int, act: str) -> str:
     import math
 
     import resviz as rv
-    from resviz.words.gradients import log_span, stream_change_over_seeds
+    from resviz.gradients.words import log_span, stream_change_over_seeds
     from resviz.words.seeds import band_words
 
     if "seed" not in acts.columns:

@@ -20,8 +20,8 @@ from typing import Any
 
 import streamlit as st
 
+from resviz.core import Recipe, Result
 from resviz.recipes import MEASURES
-from resviz.recipes.core import Recipe, Result
 
 from .lessons import Lesson, Step, load_lessons
 from .markdown import md_escape

@@ -21,9 +21,9 @@ import streamlit as st
 import torch
 
 import resviz as rv
+from resviz.core import RECIPES, Answer
 from resviz.device import pick_device
 from resviz.recipes import MEASURES
-from resviz.recipes.core import RECIPES, Answer
 
 from .lesson_state import clear_question, hold_question, lessons, step_page_path
 from .lessons import Lesson, Step, question_call

@@ -235,8 +235,8 @@ def check_measure(path: Path, index: int, page: str, section: str, predict: Pred
     the section that runs that recipe (``ui/specs``: the page's ``recipes``), and offer
     exactly the measure's choices: the answer is read from what the section shows.
     A name that is not a measure was refused by :func:`parse_predict` already."""
+    from resviz.core import recipe_name
     from resviz.recipes import MEASURES  # imports torch: only once a question is checked
-    from resviz.recipes.core import recipe_name
 
     m = MEASURES.get(predict.measure)
     if m is None:
@@ -379,8 +379,8 @@ def question_call(page: str, step: Step, seed: int = 0) -> tuple[str, dict[str, 
     registered name (``"gradients.per_layer"``) and its settings (the page's defaults,
     then the step's; the step's seeds). The room, the lesson view and the handout's
     notebooks all measure through this call."""
+    from resviz.core import recipe_name, settings_of
     from resviz.recipes import MEASURES
-    from resviz.recipes.core import recipe_name, settings_of
 
     from .specs import SEEDS_AUTO, seeds_count
 

@@ -27,6 +27,7 @@ from typing import Any
 import streamlit as st
 
 from .markdown import _md_plain, md_escape
+from .plugs import PLUGS
 from .specs import (
     SECTION_PARAM,
     InvalidParam,
@@ -202,9 +203,7 @@ class PageParams:
         labels = list(self.spec.sections)
         if not labels:
             raise ValueError(f"{self.page} declares no sections in ui/specs")
-        from .lesson_view import banner
-
-        ready = banner(self.page)  # a lesson step's text and question, when opened from one
+        ready = PLUGS.above_sections(self.page)  # a lesson step, when opened from one
         raw = st.query_params.get_all(SECTION_PARAM)
         if self.fresh and raw and (len(raw) > 1 or raw[0] not in labels):
             shown = raw[0] if len(raw) == 1 else f"given {len(raw)} times"

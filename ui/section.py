@@ -1,11 +1,11 @@
 """One page section: run its recipe, draw what it returns, record its notebook.
 
 A section's computation is one call of a recipe from ``resviz.recipes``
-(``resviz/recipes/core.py``). :meth:`Section.run` makes that call (cached and
+(``resviz/core.py``). :meth:`Section.run` makes that call (cached and
 shared by every session, on the sidebar's device, with the CPU as the fallback),
-writes the same call into the section's notebook, and hands the result to the
-lesson step when the step's question reads this recipe (``ui/lesson_state.py``),
-so a lesson's answer is computed from exactly what the section shows.
+writes the same call into the section's notebook, and hands the result to whatever
+plugged in (:mod:`ui.plugs`: the workshop's lesson step, when its question reads this
+recipe), so a lesson's answer is computed from exactly what the section shows.
 :meth:`Section.chart` draws a chart from one of the result's frames and writes the
 same ``rv.charts`` call into the notebook; the CSV under it is that frame.
 
@@ -18,7 +18,7 @@ same ``rv.charts`` call into the notebook; the CSV under it is that frame.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -28,12 +28,13 @@ import streamlit as st
 import torch
 
 import resviz as rv
+from resviz.core import NOT_SETTINGS, RECIPES, Recipe, Result, recipe_name, settings_of
 from resviz.pretrained import PretrainedError
-from resviz.recipes.core import NOT_SETTINGS, RECIPES, Recipe, Result, recipe_name, settings_of
 
-from . import charts, lesson_state, turns, views
+from . import charts, jobs, turns, views
 from .cache import LARGE, POLICY
 from .notebook import Notebook, literal
+from .plugs import PLUGS
 from .specs import SEEDS_AUTO, seeds_count
 
 # What the app says where an optional part of the library is not installed: the
@@ -239,8 +240,49 @@ class Section:
         lesson step from it, as :meth:`run` does."""
         settings = with_seeds(fn, settings)
         self.notebook.code(call_code(fn, settings, var))
-        lesson_state.answer(fn, result)
+        PLUGS.shown(fn, result)
         return result
+
+    def background(
+        self,
+        name: str,
+        fn: Recipe,
+        settings: dict[str, Any],
+        total: int,
+        render: Callable[[jobs.Job], None],
+        *,
+        start_label: str = "Train",
+        unit: str = "step",
+        blocked: str | None = None,
+        finished: Callable[[Result], bool] = lambda r: True,
+    ) -> Result | None:
+        """Run ``fn`` at ``settings`` as a background job (:func:`ui.jobs.panel`: Start,
+        Stop, Reset, progress over ``total`` units, ``render`` drawing it live), on the
+        section's device with the CPU as its fallback, shared by every session that asks
+        for the same settings. ``blocked`` (a refusal, e.g. over the memory budget)
+        disables Start. Returns the finished run (done or stopped) once ``finished``
+        accepts it, recorded as :meth:`shown` (its notebook call; a lesson step answers
+        from it); before that the notebook holds the call to run there, and None."""
+        settings = with_seeds(fn, settings)
+        takes_device = _takes_device(fn)
+
+        def work(report: jobs.Report, should_stop: jobs.ShouldStop) -> Result:
+            def call(device: Any = None) -> Result:
+                on = {"device": device} if takes_device else {}
+                return fn(**settings, **on, progress=report, should_stop=should_stop)
+
+            if not takes_device:
+                return call()
+            return rv.run_with_fallback(call, torch.device(self.device))[0]
+
+        key = (recipe_name(fn), tuple(settings.items()), self.device)
+        job = jobs.panel(
+            name, key, work, total, render, start_label=start_label, unit=unit, blocked=blocked
+        )
+        if job is not None and isinstance(job.result, Result) and finished(job.result):
+            return self.shown(fn, job.result, **settings)
+        self.code(call_code(fn, settings))
+        return None
 
     def code(self, source: str) -> Section:
         """A notebook cell of our own (chart code the page draws another way)."""

@@ -24,7 +24,7 @@ import torch
 
 from resviz.config import MAX_POSITIONS, check_int
 from resviz.data import tokenize_words as tokenize_words  # the sinusoidal page reads it here
-from resviz.positional.table import sinusoidal_table
+from resviz.sinusoid import sinusoidal_table
 
 MAX_D_MODEL = 8192
 # A [P, P] float64 matrix at this cap is 32 MiB; beyond it a page should slice.
@@ -66,7 +66,7 @@ def sinusoidal_encoding(
     ``sin(pos / base**(2i/d))`` and column ``2i+1`` is ``cos`` of the same angle.
 
     Computed in float64 and cast, so float32 tables are correctly rounded (the
-    formula is :func:`resviz.positional.table.sinusoidal_table`'s). Odd ``d_model``,
+    formula is :func:`resviz.sinusoid.sinusoidal_table`'s). Odd ``d_model``,
     ``base <= 1`` and sizes out of range raise ``ValueError``.
     """
     check_encoding_args(n_positions, d_model, base)

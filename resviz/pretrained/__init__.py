@@ -11,7 +11,6 @@ same measurements the toy pages teach (``docs/pretrained.md``).
     rv.pretrained.block_influence(tr)
 """
 
-from resviz.pretrained import cards, evidence, published, rules
 from resviz.pretrained.checks import (
     DEFAULT_MAX_BYTES,
     PretrainedError,
@@ -30,8 +29,7 @@ from resviz.pretrained.loading import (
     sonnets_split,
     tiny_gpt2_path,
 )
-from resviz.pretrained.observe import MAX_TOKENS, Trace, forward, skipping, tokenize, trace
-from resviz.pretrained.recipes import (
+from resviz.pretrained.measurements import (
     attention_sinks,
     block_influence,
     collapse_measures,
@@ -47,6 +45,8 @@ from resviz.pretrained.recipes import (
     text_loss,
     without_shortcuts,
 )
+from resviz.pretrained.observe import MAX_TOKENS, Trace, forward, skipping, tokenize, trace
+from resviz.pretrained.replication import cards, evidence, published, rules
 from resviz.pretrained.stream.attribution import Attribution, logit_attribution
 
 __all__ = [

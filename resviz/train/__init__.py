@@ -1,7 +1,6 @@
 """The one training loop (same-seed variants, identical batches, Adam with warm-up), the one definition of divergence, and side-by-side comparisons."""
 
 from resviz.train.compare import (
-    forward_signal,
     gradient_norms,
     make_batch,
     param_location,
@@ -30,7 +29,6 @@ __all__ = [
     "divergence_column",
     "divergence_note",
     "first_divergence",
-    "forward_signal",
     "gradient_norms",
     "make_batch",
     "param_location",

@@ -19,7 +19,6 @@ from resviz.config import EncoderConfig, StackConfig, check_int
 from resviz.data import Task, make_batch
 from resviz.hooks import capture
 from resviz.models import Encoder, build
-from resviz.shortcuts.decomposition import forward_decomposition
 from resviz.train.loop import STEP_COLUMNS, Trainer
 
 Config = StackConfig | EncoderConfig
@@ -98,20 +97,6 @@ def gradient_norms(
             {"block": block, "sublayer": sub, "param": name, "grad_norm": norm, "numel": p.numel()}
         )
     return pd.DataFrame(rows)
-
-
-def forward_signal(
-    cfg: StackConfig, seed: int = 0, batch_size: int = 256, device: torch.device | str | None = None
-) -> pd.DataFrame:
-    """Per block of a stack at init: how big the signal is and where it comes from.
-
-    The same frame as :func:`resviz.forward_decomposition` (this calls it): one
-    definition of the norms, ``identity_share`` and ``cosine``, from the terms each
-    block actually sums (shortcut after ``identity_scale``, update after
-    ``alpha``); see :func:`resviz.layer_decomposition` for the columns. Weights
-    come from ``cfg.seed``, the Gaussian batch from ``seed``.
-    """
-    return forward_decomposition(cfg, seed=seed, batch_size=batch_size, device=device)
 
 
 def stream_norms(
@@ -245,7 +230,6 @@ def parameter_count(model: nn.Module) -> int:
 
 
 __all__ = [
-    "forward_signal",
     "gradient_norms",
     "make_batch",
     "param_location",

@@ -1,27 +1,8 @@
-"""Findings worded from the numbers: the number format, sentence fragments and whole sentences, so a caption states what was measured."""
+"""Numbers into words, shared by every topic: the number format (``numbers``), sentence
+fragments (``sentences``), agreement over seeds (``seeds``) and a headline's parts
+(``headline``). Each topic's own sentences are its ``words`` module
+(``resviz/<topic>/words.py``)."""
 
-from resviz.words.encoder import encoder_stream_rule, share_words
-from resviz.words.gradients import AGREE_RTOL, scaled_shortcut_words, zero_sv_words
-from resviz.words.norm_training import (
-    divergence_words,
-    schedule_words,
-    stability_finding,
-    start_end_words,
-    warmup_seeds,
-)
-from resviz.words.norms import (
-    abs_max_words,
-    batch_change_words,
-    bn_halves_seeds,
-    cost_words,
-    deepest_ratios_seeds,
-    halves_words,
-    invariance_seeds,
-    invariant_rows,
-    post_ln_words,
-    stream_seeds,
-    textbook_seeds,
-)
 from resviz.words.numbers import (
     FLOAT32_RESOLUTION,
     FLOAT64_RESOLUTION,
@@ -34,13 +15,6 @@ from resviz.words.numbers import (
     ratio_words,
     resolution_words,
     trend_words,
-)
-from resviz.words.positional import (
-    last_pair_words,
-    monotone_words,
-    pythagoras_words,
-    rounding_words,
-    spread_words,
 )
 from resviz.words.seeds import (
     Agreement,
@@ -61,82 +35,32 @@ from resviz.words.sentences import (
     trend,
     value_range,
 )
-from resviz.words.skip import (
-    paths_caption,
-    per_arm,
-    share_caption,
-    shortcut_table_caption,
-    signal_caption,
-    stack_norm_rule,
-)
-from resviz.words.spirals import (
-    cosine_caption,
-    degradation_caption,
-    degradation_intro,
-    lesion_intro,
-)
 
 __all__ = [
     "FLOAT32_RESOLUTION",
     "FLOAT64_RESOLUTION",
+    "agreement_words",
+    "crossing_words",
+    "format_log10",
+    "format_number",
+    "log_trend_words",
+    "lower_words",
+    "ratio_words",
     "resolution_words",
+    "trend_words",
     "Agreement",
     "agreement",
     "band_words",
+    "log_span",
     "seeds_label",
     "seeds_sentence",
-    "AGREE_RTOL",
-    "scaled_shortcut_words",
-    "share_words",
-    "zero_sv_words",
-    "abs_max_words",
-    "agreement_words",
-    "batch_change_words",
-    "bn_halves_seeds",
-    "divergence_words",
-    "invariance_seeds",
     "span",
-    "textbook_seeds",
     "change",
     "compare",
-    "cosine_caption",
-    "cost_words",
     "crossing",
-    "crossing_words",
-    "deepest_ratios_seeds",
-    "degradation_caption",
-    "degradation_intro",
-    "encoder_stream_rule",
-    "format_log10",
-    "format_number",
-    "halves_words",
-    "invariant_rows",
-    "last_pair_words",
-    "lesion_intro",
-    "log_span",
-    "log_trend_words",
-    "lower_words",
-    "monotone_words",
     "order",
-    "paths_caption",
-    "per_arm",
-    "post_ln_words",
-    "pythagoras_words",
-    "ratio_words",
-    "rounding_words",
-    "schedule_words",
-    "share_caption",
     "share_of",
-    "shortcut_table_caption",
-    "signal_caption",
     "spread_vs",
-    "spread_words",
-    "stability_finding",
-    "stack_norm_rule",
-    "start_end_words",
-    "stream_seeds",
     "trend",
-    "trend_words",
     "value_range",
-    "warmup_seeds",
 ]

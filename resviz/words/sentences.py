@@ -14,7 +14,7 @@ It and the fragments a page builds its own sentence around (``trend_words``,
 ``ratio_words``, ``crossing_words``, ``lower_words``) live in
 :mod:`resviz.words.numbers` and are exported here too, so ``resviz.words.sentences`` is
 the one place to import any wording from. Sentences about training runs and
-stacks built on these are in the topic modules (:mod:`resviz.words.skip`, ... No Streamlit, no HTML:
+stacks built on these are in the topic modules (:mod:`resviz.shortcuts.words`, ... No Streamlit, no HTML:
 plain text only.
 """
 

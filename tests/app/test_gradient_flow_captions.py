@@ -9,7 +9,7 @@ import pytest
 
 import ui.jobs
 from resviz import gradients as G
-from resviz.recipes import gradients as R
+from resviz.gradients import recipes as R
 from tests.app.conftest import NUM, clean, find_caption, find_job, find_metric, open_section
 from tests.margins import AT_INIT, assert_clear
 

@@ -14,8 +14,8 @@ import re
 
 import pytest
 
+from resviz.core import recipe_name, settings_of
 from resviz.recipes import MEASURES, RECIPES
-from resviz.recipes.core import recipe_name, settings_of
 from tests.app.conftest import run_section_in_background
 from ui.lessons import load_lessons
 from ui.registry import PAGES

@@ -13,7 +13,7 @@ import pytest
 import resviz as rv
 import ui.jobs
 from resviz import norms as N
-from resviz.words.norms import GROWTH
+from resviz.norms.words import GROWTH
 from tests.app.conftest import NUM, clean, find_caption, find_caption_with, find_table, open_section
 from tests.margins import AT_INIT, assert_clear, assert_far_past_divergence
 
@@ -33,7 +33,7 @@ def test_warmup_caption_states_which_run_ends_lower(app):
     for place in ("Post-LN", "Pre-LN"):
         no, warm = final[f"{place}, no warm-up"], final[f"{place}, warm-up 10"]
         # Without warm-up ends 20% lower (2.03 and 2.06 against 2.54 and 2.59), checked
-        # 10% clear (tests/unit/recipes/test_norms.py measures seeds 0-2).
+        # 10% clear (tests/unit/norms/test_recipes.py measures seeds 0-2).
         assert_clear(no, warm, side="below", margin=0.1, kind="rel", what=f"{place} final loss")
         # One seed (the training default): said as one seed's finding, with its numbers.
         m = re.search(
@@ -293,7 +293,7 @@ def test_stability_means_count_the_steps_each_run_had(app, monkeypatch):
 
 def test_init_help_names_the_weights_it_is_true_of(app):
     # PyTorch's default LM head at d_model = 32 has a larger std than Xavier's; the old
-    # help said every weight had a smaller one (tests/unit/recipes/test_norms.py).
+    # help said every weight had a smaller one (tests/unit/norms/test_recipes.py).
     at = app(PAGE, section="Pre-LN vs Post-LN").run()
     helptext = at.selectbox(key="normalization:init").help
     assert "whose attention and FFN weights have a smaller std" in helptext

@@ -205,7 +205,7 @@ def test_patching_runs_with_progress_and_says_what_it_recovers(app, fresh_jobs):
     cap = next(c for c in captions(at) if c.startswith("Logit difference "))
     assert cap.startswith("Logit difference `' your'` minus `' thy'` at position 8"), cap
     assert "differ at position 1)" in cap, cap
-    # Where the answer travels, from the heatmap (tests/unit/recipes/test_measures_inside.py
+    # Where the answer travels, from the heatmap (tests/unit/pretrained/test_measures_inside.py
     # checks the cells): the headline and the caption say the same.
     line = "The answer starts at the changed word (position 1); from block 2 on"
     assert line in cap and any(m.value.startswith(f"**{line}") for m in at.markdown), cap
@@ -225,7 +225,7 @@ def test_patching_own_pair_bad_input_says_why(app, corrupted, words):
 
 
 def test_pairs_are_the_recipes():
-    from resviz.recipes import pretrained as R
+    from resviz.pretrained import recipes as R
 
     assert S.PAIRS == R.PAIRS
 

@@ -535,7 +535,7 @@ def test_a_long_measurement_shows_its_progress_to_the_presenter(app, store, monk
     stand-in for the training, so that the test takes seconds.)"""
     import time
 
-    from resviz.recipes.core import Answer
+    from resviz.core import Answer
     from ui import lesson_view
 
     def slow(page, step, seed):  # noqa: ANN001, ANN202

@@ -69,7 +69,7 @@ from pathlib import Path
 import pytest
 
 from resviz.pretrained import tiny_gpt2_path
-from resviz.recipes.pretrained_cache import PAIRS
+from resviz.pretrained.cache import PAIRS
 from tests.install.test_extras import Venv
 from tests.install.test_wheel import build_wheel
 
@@ -109,7 +109,7 @@ from transformer_lens.patching import (
     layer_pos_patch_setter,
 )
 
-import resviz.recipes.pretrained as R
+import resviz.pretrained.recipes as R
 from resviz.pretrained import tokenize
 
 torch.set_grad_enabled(False)

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from resviz.recipes import encoder as RE
-from resviz.recipes import gradients as RG
-from resviz.recipes import norms as RN
-from resviz.recipes import shortcuts as RS
-from resviz.recipes.core import settings_of
-from resviz.words.headline import encoder as HE
-from resviz.words.headline import gradients as HG
-from resviz.words.headline import norms as HN
-from resviz.words.headline import skip as HS
+from resviz.core import settings_of
+from resviz.encoder import headline as HE
+from resviz.encoder import recipes as RE
+from resviz.gradients import headline as HG
+from resviz.gradients import recipes as RG
+from resviz.norms import headline as HN
+from resviz.norms import recipes as RN
+from resviz.shortcuts import headline as HS
+from resviz.shortcuts import recipes as RS
 from tests.margins import assert_clear, assert_lesion_clear
 from ui.specs import encoder_playground as SE
 from ui.specs import gradient_flow as SG

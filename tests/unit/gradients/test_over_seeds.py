@@ -11,9 +11,9 @@ import torch
 
 import resviz as rv
 from resviz.gradients import layer_gradients, layer_gradients_over_seeds
+from resviz.gradients.recipes import per_layer
 from resviz.hooks import capture_grad_norms_over_states, capture_grads, stream_points
 from resviz.models import reseed
-from resviz.recipes.gradients import per_layer
 
 CASES = list(
     itertools.product(

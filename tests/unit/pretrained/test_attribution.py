@@ -9,7 +9,7 @@ import pytest
 pytest.importorskip("transformers")
 
 from resviz import pretrained as P  # noqa: E402
-from resviz.recipes import pretrained as R  # noqa: E402
+from resviz.pretrained import recipes as R  # noqa: E402
 from tests.pretrained_tiny import save_tiny  # noqa: E402
 
 FAMILIES = ["bert", "roberta", "gpt2", "gpt_neox", "llama", "mistral", "qwen2"]

@@ -28,9 +28,9 @@ import transformers  # noqa: E402
 from safetensors.torch import load_file, save_file  # noqa: E402
 
 from resviz import pretrained as P  # noqa: E402
+from resviz.pretrained import cache as C  # noqa: E402
 from resviz.pretrained import loading as L  # noqa: E402
-from resviz.recipes import pretrained as R  # noqa: E402
-from resviz.recipes import pretrained_cache as C  # noqa: E402
+from resviz.pretrained import recipes as R  # noqa: E402
 from tests.pretrained_tiny import save_tiny  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[3]

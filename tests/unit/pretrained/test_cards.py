@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from resviz.pretrained import cards
-from resviz.pretrained.published import PUBLISHED
+from resviz.pretrained.replication import cards
+from resviz.pretrained.replication.published import PUBLISHED
 
 
 def model(family="GPT-2", n_params=1.5e9, n_layers=6):

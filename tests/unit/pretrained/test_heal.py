@@ -15,8 +15,8 @@ pytest.importorskip("transformers")
 import torch  # noqa: E402
 
 from resviz import pretrained as P  # noqa: E402
+from resviz.pretrained import headline as H  # noqa: E402
 from resviz.pretrained.stream import heal as HL  # noqa: E402
-from resviz.words.headline import pretrained as H  # noqa: E402
 from tests.margins import assert_clear  # noqa: E402
 from tests.pretrained_tiny import save_tiny  # noqa: E402
 

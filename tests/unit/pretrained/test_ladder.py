@@ -17,9 +17,9 @@ pytest.importorskip("transformers")
 from torch import nn  # noqa: E402
 
 from resviz import pretrained as P  # noqa: E402
+from resviz.pretrained import headline as H  # noqa: E402
+from resviz.pretrained import recipes as R  # noqa: E402
 from resviz.pretrained.stream import ladder as LD  # noqa: E402
-from resviz.recipes import pretrained as R  # noqa: E402
-from resviz.words.headline import pretrained as H  # noqa: E402
 from tests.margins import assert_clear  # noqa: E402
 
 DEPTHS = (1, 2, 4, 8)

@@ -80,8 +80,8 @@ def test_rank_collapse_on_real_weights_agrees_with_float64_and_hides_the_float32
     Each distance at or above FLOAT32_RESOLUTION matches the same network run in
     float64 (the weights cast, the same hooks); each one under it is under it in float64
     too, and the card and the words say "below float32 resolution", never its value."""
-    from resviz.pretrained import cards
-    from resviz.recipes import pretrained as R
+    from resviz.pretrained import recipes as R
+    from resviz.pretrained.replication import cards
 
     floor = cards.COLLAPSE_FLOOR
     model = P.load(FOLDER)  # its own copy: cast to float64 below

@@ -15,9 +15,9 @@ pytest.importorskip("transformers")
 import torch  # noqa: E402
 
 from resviz import pretrained as P  # noqa: E402
-from resviz.pretrained import cards  # noqa: E402
-from resviz.pretrained import evidence as E  # noqa: E402
-from resviz.recipes import pretrained as R  # noqa: E402
+from resviz.pretrained import recipes as R  # noqa: E402
+from resviz.pretrained.replication import cards  # noqa: E402
+from resviz.pretrained.replication import evidence as E  # noqa: E402
 from tests.pretrained_tiny import FAMILY_CONFIGS, TEXT, save_tiny  # noqa: E402
 
 FRAMES = {

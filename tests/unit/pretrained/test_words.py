@@ -6,8 +6,8 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from resviz.recipes import pretrained as R  # noqa: E402
-from resviz.recipes.core import Result  # noqa: E402
+from resviz.core import Result  # noqa: E402
+from resviz.pretrained import recipes as R  # noqa: E402
 
 
 def _deletion(changes):

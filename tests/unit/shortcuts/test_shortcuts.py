@@ -515,3 +515,13 @@ def test_trained_frames_for_the_charts():
     assert list(result.lesion.columns) == [*rv.shortcuts.LESION_COLUMNS, "variant", "kind", "depth"]
     assert result.lesion["block"].min() == 2 and "deleted" not in result.lesion
     assert rv.shortcuts.lesion_blocks(result.lesion).equals(result.lesion)
+
+
+def test_forward_decomposition_identity_share_and_orthogonality():
+    df = rv.shortcuts.forward_decomposition(rv.StackConfig(depth=6, width=128, activation="tanh"))
+    assert len(df) == 6
+    assert ((df["identity_share"] > 0) & (df["identity_share"] < 1)).all()
+    # Random-init updates are nearly orthogonal to the stream in 128 dimensions.
+    assert df["cosine"].abs().max() < 0.2
+    plain = rv.shortcuts.forward_decomposition(rv.StackConfig(depth=6, width=128, residual="none"))
+    assert (plain["identity_share"] == 0).all() and plain["cosine"].isna().all()

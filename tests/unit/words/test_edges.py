@@ -5,9 +5,9 @@ import math
 import pandas as pd
 import pytest
 
-from resviz.words import gradients as G
-from resviz.words import norms as N
-from resviz.words.norm_training import GRAD_PART, stability_finding
+from resviz.gradients import words as G
+from resviz.norms import words as N
+from resviz.norms.training_words import GRAD_PART, stability_finding
 from resviz.words.numbers import ratio_words, trend_words
 from resviz.words.sentences import change, compare, share_of, spread_vs, trend
 
@@ -214,7 +214,7 @@ def test_stream_change_never_quotes_inf_or_nan_as_a_size(plain, want):
 
 
 def test_per_layer_headline_shows_no_nan_or_inf_figure():
-    from resviz.words.headline import gradients as HG
+    from resviz.gradients import headline as HG
 
     h = HG.per_layer([math.nan, -2.5], [math.inf, 0.4], [0, 1], 10)
     assert [f.value for f in h.figures] == ["not finite", "not finite"]

@@ -1,4 +1,4 @@
-"""Each section's headline (resviz/words/headline/): the seeds' agreement in one short
+"""Each section's headline (resviz/<topic>/headline.py): the seeds' agreement in one short
 line, worded for NaN, Inf, ties, zeros, negatives and one seed. Gradient flow and
 skip connections here; the other pages in test_headline_pages.py."""
 
@@ -6,10 +6,10 @@ import math
 
 import pandas as pd
 
-from resviz.recipes.core import Result
+from resviz.core import Result
+from resviz.gradients import headline as G
+from resviz.shortcuts import headline as K
 from resviz.words.headline import Figure, Headline, seeds_headline
-from resviz.words.headline import gradients as G
-from resviz.words.headline import skip as K
 
 INF, NAN = math.inf, math.nan
 SAYS = {"r": "the residual stack passes more", "p": "the plain stack passes more"}

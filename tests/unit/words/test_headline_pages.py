@@ -1,4 +1,4 @@
-"""Each section's headline (resviz/words/headline/) for normalization, sinusoidal
+"""Each section's headline (resviz/<topic>/headline.py) for normalization, sinusoidal
 encoding, the encoder playground and pretrained models: worded for NaN, Inf, ties,
 zeros, negatives and one seed."""
 
@@ -6,12 +6,12 @@ import math
 
 import pandas as pd
 
+from resviz.encoder import headline as E
+from resviz.norms import headline as N
+from resviz.positional import headline as P
+from resviz.pretrained import headline as T
+from resviz.pretrained.stream.travel import travel
 from resviz.words.headline import Figure
-from resviz.words.headline import encoder as E
-from resviz.words.headline import norms as N
-from resviz.words.headline import positional as P
-from resviz.words.headline import pretrained as T
-from resviz.words.headline.travel import travel
 
 INF, NAN = math.inf, math.nan
 

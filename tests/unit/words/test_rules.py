@@ -1,11 +1,11 @@
 """The sentences a configuration fixes (algebra true for every weight): what the
-stream after a sublayer is (resviz.words.encoder) and how a block's output norm
-relates to its input's (resviz.words.skip)."""
+stream after a sublayer is (resviz.encoder.words) and how a block's output norm
+relates to its input's (resviz.shortcuts.words)."""
 
 import pytest
 
-from resviz.words.encoder import encoder_stream_rule
-from resviz.words.skip import stack_norm_rule
+from resviz.encoder.words import encoder_stream_rule
+from resviz.shortcuts.words import stack_norm_rule
 
 
 @pytest.mark.parametrize(

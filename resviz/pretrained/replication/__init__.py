@@ -1,0 +1,1 @@
+"""Replication cards: a published figure, recomputed on the model in hand."""
