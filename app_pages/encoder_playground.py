@@ -37,12 +37,6 @@ PRESETS = rv.ENCODER_PRESETS
 CODE_OPEN = "playground_code_open"  # the code expander's state (a view, not a setting)
 
 
-def _widget_value(name: str, value: object) -> object:
-    """A config field's value as the model widget ``name`` holds it."""
-    kind = S.SPEC.param(name).kind  # type: ignore[union-attr]
-    return {"choice": str, "int": int, "float": float, "bool": bool}[kind](value)
-
-
 def preset_fills_in_the_model() -> None:
     """On the page's first run, a link that names a preset gets that preset's value
     for every model setting it leaves out (the widgets' own defaults are Pre-LN's)."""
@@ -51,18 +45,17 @@ def preset_fills_in_the_model() -> None:
     raw = st.query_params.get_all("preset")
     if len(raw) != 1 or raw[0] not in PRESETS:
         return  # a bad or repeated preset is reported by its widget
-    base = PRESETS[raw[0]]
-    for name, fld in S.MODEL_FIELDS.items():
+    for name, value in rv.encoder.Model.of(PRESETS[raw[0]]).values().items():
         key = f"{PAGE}:{name}"
         if key not in st.session_state and name not in st.query_params:
-            st.session_state[key] = _widget_value(name, getattr(base, fld))
+            st.session_state[key] = value
 
 
 def apply_preset() -> None:
     """Choosing a preset sets every model widget to the preset's values."""
-    base = PRESETS[st.session_state[f"{PAGE}:preset"]]
-    for name, fld in S.MODEL_FIELDS.items():
-        st.session_state[f"{PAGE}:{name}"] = _widget_value(name, getattr(base, fld))
+    model = rv.encoder.Model.of(PRESETS[st.session_state[f"{PAGE}:preset"]])
+    for name, value in model.values().items():
+        st.session_state[f"{PAGE}:{name}"] = value
 
 
 preset_fills_in_the_model()
@@ -70,59 +63,58 @@ tabs = p.sections()
 
 
 # ------------------------------------------------------------ shared settings
-def draw_settings() -> dict[str, object]:
+def draw_settings() -> tuple[rv.encoder.Text, rv.encoder.Model]:
     """The text, tokenizer and model widgets (the same keys in every section): the
-    recipes' settings by their URL names."""
-    text = p.text("Text (stays on this server, is never rendered as HTML)", "text")
+    groups of settings every recipe takes."""
+    text = p.widget("text")
     c1, c2, c3 = st.columns(3)
     with c1:
-        level = p.radio("Tokens", "level")
+        level = p.widget("level")
     with c2:
-        max_len = p.slider("Max tokens shown and per training window", "max_len")
+        max_len = p.widget("max_len")
     with c3:
-        vocab = p.slider(
-            "Vocabulary: most frequent tokens kept",
-            "vocab",
-            help=f"At most this many, the {len(rv.data.SPECIALS)} special tokens "
-            f"{', '.join(rv.data.SPECIALS)} included; the text's most frequent tokens "
-            "fill the rest (fewer where the text has fewer distinct tokens).",
-        )
-    p.select("Preset", "preset", on_change=apply_preset)
+        vocab = p.widget("vocab")
+    p.widget("preset", on_change=apply_preset)
     c1, c2, c3, c4 = st.columns(4)
     with c1:
-        layers = p.slider("Layers", "layers")
-        d_model = int(p.select("d_model", "d_model"))
-        heads = int(p.select("Heads", "heads", help="must divide d_model"))
+        layers = p.widget("layers")
+        d_model = p.widget("d_model")
+        heads = p.widget("heads")
     with c2:
-        d_ff = int(p.select("d_ff (FFN hidden)", "d_ff"))
-        act = p.select("Activation", "act")
-        dropout = p.slider("Dropout (training only)", "dropout")
+        d_ff = p.widget("d_ff")
+        act = p.widget("act")
+        dropout = p.widget("dropout")
     with c3:
-        norm = p.select("Norm", "norm")
-        place = p.radio("Norm placement", "place")
-        pos = p.select("Positions", "pos")
+        norm = p.widget("norm")
+        place = p.widget("place")
+        pos = p.widget("pos")
     with c4:
-        residual = p.toggle("Residual connections", "residual")
-        ffn = p.toggle("FFN sublayer", "ffn")
-    return dict(
-        text=text, level=level, max_len=max_len, vocab=vocab, layers=layers, d_model=d_model,
-        heads=heads, d_ff=d_ff, act=act, dropout=dropout, norm=norm, place=place, pos=pos,
-        residual=residual, ffn=ffn, seed=ctx.seed,
+        residual = p.widget("residual")
+        ffn = p.widget("ffn")
+    return (
+        rv.encoder.Text(text=text, level=level, max_len=max_len, vocab=vocab),
+        rv.encoder.Model(
+            layers=layers, d_model=d_model, heads=heads, d_ff=d_ff, act=act, dropout=dropout,
+            norm=norm, place=place, pos=pos, residual=residual, ffn=ffn,
+        ),
     )  # fmt: skip
 
 
-def shared_settings(full: bool) -> tuple[dict[str, object], rv.encoder.Setup] | None:
+Shared = tuple[rv.encoder.Text, rv.encoder.Model, rv.encoder.Setup]
+
+
+def shared_settings(full: bool) -> Shared | None:
     """Draw the shared settings (in full, or folded away) and check them: the settings
     and what they make, or None, with the reason shown, where nothing can run."""
     if full:
         st.subheader("Your text and the model")
-        settings = draw_settings()
+        corpus, model = draw_settings()
     else:
         with st.expander("Text and model (shared by every section)"):
-            settings = draw_settings()
-    d_model, heads = int(settings["d_model"]), int(settings["heads"])  # type: ignore[call-overload]
+            corpus, model = draw_settings()
+    d_model, heads = int(model.d_model), int(model.heads)
     if d_model % heads:
-        fits = [h for h in S.HEAD_CHOICES if d_model % int(h) == 0]
+        fits = [h for h in rv.encoder.settings.HEAD_CHOICES if d_model % int(h) == 0]
         st.warning(
             f"The number of heads must divide d_model (each head gets d_model / heads "
             f"features): {heads} heads do not divide d_model = {d_model}. Pick "
@@ -131,7 +123,7 @@ def shared_settings(full: bool) -> tuple[dict[str, object], rv.encoder.Setup] | 
         )
         return None
     try:
-        s = cache.playground_setup(**settings)
+        s = cache.playground_setup(**corpus.values(), **model.values(), seed=ctx.seed)
     except ValueError as exc:
         # The message names widget values only (no user text).
         st.warning(f"This configuration cannot be built: {exc}")
@@ -146,7 +138,7 @@ def shared_settings(full: bool) -> tuple[dict[str, object], rv.encoder.Setup] | 
         return None
     if not full:
         st.caption(summary(s))
-    return settings, s
+    return corpus, model, s
 
 
 def summary(s: rv.encoder.Setup) -> str:
@@ -162,18 +154,13 @@ def summary(s: rv.encoder.Setup) -> str:
     )
 
 
-def head_settings() -> tuple[int, int]:
+def head_settings() -> rv.encoder.Head:
     """The layer and head sliders (counted from 1; a recipe clamps them to the model)."""
-    c1, c2 = st.columns(2)
-    with c1:
-        layer = p.slider("Layer", "layer")
-    with c2:
-        head = p.slider("Head", "head")
-    return layer, head
+    return p.draw(rv.encoder.Head, columns=2)
 
 
-def clamped(layer: int, head: int, block: int, shown: int, n_layers: int, n_heads: int) -> None:
-    if (block, shown) != (layer, head):
+def clamped(asked: rv.encoder.Head, block: int, shown: int, n_layers: int, n_heads: int) -> None:
+    if (block, shown) != (asked.layer, asked.head):
         st.caption(
             f"This model has {n_layers} layer(s) and {n_heads} head(s): showing layer "
             f"{block}, head {shown}."
@@ -181,12 +168,14 @@ def clamped(layer: int, head: int, block: int, shown: int, n_layers: int, n_head
 
 
 # -------------------------------------------------------------------- Model
-def model_section(settings: dict[str, object], s: rv.encoder.Setup, top: object = None) -> None:
+def model_section(
+    corpus: rv.encoder.Text, model: rv.encoder.Model, s: rv.encoder.Setup, top: object = None
+) -> None:
     """The tokens, the model card and the code: no forward pass beyond the timing. The
     card's figures and its line are the section's headline, drawn in ``top`` (above the
     settings) where given."""
     sec = Section(TITLE, S.MODEL, ctx.device)
-    r = sec.run(E.model, **settings)
+    r = sec.run(E.model, corpus, model, seed=ctx.seed)
     T = r.n_tokens
     if r.truncated:
         st.info(
@@ -257,13 +246,15 @@ def model_section(settings: dict[str, object], s: rv.encoder.Setup, top: object 
 
 
 # ---------------------------------------------------------------- Attention
-def attention_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
+def attention_section(
+    corpus: rv.encoder.Text, model: rv.encoder.Model, s: rv.encoder.Setup
+) -> None:
     st.subheader("Attention maps")
     top = slot()
-    layer, head = head_settings()
+    shown = head_settings()
     sec = Section(TITLE, S.ATTENTION, ctx.device)
-    r = sec.run(E.attention, **settings, layer=layer, head=head)
-    clamped(layer, head, r.block, r.head, r.n_layers, r.n_heads)
+    r = sec.run(E.attention, corpus, model, shown, seed=ctx.seed)
+    clamped(shown, r.block, r.head, r.n_layers, r.n_heads)
     headline(H.attention(r.attention, r.n_tokens, r.block, r.head), at=top)
     shown = r.seeds[0]
     one = r.attention[r.attention["seed"] == shown]
@@ -285,11 +276,11 @@ def attention_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
 
 
 # ---------------------------------------------------------- Residual stream
-def stream_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
+def stream_section(corpus: rv.encoder.Text, model: rv.encoder.Model, s: rv.encoder.Setup) -> None:
     st.subheader("The residual stream")
     cfg = s.cfg
     sec = Section(TITLE, S.STREAM, ctx.device)
-    r = sec.run(E.stream, **settings)
+    r = sec.run(E.stream, corpus, model, seed=ctx.seed)
     headline(H.stream(r.stream))
     bands = rv.words.band_words(r.seeds)
     many = len(r.seeds) > 1
@@ -356,13 +347,13 @@ def stream_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
 COLLAPSE_AXES = dict(x="block", color="variant", x_int=True, x_title="block (0 = the input)")
 
 
-def collapse_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
+def collapse_section(corpus: rv.encoder.Text, model: rv.encoder.Model, s: rv.encoder.Setup) -> None:
     st.subheader("Rank collapse")
     if s.T < 2:
         st.info("Rank collapse needs at least 2 tokens.")
         return
     sec = Section(TITLE, S.COLLAPSE, ctx.device)
-    r = sec.run(E.collapse, **settings)
+    r = sec.run(E.collapse, corpus, model, seed=ctx.seed)
     collapse = r.collapse
     headline(H.collapse(collapse))
     floor = rv.words.FLOAT64_RESOLUTION
@@ -411,23 +402,19 @@ def collapse_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
 
 
 # ----------------------------------------------------------------- Training
-def training_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
+def training_section(corpus: rv.encoder.Text, model: rv.encoder.Model, s: rv.encoder.Setup) -> None:
     st.subheader("Train it live")
     cfg, T = s.cfg, s.T
-    c1, c2, c3 = st.columns(3)
-    with c1:
-        against = p.select("Train against", "against")
-    with c2:
-        steps = p.slider("Steps", "steps")
-    with c3:
-        lr = float(p.select("Learning rate", "lr"))
+    train = p.draw(rv.encoder.Training, columns=3)
+    steps = train.steps
     # The sidebar's seeds travel with the run (and key it): one run per seed.
     run_settings = with_seeds(
-        E.training, {**settings, "against": against, "steps": steps, "lr": lr}
+        E.training,
+        {**corpus.values(), **model.values(), "seed": ctx.seed, **train.values()},
     )
     n_seeds = int(run_settings["seeds"])
     seeds = list(range(ctx.seed, ctx.seed + n_seeds))
-    variants = rv.encoder.training_variants(cfg, against)
+    variants = rv.encoder.training_variants(cfg, train.against)
     start = (
         f"Both models start from seed {ctx.seed} and see the same {E.BATCH}-window batches."
         if n_seeds == 1
@@ -467,7 +454,7 @@ def training_section(settings: dict[str, object], s: rv.encoder.Setup) -> None:
     # different texts tokenize to the same ids must not see or join each other's run.
     key = (
         "playground",
-        hashlib.sha256(str(settings["text"]).encode("utf-8", "surrogatepass")).hexdigest(),
+        hashlib.sha256(corpus.text.encode("utf-8", "surrogatepass")).hexdigest(),
         tuple((k, v) for k, v in run_settings.items() if k != "text"),
         E.BATCH,
         str(device),
@@ -590,13 +577,13 @@ def trained_views(sec: Section, r: rv.recipes.Result) -> None:
         "trained model gives the hidden token. " + W.correct_words(preds),
     )
     st.subheader("The views again, on the trained models")
-    layer, head = head_settings()
+    asked = head_settings()
     # A map has no band: the first seed's trained model (its maps are a value of
     # that seed's own result).
     first, seed0 = r.per_seed[0], r.seeds[0]
     n_layers, n_heads = first.attention.shape[:2]
-    block, shown = min(layer, n_layers), min(head, n_heads)
-    clamped(layer, head, block, shown, n_layers, n_heads)
+    block, shown = min(asked.layer, n_layers), min(asked.head, n_heads)
+    clamped(asked, block, shown, n_layers, n_heads)
     one = rv.encoder.attention_frame(first.attention, r.labels, block, shown)
     title = f"Trained (seed {seed0}): layer {block}, head {shown}"
     views.chart(

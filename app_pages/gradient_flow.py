@@ -12,6 +12,7 @@ from resviz.charts.lines import seed_band
 from resviz.core import Result
 from resviz.gradients import headline as H
 from resviz.gradients import recipes as R
+from resviz.gradients import settings as GS
 from resviz.gradients import words as W
 from resviz.words.headline import Figure
 from resviz.words.numbers import format_log10
@@ -36,34 +37,12 @@ tabs = p.sections()
 dev = str(ctx.device)
 PLAIN, RESID = G.PLAIN, G.RESIDUAL
 
+
 # The stack's settings, shared by the sections that build it: drawn at the top of
 # each (the depth sweep sets depth and activation itself, so it draws the rest).
-STACK = ("depth", "width", "act", "init", "norm")
-STACK_WIDGETS = {
-    "depth": lambda: p.slider("Depth (blocks)", "depth"),
-    "width": lambda: p.slider("Width", "width"),
-    "act": lambda: p.select("Activation", "act"),
-    "init": lambda: p.select("Init", "init"),
-    "norm": lambda: p.select("Norm (pre)", "norm"),
-}
-
-
-def stack_settings(names: tuple[str, ...] = STACK) -> rv.StackConfig:
-    """Draw the named stack settings; the stack they describe (the others at their
-    defaults), with the sidebar seed."""
-    values = {n: S.SPEC.param(n).default for n in STACK}  # type: ignore[union-attr]
-    cols = st.columns(3)
-    for i, name in enumerate(names):
-        with cols[i * 3 // len(names)]:
-            values[name] = STACK_WIDGETS[name]()
-    return rv.StackConfig(
-        depth=values["depth"],
-        width=values["width"],
-        activation=values["act"],
-        init=values["init"],
-        norm=values["norm"],
-        seed=ctx.seed,
-    )
+def stack_settings(only: tuple[str, ...] | None = None) -> GS.Stack:
+    """Draw the stack's settings (those in ``only``; the others at their defaults)."""
+    return p.draw(GS.Stack, only=only, columns=3)
 
 
 def titled_chart_code(frame: str, title: str, kw: dict) -> str:
@@ -155,22 +134,14 @@ def per_layer_section() -> None:
     """Weight and stream gradients of one plain and one residual stack at init."""
     st.subheader("Gradient norms per layer, at init")
     top = slot()
-    base = stack_settings()
-    if not fits_in_float64(base):
+    stack = stack_settings()
+    if not fits_in_float64(stack.config(ctx.seed)):
         return
     sec = Section(TITLE, S.PER_LAYER, dev)
-    r = sec.run(
-        rv.recipes.gradients.per_layer,
-        depth=base.depth,
-        width=base.width,
-        act=base.activation,
-        init=base.init,
-        norm=base.norm,
-        seed=ctx.seed,
-    )
+    r = sec.run(rv.recipes.gradients.per_layer, stack, seed=ctx.seed)
     seeds = seeds_of(r)
     headline(
-        H.per_layer(gains(r, PLAIN), gains(r, RESID), seeds, base.depth, names=(PLAIN, RESID)),
+        H.per_layer(gains(r, PLAIN), gains(r, RESID), seeds, stack.depth, names=(PLAIN, RESID)),
         W.larger_gradient_over_seeds(gains(r, PLAIN), gains(r, RESID), seeds),
         at=top,
     )
@@ -195,7 +166,7 @@ def per_layer_section() -> None:
             )
             + " A weight gradient is a sum of outer products of the gradient at the layer's "
             "output with the layer's input, so it scales with the size of that input (the "
-            f"stream entering the block{', after the norm layer' if base.norm != 'none' else ''}) "
+            f"stream entering the block{', after the norm layer' if stack.norm != 'none' else ''}) "
             "as well as with the gradient. " + band_words(seeds),
             **WEIGHT_LINE,
         )
@@ -258,8 +229,8 @@ def derivation_section() -> None:
     """The I + J Jacobian of one block, and the scaled shortcut's λ^L."""
     st.subheader("The derivation, checked live")
     top = slot()
-    base = stack_settings()
-    if not fits_in_float64(base):
+    stack = stack_settings()
+    if not fits_in_float64(stack.config(ctx.seed)):
         return
     st.latex(
         r"x_{l+1} = x_l + f(x_l)\;\Rightarrow\;"
@@ -273,7 +244,7 @@ def derivation_section() -> None:
         "and they can be far larger than it. A plain stack has only the product of the J_l, "
         "whose norm is at most the product of their norms: it shrinks when those are below 1."
     )
-    block = p.slider("Block to inspect (1 = input side)", "block")
+    block = p.widget("block")
     st.markdown(
         "**Scaled shortcut: λ·x + f(x) carries λ^L.** He et al. 2016 (*Identity Mappings in "
         "Deep Residual Networks*, section 3) scale the shortcut instead of the branch: the "
@@ -284,25 +255,14 @@ def derivation_section() -> None:
     )
     s1, s2, s3 = st.columns(3)
     with s1:
-        scale = p.slider("λ (shortcut scale)", "l")
+        scale = p.widget("l")
     with s2:
-        depth_l = p.slider("L (blocks) for this experiment", "L")
+        depth_l = p.widget("L")
     with s3:
-        small = p.toggle("near-zero branches", "small")
+        small = p.widget("small")
+    derive = GS.Derivation(block=block, L=depth_l, small=small)
     sec = Section(TITLE, S.DERIVATION, dev)
-    r = sec.run(
-        R.derivation,
-        depth=base.depth,
-        width=base.width,
-        act=base.activation,
-        init=base.init,
-        norm=base.norm,
-        block=block,
-        l=scale,
-        L=depth_l,
-        small=small,
-        seed=ctx.seed,
-    )
+    r = sec.run(R.derivation, stack, derive, GS.Scale(l=scale), seed=ctx.seed)
     seeds = seeds_of(r)
     measured = [float(run.values["log10_measured"]) for run in r.per_seed]
     log_m = float(np.median(measured))
@@ -364,7 +324,7 @@ def derivation_section() -> None:
         + " "
         + W.agreement_over_seeds(measured, r.log10_identity_term, seeds)
         + " "
-        + W.why_over_seeds([run.ratio for run in r.per_seed], seeds, scale, base.norm, small)
+        + W.why_over_seeds([run.ratio for run in r.per_seed], seeds, scale, stack.norm, small)
         + flagged(r.ratio_curves, "log10_ratio", "value", ("curve", "blocks_above"))
         + " "
         + band_words(seeds),
@@ -408,12 +368,13 @@ def sweep_section() -> None:
     """Fresh stacks of 1 to 100 blocks per activation, plain and residual (background)."""
     st.subheader("Depth sweep: what reaches the first layer")
     # Depth and activation are what the sweep varies: the stack's other settings.
-    sweep_base = dataclasses.replace(stack_settings(("width", "init", "norm")), depth=1)
-    measure = p.radio("Measure", "measure")
+    sweep_stack = stack_settings(("width", "init", "norm"))
+    sweep_base = dataclasses.replace(sweep_stack.config(ctx.seed), depth=1)
+    measure = p.widget("measure")
     ycol = "log10_gain" if measure.startswith("||dL/dx_0") else "log10_first_weight_grad"
     settings = with_seeds(
         R.depth_sweep,
-        dict(width=sweep_base.width, init=sweep_base.init, norm=sweep_base.norm, seed=ctx.seed),
+        dict(width=sweep_stack.width, init=sweep_stack.init, norm=sweep_stack.norm, seed=ctx.seed),
     )
     n_seeds = int(settings["seeds"])
     depths = G.DEFAULT_DEPTHS
@@ -543,7 +504,8 @@ HEATMAP = dict(
 def training_section() -> None:
     """Plain and residual (and λ·x + f(x)) trained side by side, gradients per block."""
     st.subheader("Training side by side")
-    base = stack_settings()
+    stack = stack_settings()
+    base = stack.config(ctx.seed)
     st.markdown(
         "The stacks set above train with Adam from the same seed and init on the same "
         "batches (Gaussian inputs, targets from a fixed random tanh teacher). The heatmaps "
@@ -551,23 +513,14 @@ def training_section() -> None:
     )
     t1, t2, t3 = st.columns(3)
     with t1:
-        steps = p.slider("Steps", "steps")
+        steps = p.widget("steps")
     with t2:
-        lr = p.select("Learning rate", "lr")
+        lr = p.widget("lr")
     with t3:
-        with_scaled = p.toggle("also train λ·x + f(x)", "train_scaled")
+        with_scaled = p.widget("train_scaled")
         # The Derivation section's λ (URL name l), drawn here while it is used.
-        scale = p.slider("λ (shortcut scale)", "l") if with_scaled else None
-    settings = dict(
-        depth=base.depth,
-        width=base.width,
-        act=base.activation,
-        init=base.init,
-        norm=base.norm,
-        steps=steps,
-        lr=lr,
-        train_scaled=with_scaled,
-    )
+        scale = p.widget("l") if with_scaled else None
+    settings = {**stack.values(), "steps": steps, "lr": lr, "train_scaled": with_scaled}
     if with_scaled:
         settings["l"] = scale
     settings["seed"] = ctx.seed
@@ -707,9 +660,9 @@ def shattered_section() -> None:
         "normalization subtracts each unit's mean over the line, which moves the kinks away "
         "from 0."
     )
-    bn = p.toggle("batch normalization (recommended)", "bn")
+    nets = p.draw(GS.Shattered)
     sec = Section(TITLE, S.SHATTERED, dev)
-    r = sec.run(R.shattered, bn=bn, seed=ctx.seed)
+    r = sec.run(R.shattered, nets, seed=ctx.seed)
     seeds = seeds_of(r)
     headline(H.shattered(r.lag1, seeds), at=top)
     # The median of several nets' df/dx is no net's gradient (and smoother than each):

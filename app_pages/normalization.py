@@ -5,6 +5,7 @@ returns and words it with ``resviz.norms.words``."""
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -19,6 +20,7 @@ from resviz.norms import headline as H
 from resviz.norms import recipes as R
 from resviz.norms import training_words as NT
 from resviz.norms import words as NW
+from resviz.norms.settings import Inputs, PrePost, Stability, Timing, Transform, Warmup
 from resviz.words.headline import Figure
 from resviz.words.seeds import band_words, seeds_label
 from ui import charts, jobs, views
@@ -86,33 +88,34 @@ def seeds_words(seeds: tuple[int, ...]) -> str:
 # The input batch, shared by the first three sections: drawn at the top of each (under
 # its title and finding), it keeps its values (and its place in the URL) while another
 # section is open.
-def input_settings() -> dict[str, Any]:
+def input_settings() -> Inputs:
     c1, c2, c3, c4 = st.columns(4)
     with c1:
-        batch = p.slider("batch size", "batch")
+        batch = p.widget("batch")
     with c2:
-        tokens = p.slider("tokens per sample", "tokens")
+        tokens = p.widget("tokens")
     with c3:
-        d = int(p.select("features d", "d"))
+        d = p.widget("d")
     with c4:
-        big = float(p.select("first half x", "big"))
-        small = float(p.select("second half x", "small"))
-    return dict(batch=batch, tokens=tokens, d=d, big=big, small=small)
+        big = p.widget("big")
+        small = p.widget("small")
+    return Inputs(batch=batch, tokens=tokens, d=d, big=big, small=small)
 
 
 # ------------------------------------------------------------------------ four views
-def four_views_section(batch_settings: Callable[[], dict[str, Any]]) -> None:
+def four_views_section(batch_settings: Callable[[], Inputs]) -> None:
     st.subheader("Same input, four views")
     top = slot()
-    s = batch_settings()
+    inputs = batch_settings()
+    (batch, tokens, d), (big, small) = inputs.sizes(), inputs.scales()
     sec = Section(TITLE, S.FOUR_VIEWS, dev)
-    r = sec.run(R.four_views, **s, seed=ctx.seed)
+    r = sec.run(R.four_views, inputs, seed=ctx.seed)
     r0, first = one_seed(sec, r)
     headline(H.four_views([x.halves for x in r.per_seed], r.seeds or (ctx.seed,)), at=top)
     st.markdown(
-        f"Gaussian input of {s['batch']} samples x {s['tokens']} tokens x {s['d']} features; "
-        f"features 0 to {s['d'] // 2 - 1} multiplied by {s['big']:g}, the rest by "
-        f"{s['small']:g}. The heatmaps show sample 0 of seed {first}'s batch (rows: tokens, "
+        f"Gaussian input of {batch} samples x {tokens} tokens x {d} features; "
+        f"features 0 to {d // 2 - 1} multiplied by {big:g}, the rest by "
+        f"{small:g}. The heatmaps show sample 0 of seed {first}'s batch (rows: tokens, "
         "columns: features), each with its own colour scale."
     )
     cols = st.columns(2) + st.columns(2)
@@ -152,9 +155,9 @@ def four_views_section(batch_settings: Callable[[], dict[str, Any]]) -> None:
         "norm_histograms",
         account=f"All values of seed {first}'s batch. "
         + (
-            f"Raw values mix two scales, x{s['big']:g} and x{s['small']:g}. "
-            if s["big"] != s["small"]
-            else f"Raw values share one scale, x{s['big']:g}. "
+            f"Raw values mix two scales, x{big:g} and x{small:g}. "
+            if big != small
+            else f"Raw values share one scale, x{big:g}. "
         )
         + "Each norm sets a mean square of 1 (up to eps): LayerNorm and RMSNorm per token, "
         f"BatchNorm per feature. The largest |value| after each ({seeds_words(r.seeds)}): "
@@ -181,17 +184,17 @@ def four_views_section(batch_settings: Callable[[], dict[str, Any]]) -> None:
 
 
 # --------------------------------------------------------------- textbook versus torch
-def textbook_section(batch_settings: Callable[[], dict[str, Any]]) -> None:
+def textbook_section(batch_settings: Callable[[], Inputs]) -> None:
     st.subheader("Textbook versus library LayerNorm")
     top = slot()
-    s = batch_settings()
+    inputs = batch_settings()
     st.latex(
         r"\text{textbook: } \frac{x-\mu}{s_{n-1}+10^{-6}} \qquad "
         r"\text{torch: } \frac{x-\mu}{\sqrt{\sigma^2+10^{-5}}},\quad "
         r"s_{n-1}=\sigma\sqrt{\tfrac{n}{n-1}}"
     )
     sec = Section(TITLE, S.TEXTBOOK, dev)
-    r = sec.run(R.textbook, **s, seed=ctx.seed)
+    r = sec.run(R.textbook, inputs, seed=ctx.seed)
     runs = r.per_seed
     measured = [x.measured_max for x in runs]
     fit = [x.fit for x in runs]
@@ -229,17 +232,13 @@ def textbook_section(batch_settings: Callable[[], dict[str, Any]]) -> None:
 
 
 # ------------------------------------------------------------------------ invariances
-def invariances_section(batch_settings: Callable[[], dict[str, Any]]) -> None:
+def invariances_section(batch_settings: Callable[[], Inputs]) -> None:
     st.subheader("Invariances, measured")
     top = slot()
-    s = batch_settings()
-    c1, c2 = st.columns(2)
-    with c1:
-        shift = p.slider("shift constant", "shift")
-    with c2:
-        scale = p.slider("scale constant", "scale")
+    inputs = batch_settings()
+    transform = p.draw(Transform, columns=2)
     sec = Section(TITLE, S.INVARIANCES, dev)
-    r = sec.run(R.invariances, **s, shift=shift, scale=scale, seed=ctx.seed)
+    r = sec.run(R.invariances, inputs, transform, seed=ctx.seed)
     tables = [x.table for x in r.per_seed]
     headline(H.invariances(tables, N.INVARIANCE_NORMS, r.seeds or (ctx.seed,)), at=top)
     sec.table(
@@ -310,20 +309,8 @@ def batch_section() -> None:
 def prepost_section() -> None:
     st.subheader("Post-LN versus Pre-LN at init")
     top = slot()
-    c1, c2, c3 = st.columns(3)
-    with c1:
-        layers = p.slider("layers", "layers")
-    with c2:
-        d_model = int(p.select("d_model", "d_model"))
-    with c3:
-        init = p.select(
-            "weight init",
-            "init",
-            help="xavier: Xiong et al.'s setting. default: PyTorch's Linear init, "
-            "U(±1/sqrt(fan_in)), whose attention and FFN weights have a smaller std than "
-            "Xavier's (1/sqrt(3 fan_in) against sqrt(2/(fan_in + fan_out))), so each sublayer "
-            "adds less to the Pre-LN stream.",
-        )
+    encoders = p.draw(PrePost, columns=3)
+    layers = encoders.layers
     st.markdown(
         "An encoder with real attention and ReLU FFN sublayers (4 heads, FFN 4d) at init. "
         "**Input scale, on purpose:** token embeddings plus sinusoidal positions of random "
@@ -331,7 +318,7 @@ def prepost_section() -> None:
         "Xiong et al.'s analysis."
     )
     sec = Section(TITLE, S.PREPOST, dev)
-    r = sec.run(R.prepost_ln, layers=layers, d_model=d_model, init=init, seed=ctx.seed)
+    r = sec.run(R.prepost_ln, encoders, seed=ctx.seed)
     runs = r.per_seed
     headline(H.prepost([x.stream for x in runs], r.seeds or (ctx.seed,), layers), at=top)
     raw0 = [
@@ -465,15 +452,9 @@ def log_lines(y: str, title: str) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- warm-up
 def warmup_section() -> None:
     st.subheader("Training with and without learning-rate warm-up")
-    c1, c2, c3, c4 = st.columns(4)
-    with c1:
-        w_layers = p.slider("layers", "w_layers")
-    with c2:
-        w_lr = float(p.select("peak learning rate", "w_lr"))
-    with c3:
-        w_steps = p.slider("steps", "w_steps")
-    with c4:
-        w_warm = p.slider("warm-up steps", "w_warm")
+    training = p.draw(Warmup, columns=4)
+    w_layers, w_steps, w_warm = training.w_layers, training.w_steps, training.w_warm
+    w_lr = float(training.w_lr)
     variants = N.warmup_models(w_layers)
     # Both variants train side by side, twice (with and without warm-up): one refusal,
     # shown by the panel below.
@@ -522,7 +503,7 @@ def warmup_section() -> None:
         sec.table(r, "summary", "warmup_summary", column_config=significant(r.summary))
         sec.notebook.code(MODELS).frame("warmup_variants", MODELS)
 
-    settings = dict(w_layers=w_layers, w_lr=w_lr, w_steps=w_steps, w_warm=w_warm, seed=ctx.seed)
+    settings = {**training.values(), "seed": ctx.seed}
     training_panel("warmup", sec, R.warmup, settings, 2 * w_steps, draw, blocked)
 
 
@@ -543,29 +524,10 @@ def use_settings(values: dict[str, Any]) -> None:
 
 def stability_section() -> None:
     st.subheader("Training stability: residual x norm")
-    c1, c2, c3, c4 = st.columns(4)
-    with c1:
-        s_norm = p.select("norm type", "s_norm")
-    with c2:
-        s_pos = p.radio("placement", "s_pos")
-    with c3:
-        lr_option = p.select("learning rate", "s_lr")
-        s_lr = float(lr_option)
-    with c4:
-        s_steps = p.slider("Adam steps", "s_steps")
-    c1, c2 = st.columns(2)
-    with c1:
-        s_norms = p.toggle("add residual + the other norm types", "s_norms")
-    with c2:
-        s_place = p.toggle("add residual + the other placement", "s_place")
-    now = dict(
-        s_norm=s_norm,
-        s_pos=s_pos,
-        s_lr=lr_option,
-        s_steps=s_steps,
-        s_norms=s_norms,
-        s_place=s_place,
-    )
+    run = p.draw(Stability, only=("s_norm", "s_pos", "s_lr", "s_steps"), columns=4)
+    more = p.draw(Stability, only=("s_norms", "s_place"), columns=2)
+    training = replace(run, s_norms=more.s_norms, s_place=more.s_place)
+    now = training.values()
     for col, (key, (label, values)) in zip(st.columns(2), STABILITY_SETTINGS.items(), strict=True):
         col.button(
             label,
@@ -591,7 +553,8 @@ def stability_section() -> None:
         "(batch 16 x 32), Adam, every variant from the same seed on the same batches."
     )
     sec = Section(TITLE, S.STABILITY, dev)
-    models = N.variant_table(N.stability_models(s_norm, s_pos, s_norms, s_place))
+    t = training
+    models = N.variant_table(N.stability_models(t.s_norm, t.s_pos, t.s_norms, t.s_place))
     views.table(models, "stability_variants")
 
     def draw(r: Result) -> None:
@@ -620,14 +583,14 @@ def stability_section() -> None:
             + band_words(r.seeds)
             + " "
             + NT.start_end_words(r.history)
-            + f" At learning rate {s_lr:g}: "
+            + f" At learning rate {float(t.s_lr):g}: "
             + NT.divergence_words(r.history)
         )
         csv(sec, r, "history", "stability_training")
         sec.table(r, "summary", "stability_summary", column_config=significant(r.summary))
 
-    settings = {**now, "s_lr": s_lr, "seed": ctx.seed}
-    training_panel("stability", sec, R.stability, settings, s_steps, draw)
+    settings = {**now, "seed": ctx.seed}
+    training_panel("stability", sec, R.stability, settings, t.s_steps, draw)
 
 
 # -------------------------------------------------------------------------------- cost
@@ -636,14 +599,14 @@ def timed(t_size: str, seed: int, device: str, nonce: int) -> tuple[Result, str 
     """The Cost recipe on ``device`` (the CPU if it fails there), measured again for
     each ``nonce`` ("Measure again")."""
     return rv.run_with_fallback(
-        lambda d: R.cost(t_size=t_size, seed=seed, device=d), torch.device(device)
+        lambda d: R.cost(Timing(t_size=t_size), seed=seed, device=d), torch.device(device)
     )
 
 
 def cost_section() -> None:
     st.subheader("Cost: LayerNorm versus RMSNorm")
     top = slot()
-    t_size = p.select("input size (batch x tokens x d)", "t_size")
+    t_size = p.widget("t_size")
     # The timing holds its input many times over (RMSNorm's backward most of all): it
     # has its own estimate, and is refused like a model that does not fit.
     refused = views.check_budget(N.norm_timing_cost(*R.cost_size(t_size)), "Timing at this size")

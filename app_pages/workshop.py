@@ -34,7 +34,7 @@ if hosting is None:
     # A join link (a valid code in the URL): the join form alone.
     joining = normalize_code(st.query_params.get("join")) is not None
     with st.expander("Join a room", expanded=joining, icon=":material/login:"):
-        raw_code = p.text("Room code", "join", placeholder="the code on the screen")
+        raw_code = p.widget("join", placeholder="the code on the screen")
         name = st.text_input(
             "Your name (optional)", max_chars=NAME_MAX, key="room:name", placeholder="optional"
         )
@@ -63,24 +63,14 @@ if not all_lessons:
 ids = list(all_lessons)
 c1, c2, c3 = st.columns([2, 1, 1])
 with c1:
-    lesson_id = p.select(
-        "Lesson",
-        "lesson",
-        ids,
-        format_func=lambda i: all_lessons[i].title,
-    )
+    lesson_id = p.widget("lesson", options=ids, format_func=lambda i: all_lessons[i].title)
 lesson = all_lessons[lesson_id]
 n = len(lesson.steps)
 with c2:
-    index = p.number("Step", "step", help=f"1 to {n}")
+    index = p.widget("step", help=f"1 to {n}")
 was_on = projector.on()
 with c3:
-    st.session_state[projector.KEY] = p.toggle(
-        "Projector mode",
-        "projector",
-        help="Larger type in text and charts, and the sidebar hidden, on every page of your "
-        "session (participants are not affected).",
-    )
+    st.session_state[projector.KEY] = p.widget("projector")
 if projector.on() and not was_on:  # turned on in this run: the header ran without it
     projector.apply()
 if index > n:

@@ -4,7 +4,7 @@ A small library a notebook can use; the Streamlit pages are thin views on it::
 
     import resviz as rv
     cfg = rv.StackConfig(depth=10, width=64, residual="none")
-    r = rv.recipes.gradients.per_layer(depth=10, act="tanh", seed=0)  # a page section's data
+    r = rv.recipes.gradients.per_layer(rv.gradients.Stack(depth=10), seed=0)  # a section's data
     rv.gradients.layer_gradients(cfg)  # one stack's gradient per layer, as a tidy frame
 
 The top level holds what a notebook needs first; everything else lives in a topic

@@ -21,6 +21,7 @@ from typing import Any, ParamSpec, Protocol, TypeVar, overload
 import numpy as np
 import pandas as pd
 
+from resviz.settings import grouped
 from resviz.words.seeds import seeds_answer
 
 
@@ -170,31 +171,24 @@ class _SeededRecipe(Protocol[P]):
     @overload
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> Result: ...
     @overload
-    def __call__(self, *, seeds: int, **kwargs: Any) -> Result: ...
+    def __call__(self, *args: Any, seeds: int, **kwargs: Any) -> Result: ...
 
 
 @overload
-def recipe(
-    fn: Callable[P, Result], /, *, seeds: int = ..., settings: Callable[..., Any] | None = ...
-) -> _SeededRecipe[P]: ...
+def recipe(fn: Callable[P, Result], /, *, seeds: int = ...) -> _SeededRecipe[P]: ...
+@overload
+def recipe(fn: Callable[P, R], /, *, seeds: None) -> Callable[P, R]: ...
+@overload
+def recipe(fn: None = ..., /, *, seeds: None) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
 @overload
 def recipe(
-    fn: Callable[P, R], /, *, seeds: None, settings: Callable[..., Any] | None = ...
-) -> Callable[P, R]: ...
-@overload
-def recipe(
-    fn: None = ..., /, *, seeds: None, settings: Callable[..., Any] | None = ...
-) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
-@overload
-def recipe(
-    fn: None = ..., /, *, seeds: int = ..., settings: Callable[..., Any] | None = ...
+    fn: None = ..., /, *, seeds: int = ...
 ) -> Callable[[Callable[P, Result]], _SeededRecipe[P]]: ...
 def recipe(
     fn: Recipe | None = None,
     /,
     *,
     seeds: int | None = SEEDS_AT_INIT,
-    settings: Callable[..., Any] | None = None,
 ) -> Any:
     """Register a section recipe under ``<module>.<function>``.
 
@@ -205,12 +199,8 @@ def recipe(
     a fixed model's weights): no ``seeds`` setting, and a test checks that two
     seeds give the same frames.
 
-    ``settings=fn``: the recipe shares the settings ``fn`` declares (its keyword
-    parameters, e.g. :func:`resviz.encoder.settings.setup`'s model settings) and
-    receives them in its ``**kwargs``, defaults filled in; they stand in its
-    signature (what a notebook and the URL name) beside its own, declared once.
-    (A type checker sees its own parameters only: the shared ones go through its
-    ``**kwargs``, as they are written.)
+    A group of settings (``stack: Stack = Stack()``) is taken whole or by its fields'
+    names: ``f(Stack(depth=30))`` is ``f(depth=30)`` (:func:`resviz.settings.grouped`).
 
     A recipe may set ``.batched``: ``batched(seeds, **settings)`` computes the seeds
     together and returns what :func:`combine` would (:func:`split_seeds` makes it
@@ -221,37 +211,12 @@ def recipe(
     its return type (``_SeededRecipe`` over seeds)."""
 
     def register(fn: Recipe) -> Recipe:
-        if settings is not None:
-            fn = _with_settings(fn, settings)
+        fn = grouped(fn)
         out = fn if seeds is None else _over_seeds(fn, seeds)
         RECIPES[recipe_name(out)] = out
         return out
 
     return register if fn is None else register(fn)
-
-
-def _with_settings(fn: Recipe, source: Callable[..., Any]) -> Recipe:
-    """``fn`` (``def f(*, own..., **shared)``) with ``source``'s keyword settings in
-    its signature, unknown names refused and defaults filled in."""
-    own = inspect.signature(fn)
-    shared = [
-        p
-        for name, p in inspect.signature(source).parameters.items()
-        if p.kind is p.KEYWORD_ONLY and name not in own.parameters
-    ]
-    params = [*shared, *(p for p in own.parameters.values() if p.kind is not p.VAR_KEYWORD)]
-    names = {p.name for p in params}
-    defaults = {p.name: p.default for p in shared}
-
-    @functools.wraps(fn)
-    def run(**kw: Any) -> Result:
-        unknown = set(kw) - names
-        if unknown:
-            raise TypeError(f"{fn.__name__}() takes no settings {sorted(unknown)}")
-        return fn(**{**defaults, **kw})
-
-    run.__signature__ = own.replace(parameters=params)  # type: ignore[attr-defined]
-    return run
 
 
 def _over_seeds(one: Recipe, default: int) -> Recipe:
@@ -267,9 +232,12 @@ def _over_seeds(one: Recipe, default: int) -> Recipe:
             )
         params.append(p)
 
+    normalize = getattr(one, "normalize", _by_name)
+
     @functools.wraps(one)
-    def run(*, seeds: int = default, seed: int = 0, **kw: Any) -> Result:
+    def run(*args: Any, seeds: int = default, seed: int = 0, **kw: Any) -> Result:
         n = check_seeds(seeds)
+        kw = normalize(args, kw)  # the groups built once, for batched and each seed
         progress = kw.pop("progress", None)
         should_stop = kw.pop("should_stop", None)
         batched = run.batched  # type: ignore[attr-defined]
@@ -293,6 +261,12 @@ def _over_seeds(one: Recipe, default: int) -> Recipe:
     run.one = one  # type: ignore[attr-defined]
     run.batched = None  # type: ignore[attr-defined]
     return run
+
+
+def _by_name(args: tuple[Any, ...], kw: dict[str, Any]) -> dict[str, Any]:
+    if args:
+        raise TypeError("a recipe without groups of settings takes its settings by name")
+    return kw
 
 
 def check_seeds(seeds: Any) -> int:

@@ -17,7 +17,6 @@ import pandas as pd
 import streamlit as st
 
 from .registry import NOTEBOOK_EXAMPLE, PAGES
-from .specs import gradient_flow as GF
 
 # The pages in the order a first visit reads them; the workshop page is the presenter's.
 PATH = [p for p in PAGES if p.url_path != "workshop"]
@@ -25,8 +24,10 @@ SEED = 0
 
 
 def home_config() -> dict[str, object]:
-    """The Gradient flow page's default stack (its spec's defaults)."""
-    return {n: GF.SPEC.param(n).default for n in ("depth", "width", "act", "init", "norm")}
+    """The Gradient flow page's default stack (its declaration's defaults)."""
+    from resviz.gradients.settings import Stack
+
+    return Stack().values()
 
 
 def seeds() -> int:

@@ -22,36 +22,28 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import streamlit as st
 
 from .markdown import _md_plain, md_escape
 from .plugs import PLUGS
-from .specs import (
-    SECTION_PARAM,
-    InvalidParam,
-    PageSpec,
-    Param,
-    fmt,
-    parse_bool,
-    parse_choice,
-    parse_float,
-    parse_int,
-    parse_ints,
-    parse_text,
-)
-from .specs import SHARED as SHARED_SPEC
-from .specs.pages import spec_of
 
-# Parameters every page may carry (the shared sidebar's, the open section, a lesson
-# step's, and a workshop room participant's: ui/room/view.py).
-SHARED = (*sorted(SHARED_SPEC.names), SECTION_PARAM, "lesson", "step", "room", "member")
+if TYPE_CHECKING:  # the specs import the library (and torch): a page's first run does
+    from resviz.settings import Settings
+
+    from .specs import PageSpec, Param
+
+G = TypeVar("G", bound="Settings")
+
+# Parameters every page may carry besides its own and the sidebar's: the open section,
+# a lesson step's, and a workshop room participant's (ui/room/view.py).
+SECTION = "section"
+ROUTING = (SECTION, "lesson", "step", "room", "member")
 # Hidden sections' widgets keep their values (and URL parameters) while the user
 # stays on the page: a tab switch must not reset them.
 PERSIST: dict[str, Any] = {"persist_state": "page"}
 _RUN_KEY = "_params_run"
-_fmt = fmt
 
 
 @dataclass
@@ -77,7 +69,11 @@ def finish_run() -> None:
     if not owners:
         return
     # Declared this run, or declared for the page (a hidden section's settings).
-    known = set(SHARED).union(*(p.specs for p in group), *(p.spec.names for p in group))
+    from .specs import SHARED
+
+    known = set(ROUTING).union(
+        SHARED.names, *(p.specs for p in group), *(p.spec.names for p in group)
+    )
     unknown = sorted(k for k in st.query_params.keys() if k not in known)
     for p in owners:
         if p.fresh:
@@ -107,15 +103,19 @@ class PageParams:
     """URL-bound widgets for one page. Create it at the top of the page (the
     warning box appears there) and draw widgets through it, anywhere on the page.
 
-    A page declared in ``ui/specs`` takes each widget's default, range, step and
-    options from there: pass only the label and the name (values passed as well
-    must agree with the declaration, or the page fails loudly). ``sections()``
-    draws the page's tabs, bound to the URL's ``section``."""
+    Each widget is drawn from its setting's one declaration (:mod:`resviz.settings`,
+    read through the page's spec, ``ui/specs``): kind, label, help, range, step,
+    options and default. :meth:`draw` draws a whole group and returns it, ready for
+    the recipe; :meth:`widget` draws one setting. ``sections()`` draws the page's
+    tabs, bound to the URL's ``section``."""
 
     def __init__(self, page: str, container: Any = None, owns_url: bool = True) -> None:
+        from .specs import SHARED
+        from .specs.pages import spec_of
+
         self.page = page
         self.owns_url = owns_url
-        self.spec: PageSpec = SHARED_SPEC if page == "shared" else spec_of(page)
+        self.spec: PageSpec = SHARED if page == "shared" else spec_of(page)
         self.specs: dict[str, _Spec] = {}
         self.problems: list[str] = []
         self._box = (container or st).empty()
@@ -137,28 +137,9 @@ class PageParams:
     def _key(self, name: str) -> str:
         return f"{self.page}:{name}"
 
-    def _declared(self, name: str, kind: str, **given: Any) -> dict[str, Any]:
-        """The widget's settings: the page's declaration, checked against ``given``."""
-        decl: Param | None = self.spec.param(name)
-        if decl is None:
-            missing = [k for k, v in given.items() if v is None and k != "step"]
-            if missing:
-                raise ValueError(f"{self.page}:{name} is not declared in ui/specs; pass {missing}")
-            return given
-        if decl.kind != kind:
-            raise ValueError(f"{self.page}:{name} is declared as {decl.kind}, drawn as {kind}")
-        out = {}
-        for k, v in given.items():
-            ref = getattr(decl, k)
-            if k == "options":
-                ref = list(ref)
-                v = None if v is None else list(v)
-            if v is not None and ref not in (None, ()) and v != ref and k != "options":
-                raise ValueError(f"{self.page}:{name}: {k} {v!r} differs from ui/specs ({ref!r})")
-            out[k] = ref if v is None else v
-        return out
-
     def _init(self, name: str, default: Any, parse: Callable[[str], Any]) -> str:
+        from resviz.settings import InvalidSetting, fmt
+
         key = self._key(name)
         self.specs[name] = _Spec(name, default, parse, key)
         if key in st.session_state:
@@ -170,7 +151,7 @@ class PageParams:
         elif raw:
             try:
                 value = parse(raw[0])
-            except InvalidParam as exc:
+            except InvalidSetting as exc:
                 why = _md_plain(str(exc))
             except (ValueError, TypeError, OverflowError):
                 why = "not a valid value"
@@ -179,7 +160,7 @@ class PageParams:
             if why is not None:
                 self.problem(
                     f"{md_escape(name)} = {md_escape(raw[0])} ignored ({why}); "
-                    f"using the default {md_escape(_fmt(default))}."
+                    f"using the default {md_escape(fmt(default))}."
                 )
         st.session_state[key] = value
         return key
@@ -191,7 +172,9 @@ class PageParams:
             if name in st.query_params:
                 del st.query_params[name]
         else:
-            text = _fmt(value)
+            from resviz.settings import fmt
+
+            text = fmt(value)
             if st.query_params.get_all(name) != [text]:
                 st.query_params[name] = text
         return value
@@ -204,18 +187,18 @@ class PageParams:
         if not labels:
             raise ValueError(f"{self.page} declares no sections in ui/specs")
         ready = PLUGS.above_sections(self.page)  # a lesson step, when opened from one
-        raw = st.query_params.get_all(SECTION_PARAM)
+        raw = st.query_params.get_all(SECTION)
         if self.fresh and raw and (len(raw) > 1 or raw[0] not in labels):
             shown = raw[0] if len(raw) == 1 else f"given {len(raw)} times"
             self.problem(
                 f"section = {md_escape(shown)} ignored (not one of "
                 f"{_md_plain(', '.join(labels))}); showing {_md_plain(labels[0])}."
             )
-            del st.query_params[SECTION_PARAM]
+            del st.query_params[SECTION]
         tabs = list(
             st.tabs(
                 labels,
-                key=SECTION_PARAM,
+                key=SECTION,
                 default=labels[0],
                 on_change="rerun",
                 bind="query-params",
@@ -224,106 +207,71 @@ class PageParams:
         return tabs if ready else [_Held(t) for t in tabs]
 
     # --------------------------------------------------------------- widgets
-    def slider(
-        self,
-        label: str,
-        name: str,
-        lo: float | None = None,
-        hi: float | None = None,
-        default: float | None = None,
-        step: float | None = None,
-        **kw: Any,
-    ) -> Any:
-        """A slider of whole numbers or of decimals, as ``ui/specs`` declares ``name``
-        (an undeclared one: decimals where a bound, default or step is a float)."""
+    def declared(self, name: str) -> Param:
         decl = self.spec.param(name)
-        given = (lo, hi, default, step)
-        decimals = decl.kind == "float" if decl else any(isinstance(v, float) for v in given)
-        kind, cast, parse = ("float", float, parse_float) if decimals else ("int", int, parse_int)
-        d = self._declared(name, kind, lo=lo, hi=hi, default=default, step=step)
-        lo, hi, step = cast(d["lo"]), cast(d["hi"]), cast(d["step"] or 1)
-        key = self._init(name, cast(d["default"]), lambda s: parse(s, lo, hi, step))
-        value = st.slider(label, lo, hi, step=step, key=key, **PERSIST, **kw)
-        return self._publish(name, cast(value))
+        if decl is None:
+            raise ValueError(f"{self.page}: no setting {name!r} is declared for this page")
+        return decl
 
-    def number(
-        self,
-        label: str,
-        name: str,
-        lo: int | None = None,
-        hi: int | None = None,
-        default: int | None = None,
-        **kw: Any,
-    ) -> int:
-        d = self._declared(name, "int", lo=lo, hi=hi, default=default)
-        lo, hi = int(d["lo"]), int(d["hi"])
-        key = self._init(name, int(d["default"]), lambda s: parse_int(s, lo, hi))
-        value = st.number_input(label, min_value=lo, max_value=hi, step=1, key=key, **PERSIST, **kw)
-        return self._publish(name, int(value))
+    def widget(self, name: str, **kw: Any) -> Any:
+        """The declared setting ``name``'s widget, its value read from and written to
+        the URL. ``options=`` narrows a choice's declared options at run time (they
+        may depend on another setting); other keywords go to the Streamlit widget."""
+        from resviz.settings import parse_choice
 
-    def _choice(
-        self, name: str, options: Sequence[str] | None, default: str | None
-    ) -> tuple[list[str], str]:
-        """A select box's or radio's options and widget key (one URL check for both)."""
-        d = self._declared(name, "choice", options=options, default=default)
-        opts = [str(o) for o in d["options"]]
-        return opts, self._init(name, d["default"], lambda s: parse_choice(s, opts))
-
-    def select(
-        self,
-        label: str,
-        name: str,
-        options: Sequence[str] | None = None,
-        default: str | None = None,
-        **kw: Any,
-    ) -> str:
-        opts, key = self._choice(name, options, default)
-        return self._publish(name, str(st.selectbox(label, opts, key=key, **PERSIST, **kw)))
-
-    def radio(
-        self,
-        label: str,
-        name: str,
-        options: Sequence[str] | None = None,
-        default: str | None = None,
-        **kw: Any,
-    ) -> str:
-        opts, key = self._choice(name, options, default)
-        value = st.radio(label, opts, key=key, horizontal=True, **PERSIST, **kw)
+        d = self.declared(name)
+        s = d.setting
+        kw.setdefault("help", s.help)
+        if s.kind in ("int", "float"):
+            cast = int if s.kind == "int" else float
+            lo, hi, step = cast(s.lo), cast(s.hi), cast(s.step or 1)
+            key = self._init(name, cast(d.default), s.parse)
+            if s.box:
+                value = st.number_input(
+                    s.label, min_value=lo, max_value=hi, step=step, key=key, **PERSIST, **kw
+                )
+            else:
+                value = st.slider(s.label, lo, hi, step=step, key=key, **PERSIST, **kw)
+            return self._publish(name, cast(value))
+        if s.kind == "choice":
+            opts = [str(o) for o in kw.pop("options", s.options)]
+            key = self._init(name, d.default, lambda raw: parse_choice(raw, opts))
+            draw: Any = st.radio if s.radio else st.selectbox
+            extra = {"horizontal": True} if s.radio else {}
+            return self._publish(name, str(draw(s.label, opts, key=key, **extra, **PERSIST, **kw)))
+        if s.kind == "bool":
+            key = self._init(name, bool(d.default), s.parse)
+            return self._publish(name, bool(st.toggle(s.label, key=key, **PERSIST, **kw)))
+        if s.kind == "ints":
+            opts = [int(o) for o in kw.pop("options", s.options)]
+            cap = int(s.limit or 0)
+            key = self._init(name, sorted(d.default), lambda raw: self._ints(s, raw, opts))
+            value = st.multiselect(s.label, opts, key=key, max_selections=cap, **PERSIST, **kw)
+            return self._publish(name, sorted(value))
+        cap = int(s.limit or 0)
+        key = self._init(name, str(d.default), s.parse)
+        value = st.text_input(s.label, key=key, max_chars=cap, **PERSIST, **kw)
         return self._publish(name, str(value))
 
-    def toggle(self, label: str, name: str, default: bool | None = None, **kw: Any) -> bool:
-        d = self._declared(name, "bool", default=default)
-        key = self._init(name, bool(d["default"]), parse_bool)
-        return self._publish(name, bool(st.toggle(label, key=key, **PERSIST, **kw)))
+    @staticmethod
+    def _ints(s: Any, raw: str, opts: Sequence[int]) -> list[int]:
+        from .specs import InvalidParam
 
-    def multi_int(
-        self,
-        label: str,
-        name: str,
-        options: Sequence[int] | None = None,
-        default: list[int] | None = None,
-        limit: int | None = None,
-        **kw: Any,
-    ) -> list[int]:
-        """A multiselect of whole numbers, in the URL as ``1,5,9``. ``options`` may
-        narrow the declared ones at run time (they may depend on another setting)."""
-        d = self._declared(name, "ints", options=options, default=default, limit=limit)
-        opts, cap = [int(o) for o in d["options"]], int(d["limit"])
-        key = self._init(name, sorted(d["default"]), lambda s: parse_ints(s, opts, cap))
-        value = sorted(st.multiselect(label, opts, key=key, max_selections=cap, **PERSIST, **kw))
-        return self._publish(name, value)
+        values = s.parse(raw)
+        if any(v not in opts for v in values):
+            raise InvalidParam("not among the choices")
+        return values
 
-    def text(
-        self,
-        label: str,
-        name: str,
-        default: str | None = None,
-        max_chars: int | None = None,
-        **kw: Any,
-    ) -> str:
-        d = self._declared(name, "text", default=default, limit=max_chars)
-        cap = int(d["limit"])
-        key = self._init(name, str(d["default"]), lambda s: parse_text(s, cap))
-        value = st.text_input(label, key=key, max_chars=cap, **PERSIST, **kw)
-        return self._publish(name, str(value))
+    def draw(self, group: type[G], only: Sequence[str] | None = None, columns: int = 0) -> G:
+        """The group's widgets (those named in ``only``; the others keep their
+        defaults), in ``columns`` columns if given, and the group they set."""
+        names = [d.name for d in group.declared() if only is None or d.name in only]
+        cols = st.columns(columns) if columns else None
+        values = {}
+        for i, name in enumerate(names):
+            if cols is None:
+                values[name] = self.widget(name)
+            else:
+                with cols[i * columns // len(names)]:
+                    values[name] = self.widget(name)
+        return group(**values)

@@ -30,6 +30,7 @@ import torch
 import resviz as rv
 from resviz.core import NOT_SETTINGS, RECIPES, Recipe, Result, recipe_name, settings_of
 from resviz.pretrained import PretrainedError
+from resviz.settings import Settings
 
 from . import charts, jobs, turns, views
 from .cache import LARGE, POLICY
@@ -175,11 +176,32 @@ def with_seeds(fn: Recipe, settings: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def group_path(cls: type) -> str:
+    """How a notebook names a group of settings: ``rv.gradients.Stack`` where the topic
+    hands it on, else its module's path (``rv.gradients.settings.Stack``)."""
+    import importlib
+
+    module = cls.__module__.removeprefix("resviz.")
+    package = module.rsplit(".", 1)[0]
+    if getattr(importlib.import_module(f"resviz.{package}"), cls.__name__, None) is cls:
+        module = package
+    return f"rv.{module}.{cls.__name__}"
+
+
 def call_code(fn: Recipe, settings: dict[str, Any], var: str = "r") -> str:
-    """The notebook line that makes the same call: every setting spelled out."""
+    """The notebook line that makes the same call: every setting spelled out, those of
+    a group of settings the recipe takes as that group (``rv.gradients.Stack(...)``)."""
     name = recipe_name(fn)
-    args = "".join(f"    {k}={literal(v)},\n" for k, v in settings.items())
-    return f"{var} = rv.recipes.{name}(\n{args})"
+    groups = getattr(fn, "groups", {})
+    lines = []
+    for default in groups.values():
+        inside = [d.name for d in default.declared() if d.name in settings]
+        if inside:
+            fields = ", ".join(f"{k}={literal(settings[k])}" for k in inside)
+            lines.append(f"    {group_path(type(default))}({fields}),\n")
+    grouped = {d.name for g in groups.values() for d in g.declared()}
+    lines += [f"    {k}={literal(v)},\n" for k, v in settings.items() if k not in grouped]
+    return f"{var} = rv.recipes.{name}(\n{''.join(lines)})"
 
 
 def chart_code(kind: str, frame: str, kw: dict[str, Any]) -> str:
@@ -202,14 +224,16 @@ class Section:
         self,
         fn: Recipe,
         /,
+        *groups: Settings,
         var: str = "r",
         large: bool = False,
         csv_frames: tuple[str, ...] | None = None,
         **settings: Any,
     ) -> Result:
-        """Run the recipe ``fn`` at ``settings`` (its keyword names), record the call in
-        the notebook as ``var = rv.recipes...(...)``, and answer the lesson step's
-        question if it reads this recipe.
+        """Run the recipe ``fn`` at ``groups`` (groups of settings it takes, as the page
+        drew them) and ``settings`` (by name), record the call in the notebook as
+        ``var = rv.recipes...(...)``, and answer the lesson step's question if it reads
+        this recipe.
 
         ``large=True`` for a result that can reach megabytes (a 1,000 x 1,024 matrix):
         it is cached under ``ui.cache.LARGE`` (a few entries, not 64) and its frames'
@@ -219,6 +243,7 @@ class Section:
         name = recipe_name(fn)
         if RECIPES.get(name) is not fn:
             raise ValueError(f"{name} is not a registered recipe")
+        settings = {**{k: v for g in groups for k, v in g.values().items()}, **settings}
         unknown = set(settings) & NOT_SETTINGS
         if unknown:
             raise ValueError(f"{sorted(unknown)} are not settings")

@@ -66,30 +66,9 @@ def sidebar() -> Context:
     with st.sidebar:
         st.subheader("Run settings")
         avail = rv.available_devices()
-        choice = shared.select(
-            "Device",
-            "device",
-            ["auto", *avail],
-            "auto",
-            help="auto picks CUDA, then Apple MPS, then CPU. Results match across "
-            "devices within float tolerance.",
-        )
-        seed = shared.number(
-            "Seed",
-            "seed",
-            0,
-            1_000_000,
-            0,
-            help="The first seed: it sets the weights and the data. Same seed, same numbers.",
-        )
-        seeds = shared.select(
-            "Seeds",
-            "seeds",
-            help="How many seeds each section runs (seed, seed + 1, ...): lines show their "
-            "median and bands their spread, and a sentence states a direction only when "
-            "the seeds agree. auto: 3 where a seed takes under a second, 1 where each "
-            "seed trains a model.",
-        )
+        choice = shared.widget("device", options=["auto", *avail])
+        seed = shared.widget("seed")
+        seeds = shared.widget("seeds")
         device = rv.pick_device(choice)
         info = rv.device_info(device)
         st.caption(

@@ -13,7 +13,20 @@ from resviz.encoder.masked import (
     train_masked,
     training_variants,
 )
-from resviz.encoder.settings import BATCH, Setup, head_of, ready, setup, training_batch, views_of
+from resviz.encoder.settings import (
+    BATCH,
+    DEFAULT_PRESET,
+    Head,
+    Model,
+    Setup,
+    Text,
+    Training,
+    head_of,
+    ready,
+    setup,
+    training_batch,
+    views_of,
+)
 from resviz.encoder.views import (
     additive_stream,
     attention_frame,
@@ -32,7 +45,12 @@ from resviz.encoder.views import (
 
 __all__ = [
     "BATCH",
+    "DEFAULT_PRESET",
+    "Head",
+    "Model",
     "Setup",
+    "Text",
+    "Training",
     "head_of",
     "ready",
     "setup",

@@ -1,12 +1,17 @@
 """Recipes of the encoder playground (one per section; see ``resviz/core.py``).
 
 Every section runs the same encoder on the same tokens: the text and tokenizer
-settings (``text, level, max_len, vocab``) and the model settings (``layers,
-d_model, heads, d_ff, act, dropout, norm, place, pos, residual, ffn``) under the
-page's URL names, and ``seed`` (the weights). :func:`setup` turns them into the
-tokens and the :class:`resviz.EncoderConfig`; each recipe starts from it.
+settings (:class:`resviz.encoder.Text`: ``text, level, max_len, vocab``) and the model
+settings (:class:`resviz.encoder.Model`: ``layers, d_model, heads, d_ff, act,
+dropout, norm, place, pos, residual, ffn``), and ``seed`` (the weights).
+:func:`resviz.encoder.settings.setup` turns them into the tokens and the
+:class:`resviz.EncoderConfig`; each recipe starts from it. A group is given whole or
+by its fields' names (the page's URL names)::
 
-    r = rv.recipes.encoder.stream(text="the cat sat on the mat", layers=4, seed=1)
+    r = rv.recipes.encoder.stream(
+        rv.encoder.Text(text="the cat sat on the mat"), rv.encoder.Model(layers=4), seed=1
+    )
+    r = rv.recipes.encoder.stream(text="the cat sat on the mat", layers=4, seed=1)  # the same
     r.stream, r.share  # the Residual stream section's frames
 
 The views are those of :mod:`resviz.encoder.views` (one forward pass through the
@@ -21,7 +26,6 @@ depends on the seed). :mod:`resviz.encoder.words` words every seed's frame.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import pandas as pd
 import torch
@@ -33,7 +37,18 @@ from resviz.data import token_table
 from resviz.encoder import masked as MT
 from resviz.encoder import views as EI
 from resviz.encoder.card import forward_latency, model_card
-from resviz.encoder.settings import BATCH, head_of, ready, setup, training_batch, views_of
+from resviz.encoder.settings import (
+    BATCH,
+    Head,
+    Model,
+    Text,
+    Training,
+    head_of,
+    ready,
+    setup,
+    training_batch,
+    views_of,
+)
 from resviz.models import build
 from resviz.words.numbers import FLOAT64_RESOLUTION, format_number, resolution_words
 
@@ -42,12 +57,13 @@ from resviz.words.numbers import FLOAT64_RESOLUTION, format_number, resolution_w
 # The model card does not depend on the seed (the token table and the counts are the
 # text's and the shapes'; the latency is a timing): no seeds setting. The seed is
 # still a setting: the code builds that seed's weights.
-@recipe(seeds=None, settings=setup)
+@recipe(seeds=None)
 def model(
+    corpus: Text = Text(),
+    encoder: Model = Model(),
     *,
     seed: int = 0,
     device: str | torch.device = "cpu",
-    **encoder: Any,
 ) -> Result:
     """Model: the tokens, the model card and the PyTorch code of this encoder.
 
@@ -60,7 +76,7 @@ def model(
     ``flops``, ``activation_bytes``. Nothing here but ``code`` (which builds seed
     ``seed``'s weights) and the timing depends on the seed: the section runs no
     seeds."""
-    s = ready(setup(**encoder, seed=seed))
+    s = ready(setup(corpus, encoder, seed=seed))
     net = build(s.cfg, device)
     latency = forward_latency(net, s.toks.ids)
     est = estimate(s.cfg, batch=1, seq_len=s.T)
@@ -84,23 +100,23 @@ def model(
 
 
 # -------------------------------------------------------------------- Attention
-@recipe(settings=setup)
+@recipe
 def attention(
+    corpus: Text = Text(),
+    encoder: Model = Model(),
+    shown: Head = Head(),
     *,
-    layer: int = 1,
-    head: int = 1,
     seed: int = 0,
     device: str | torch.device = "cpu",
-    **encoder: Any,
 ) -> Result:
-    """Attention: one head's weights at init (``layer`` and ``head`` count from 1 and
-    are clamped to the model).
+    """Attention: one head's weights at init (``shown``: its ``layer`` and ``head``
+    count from 1 and are clamped to the model).
 
     Frame ``attention``: ``block, head, query, key, weight``, one row per query and
     key (labels ``position:token``). Values: ``labels`` (the axis order), ``block``
     and ``head`` (shown), ``n_layers``, ``n_heads``, ``n_tokens``."""
-    s = ready(setup(**encoder, seed=seed))
-    block, h = head_of(s, layer, head)
+    s = ready(setup(corpus, encoder, seed=seed))
+    block, h = head_of(s, shown)
     maps = views_of(s, device)["attention"]
     return Result(
         {"attention": EI.attention_frame(maps, s.toks.labels, block, h)},  # type: ignore[arg-type]
@@ -116,12 +132,13 @@ def attention(
 
 
 # -------------------------------------------------------------- Residual stream
-@recipe(settings=setup)
+@recipe
 def stream(
+    corpus: Text = Text(),
+    encoder: Model = Model(),
     *,
     seed: int = 0,
     device: str | torch.device = "cpu",
-    **encoder: Any,
 ) -> Result:
     """Residual stream: norms, update ratios and each component's projection on the
     final stream, at init, from one forward pass.
@@ -131,7 +148,7 @@ def stream(
     (its ``block, sublayer, input_norm, update_norm, update_ratio``) and ``share``
     (:func:`resviz.encoder.views.final_share`). Values: ``additive`` (x_L is the sum
     of every component), ``last_only`` (x_L is the last sublayer's output itself)."""
-    s = ready(setup(**encoder, seed=seed))
+    s = ready(setup(corpus, encoder, seed=seed))
     views = views_of(s, device)
     frame: pd.DataFrame = views["stream"]  # type: ignore[assignment]
     return Result(
@@ -165,12 +182,13 @@ def every_update_below_one(r: Result) -> Answer:
 COLLAPSED_BELOW = 0.01
 
 
-@recipe(settings=setup)
+@recipe
 def collapse(
+    corpus: Text = Text(),
+    encoder: Model = Model(),
     *,
     seed: int = 0,
     device: str | torch.device = "cpu",
-    **encoder: Any,
 ) -> Result:
     """Rank collapse (Dong et al. 2021) at init: your model, its residual flipped, and
     attention only (no FFN, no norm) with and without shortcuts, on the same tokens.
@@ -179,7 +197,7 @@ def collapse(
     ``variant, shortcuts, block, residual, cosine``; ``residual`` is
     ``||X - 1 x^T|| / ||X||``, block 0 the input) and ``cosine`` (its ``variant, block,
     cosine``). Values: ``mine`` (your model's variant name), ``n_tokens``."""
-    s = ready(setup(**encoder, seed=seed))
+    s = ready(setup(corpus, encoder, seed=seed))
     df = EI.rank_collapse_compare(s.cfg, s.toks.ids, device)
     return Result(
         {"collapse": df, "cosine": df[["variant", "block", "cosine"]]},
@@ -208,20 +226,19 @@ def tokens_collapsed(r: Result) -> Answer:
 # --------------------------------------------------------------------- Training
 # A seed trains two models: one seed by default, more on request (run one after
 # another, with progress over all of them).
-@recipe(seeds=SEEDS_TRAINING, settings=setup)
+@recipe(seeds=SEEDS_TRAINING)
 def training(
+    corpus: Text = Text(),
+    encoder: Model = Model(),
+    train: Training = Training(),
     *,
-    against: str = MT.FLIPPED,
-    steps: int = 80,
-    lr: float = 1e-3,
     seed: int = 0,
     device: str | torch.device = "cpu",
     progress: Callable[[pd.DataFrame, int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
-    **encoder: Any,
 ) -> Result:
-    """Training: your model and one to compare (``against``: its residual flipped or a
-    preset) trained side by side on the masked-token task over your text
+    """Training: your model and one to compare (``train.against``: its residual flipped
+    or a preset) trained side by side on the masked-token task over your text
     (:func:`resviz.encoder.masked.train_masked`, batches of ``BATCH`` windows, the
     same batches for both), then looked at again.
 
@@ -236,16 +253,16 @@ def training(
     ``rv.encoder.attention_frame(r.attention, r.labels, block, head)``),
     ``n_positions``, ``stopped``, ``vocab_size``, ``n_layers``. ``progress(curves_so_far, step, steps)`` and ``should_stop()``
     run every 10 steps."""
-    s = ready(setup(**encoder, seed=seed))
+    s = ready(setup(corpus, encoder, seed=seed))
     if len(s.train_ids) < 2:
         raise ValueError("Training needs at least 2 tokens of text.")
-    variants = MT.training_variants(s.cfg, against)
+    variants = MT.training_variants(s.cfg, train.against)
     run = MT.train_masked(
         variants,
         s.train_ids,
-        steps=int(steps),
+        steps=int(train.steps),
         seed=int(seed),
-        lr=float(lr),
+        lr=train.rate,
         batch_size=BATCH,
         seq_len=s.T,
         device=device,

@@ -16,6 +16,7 @@ from resviz.gradients.layers import (
     with_variant,
 )
 from resviz.gradients.over_seeds import layer_gradients_over_seeds
+from resviz.gradients.settings import Derivation, Scale, Shattered, Stack, Training
 from resviz.gradients.shattered import (
     acf_curves,
     autocorrelation,
@@ -34,6 +35,11 @@ from resviz.gradients.training import (
 )
 
 __all__ = [
+    "Derivation",
+    "Scale",
+    "Shattered",
+    "Stack",
+    "Training",
     "DEFAULT_DEPTHS",
     "GradTrace",
     "Heatmaps",

@@ -17,10 +17,10 @@ import pandas as pd
 import torch
 
 from resviz import gradients as G
-from resviz.config import StackConfig
 from resviz.core import SEEDS_TRAINING, Answer, Result, measure, recipe, split_seeds
 from resviz.gradients import shattered as SH
 from resviz.gradients import training as T
+from resviz.gradients.settings import Derivation, Scale, Shattered, Stack, Training
 from resviz.gradients.words import AGREE_RTOL, _agrees, scaled_shortcut_words, zero_sv_words
 from resviz.words.numbers import agreement_words, format_log10, format_number
 
@@ -28,29 +28,10 @@ Progress = Callable[[Result, int, int], None]
 ShouldStop = Callable[[], bool]
 
 
-def stack(
-    depth: int, width: int, act: str, init: str, norm: str, seed: int, residual: str = "add"
-) -> StackConfig:
-    """The stack the page's settings describe (the URL's names), weights from ``seed``."""
-    return StackConfig(
-        depth=depth,
-        width=width,
-        activation=act,  # type: ignore[arg-type]
-        init=init,  # type: ignore[arg-type]
-        norm=norm,  # type: ignore[arg-type]
-        residual=residual,  # type: ignore[arg-type]
-        seed=seed,
-    )
-
-
 @recipe
 def per_layer(
+    stack: Stack = Stack(),
     *,
-    depth: int = 10,
-    width: int = 64,
-    act: str = "tanh",
-    init: str = "default",
-    norm: str = "none",
     seed: int = 0,
     device: str | torch.device = "cpu",
 ) -> Result:
@@ -62,7 +43,7 @@ def per_layer(
     act_grad, gain, stream_norm and the log10s) and ``gains`` (variant, input_gain =
     ``||dL/dx_0|| / ||dL/dx_L||``, log10_input_gain). The log10 columns are what was
     measured: they hold gradients under float64's range too."""
-    base = stack(depth, width, act, init, norm, seed)
+    base = stack.config(seed)
     per = {
         name: G.layer_gradients(cfg, seed=seed, device=device)
         for name, cfg in G.plain_and_residual(base).items()
@@ -73,16 +54,12 @@ def per_layer(
 def _per_layer_over_seeds(
     seeds: list[int],
     *,
-    depth: int = 10,
-    width: int = 64,
-    act: str = "tanh",
-    init: str = "default",
-    norm: str = "none",
+    stack: Stack = Stack(),
     device: str | torch.device = "cpu",
 ) -> Result | None:
     """:func:`per_layer` over ``seeds`` in one vectorised pass per stack
     (:func:`resviz.gradients.layer_gradients_over_seeds`), or None where it cannot."""
-    base = stack(depth, width, act, init, norm, seeds[0])
+    base = stack.config(seeds[0])
     per = {
         name: G.layer_gradients_over_seeds(cfg, seeds, device=device)
         for name, cfg in G.plain_and_residual(base).items()
@@ -120,16 +97,10 @@ def larger_input_gradient(r: Result) -> Answer:
 # ----------------------------------------------------------------------- derivation
 @recipe
 def derivation(
+    stack: Stack = Stack(),
+    derive: Derivation = Derivation(),
+    scale: Scale = Scale(),
     *,
-    depth: int = 10,
-    width: int = 64,
-    act: str = "tanh",
-    init: str = "default",
-    norm: str = "none",
-    block: int = 1,
-    l: float = 0.5,  # noqa: E741 - the page's URL name for the shortcut scale
-    L: int = 30,  # noqa: N803 - the page's URL name for the scaled stack's depth
-    small: bool = True,
     seed: int = 0,
     device: str | torch.device = "cpu",
 ) -> Result:
@@ -145,14 +116,19 @@ def derivation(
     ``measured`` and ``identity_term`` at the input and their log10s, ``agrees``
     (within :data:`AGREE_RTOL`), and the words ``agreement``, ``why``
     (:func:`scaled_shortcut_words`) and ``zero_sv`` (:func:`zero_sv_words`)."""
-    base = stack(depth, width, act, init, norm, seed)
-    block = max(1, min(int(block), depth))
+    base = stack.config(seed)
+    block = max(1, min(int(derive.block), stack.depth))
     variants = G.plain_and_residual(base)
     spectra = {
         name: G.block_jacobian(cfg, block, seed=seed, device=device)
         for name, cfg in variants.items()
     }
-    scaled = dataclasses.replace(base, depth=L, identity_scale=l, init="small" if small else init)
+    scaled = dataclasses.replace(
+        base,
+        depth=derive.L,
+        identity_scale=scale.l,
+        init="small" if derive.small else stack.init,  # type: ignore[arg-type]
+    )
     ratio = G.identity_ratio(scaled, seed=seed, device=device)
     spectrum = G.jacobian_spectrum(spectra)
     log_m = float(ratio["log10_measured"].iloc[0])
@@ -172,7 +148,7 @@ def derivation(
             "log10_identity_term": log_t,
             "agrees": _agrees(log_m, log_t),
             "agreement": agreement_words(log_m, log_t, "λ^L", AGREE_RTOL),
-            "why": scaled_shortcut_words(ratio, l, norm, small),
+            "why": scaled_shortcut_words(ratio, scale.l, stack.norm, derive.small),
             "zero_sv": zero_sv_words(spectrum),
         },
     )
@@ -209,10 +185,8 @@ REPORT_S = 0.25
 # shows, see tests/app/test_gradient_flow_page.py).
 @recipe
 def depth_sweep(
+    stack: Stack = Stack(),
     *,
-    width: int = 64,
-    init: str = "default",
-    norm: str = "none",
     seed: int = 0,
     device: str | torch.device = "cpu",
     progress: Progress | None = None,
@@ -220,13 +194,15 @@ def depth_sweep(
 ) -> Result:
     """Depth sweep: fresh plain and residual stacks of every depth in
     :data:`resviz.gradients.layers.DEFAULT_DEPTHS` for each activation, one float64 backward
-    pass each (:func:`resviz.depth_sweep`). ``progress(partial_result, done, total)``
+    pass each (:func:`resviz.depth_sweep`): the sweep sets depth and activation
+    itself, the stack's width, init and norm are used. ``progress(partial_result, done, total)``
     at most every :data:`REPORT_S` seconds and after the last stack; ``should_stop()``
     ends it early (``stopped`` is then True).
 
     Frame ``sweep``: activation, residual, depth, first_weight_grad, input_grad,
     output_grad, gain, variant (``plain`` or ``residual``)."""
-    base = stack(1, width, "tanh", init, norm, seed)
+    base = dataclasses.replace(Stack(), width=stack.width, init=stack.init, norm=stack.norm)
+    base_cfg = base.config(seed)
     report = None
     if progress is not None:
         last = [-math.inf]
@@ -238,7 +214,7 @@ def depth_sweep(
                 progress(_sweep_result(df), done, total)
 
     df = G.depth_sweep(
-        base,
+        base_cfg,
         G.DEFAULT_DEPTHS,
         seed=seed,
         device=device,
@@ -268,16 +244,10 @@ def _training_result(trace: T.GradTrace, device: str | torch.device) -> Result:
 
 @recipe(seeds=SEEDS_TRAINING)
 def training(
+    stack: Stack = Stack(),
+    run: Training = Training(),
+    scale: Scale = Scale(),
     *,
-    depth: int = 10,
-    width: int = 64,
-    act: str = "tanh",
-    init: str = "default",
-    norm: str = "none",
-    steps: int = 200,
-    lr: str | float = "1e-3",
-    train_scaled: bool = False,
-    l: float = 0.5,  # noqa: E741 - the page's URL name for the shortcut scale
     seed: int = 0,
     device: str | torch.device = "cpu",
     progress: Progress | None = None,
@@ -291,8 +261,8 @@ def training(
     Frames: ``loss`` (variant, step, loss, grad_norm, diverged, divergence) and
     ``layers`` (variant, step, block, grad_norm). Values: ``steps``, ``stopped``,
     ``divergence`` (variant -> where and why it diverged) and ``norms_in_float64``."""
-    base = stack(depth, width, act, init, norm, seed)
-    variants = T.training_variants(base, float(l) if train_scaled else None)
+    base = stack.config(seed)
+    variants = T.training_variants(base, float(scale.l) if run.train_scaled else None)
     report = None
     if progress is not None:
 
@@ -301,9 +271,9 @@ def training(
 
     trace = T.train_layer_grads(
         variants,
-        steps=steps,
+        steps=run.steps,
         seed=seed,
-        lr=float(lr),
+        lr=float(run.lr),
         batch_size=BATCH,
         device=device,
         callback=report,
@@ -352,7 +322,9 @@ def below_half(below: pd.DataFrame) -> str:
 
 
 @recipe
-def shattered(*, bn: bool = True, seed: int = 0, device: str | torch.device = "cpu") -> Result:
+def shattered(
+    nets: Shattered = Shattered(), *, seed: int = 0, device: str | torch.device = "cpu"
+) -> Result:
     """Shattered: ``df/dx`` along 256 inputs in ``[-2, 2]`` of plain and residual ReLU
     nets of depth 2, 10 and 50 (width 64), with batch normalization if ``bn``
     (Balduzzi et al. 2017), and its autocorrelation.
@@ -364,7 +336,7 @@ def shattered(*, bn: bool = True, seed: int = 0, device: str | torch.device = "c
     grads, acf = SH.shattered_summary(
         SHATTERED_DEPTHS,
         width=SHATTERED_WIDTH,
-        norm="batch" if bn else "none",
+        norm="batch" if nets.bn else "none",
         seed=seed,
         device=device,
     )

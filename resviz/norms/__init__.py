@@ -9,7 +9,6 @@ from resviz.norms.invariance import (
     invariance_wide,
 )
 from resviz.norms.prepost import (
-    XIONG_INITS,
     grad_ratio_lines,
     grad_summary,
     last_layer_grad,
@@ -19,6 +18,16 @@ from resviz.norms.prepost import (
     xiong_depths,
     xiong_encoder,
     xiong_inputs,
+)
+from resviz.norms.settings import (
+    TUTORIAL_STABILITY,
+    XIONG_INITS,
+    Inputs,
+    PrePost,
+    Stability,
+    Timing,
+    Transform,
+    Warmup,
 )
 from resviz.norms.training import (
     NORM_LABELS,
@@ -48,6 +57,13 @@ from resviz.norms.views import (
 )
 
 __all__ = [
+    "Inputs",
+    "PrePost",
+    "Stability",
+    "TUTORIAL_STABILITY",
+    "Timing",
+    "Transform",
+    "Warmup",
     "stability_models",
     "warmup_models",
     "AXES",

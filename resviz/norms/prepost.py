@@ -25,8 +25,7 @@ from torch.nn import functional as F
 from resviz.config import EncoderConfig
 from resviz.hooks import capture, capture_grads, stream_points
 from resviz.models import Encoder, build
-
-XIONG_INITS = ("xavier", "default")
+from resviz.norms.settings import XIONG_INITS
 
 
 def xiong_encoder(cfg: EncoderConfig, init: str | None = None) -> Encoder:

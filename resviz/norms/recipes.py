@@ -8,8 +8,10 @@ centring (Zhang and Sennrich 2019). Then where the norm sits around the residual
 Post-LN ``x = LN(x + f(x))`` against Pre-LN ``x = x + f(LN(x))`` (Xiong et al. 2020,
 "On Layer Normalization in the Transformer Architecture"), at init and in training.
 
-Settings arrive as the page's URL holds them (``d="64"``, ``big="10"``) or typed
-(``d=64``): each recipe converts them itself.
+Each recipe takes its section's settings as groups (:mod:`resviz.norms.settings`):
+``four_views(Inputs(d="16"), seed=1)``, or by their names, ``four_views(d="16")``.
+A choice arrives as the page's URL holds it (``d="64"``, ``big="10"``) or typed
+(``d=64``): each recipe converts it itself.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from resviz.norms import invariance as norm_invariance
 from resviz.norms import prepost as prepost
 from resviz.norms import training as norm_training
 from resviz.norms import views as normalization
+from resviz.norms.settings import Inputs, PrePost, Stability, Timing, Transform, Warmup
 from resviz.train.compare import train_compare
 from resviz.words.numbers import format_number
 
@@ -35,23 +38,13 @@ Progress = Callable[[Result, int, int], None]
 
 
 # ------------------------------------------------------------------- the input batch
-def input_batch(
-    *,
-    batch: int | str = 8,
-    tokens: int | str = 16,
-    d: int | str = 64,
-    big: float | str = 10.0,
-    small: float | str = 0.1,
-    seed: int = 0,
-) -> torch.Tensor:
-    """The batch of the first three sections: Gaussian ``(batch, tokens, d)``, the first
-    half of the features multiplied by ``big``, the second by ``small``."""
-    sizes = int(batch), int(tokens), int(d)
-    return normalization.scaled_batch(*sizes, float(big), float(small), seed)
+def input_batch(inputs: Inputs, seed: int) -> torch.Tensor:
+    """The batch of the first three sections (:class:`Inputs`), drawn from ``seed``."""
+    return normalization.scaled_batch(*inputs.sizes(), *inputs.scales(), seed)
 
 
-@recipe(settings=input_batch)
-def four_views(*, seed: int = 0, **sizes: Any) -> Result:
+@recipe
+def four_views(inputs: Inputs = Inputs(), *, seed: int = 0) -> Result:
     """Four views: the batch raw and after LayerNorm, BatchNorm (training mode) and
     RMSNorm.
 
@@ -60,7 +53,7 @@ def four_views(*, seed: int = 0, **sizes: Any) -> Result:
     and feature means and population stds, mean token RMS, largest |value|) and
     ``halves`` (view, first_half, second_half, ratio: mean |value| of each feature
     half in sample 0)."""
-    v = normalization.apply_norms(input_batch(**sizes, seed=seed))
+    v = normalization.apply_norms(input_batch(inputs, seed))
     views = normalization.norm_views(v, 0)
     stats = normalization.norm_stats(v)
     stats["abs_max"] = [float(v[name].double().abs().max()) for name in stats["view"]]
@@ -95,8 +88,8 @@ def layernorm_keeps_halves(r: Result) -> Answer:
     )
 
 
-@recipe(settings=input_batch)
-def textbook(*, seed: int = 0, **sizes: Any) -> Result:
+@recipe
+def textbook(inputs: Inputs = Inputs(), *, seed: int = 0) -> Result:
     """Textbook LayerNorm: the hand-written ``(x - mean) / (std + 1e-6)`` with the
     unbiased std against ``torch.nn.functional.layer_norm`` (population variance, eps
     1e-5 inside the square root), token by token, beside what the formulas predict.
@@ -107,8 +100,8 @@ def textbook(*, seed: int = 0, **sizes: Any) -> Result:
     sqrt((n-1)/n))``. Values: ``measured_max``, ``predicted_max``, ``approx_max``,
     ``fit`` (largest |measured - predicted|), ``sigma_min``, ``eps_bound`` (the
     relative change eps can make at ``sigma_min``), ``factor`` = sqrt((n-1)/n), ``n``."""
-    wide = normalization.layernorm_gap(input_batch(**sizes, seed=seed))
-    n = int(sizes["d"])
+    wide = normalization.layernorm_gap(input_batch(inputs, seed))
+    n = int(inputs.d)
     sigma = float(wide["sigma"].min())
     return Result(
         {"gap": normalization.gap_long(wide)},
@@ -140,21 +133,24 @@ def textbook_gap_large(r: Result) -> Answer:
     )
 
 
-@recipe(settings=input_batch)
-def invariances(*, shift: float = 5.0, scale: float = 3.0, seed: int = 0, **sizes: Any) -> Result:
+@recipe
+def invariances(
+    inputs: Inputs = Inputs(), transform: Transform = Transform(), *, seed: int = 0
+) -> Result:
     """Invariances: each norm's largest output change, in float64, when ``h = x W^T``
     (x the input batch, W a seeded d x d matrix) is shifted or scaled, in part or
     whole, when the other samples are redrawn, or when W is re-scaled or re-centred.
 
     Frames: ``table`` (transformation, measured_on, norm, max_abs_change, invariant:
     change below 1e-4) and ``wide`` (one column per norm)."""
+    big, small = inputs.scales()
     table = norm_invariance.invariance_table(
-        *(int(sizes[k]) for k in ("batch", "tokens", "d")),
-        shift=float(shift),
-        scale=float(scale),
+        *inputs.sizes(),
+        shift=float(transform.shift),
+        scale=float(transform.scale),
         seed=seed,
-        big=float(sizes["big"]),
-        small=float(sizes["small"]),
+        big=big,
+        small=small,
     )
     return Result({"table": table, "wide": norm_invariance.invariance_wide(table)})
 
@@ -188,9 +184,7 @@ def batch_dependence(*, seed: int = 0) -> Result:
 
 
 @recipe
-def prepost_ln(
-    *, layers: int = 8, d_model: int = 64, init: str = "xavier", seed: int = 0
-) -> Result:
+def prepost_ln(encoders: PrePost = PrePost(), *, seed: int = 0) -> Result:
     """Pre-LN vs Post-LN: two encoders at init (Xiong et al. 2020), built from ``seed``.
 
     Frames: ``stream`` (variant, block, sq_norm_per_dim, norm: ``||x_l||^2 / d`` after
@@ -200,7 +194,7 @@ def prepost_ln(
     shallowest depth, and ``inv_sqrt_L``: sqrt(L_min / L)) and ``ratios`` (the
     chart's lines: both variants' ratio and 1/sqrt(L)). One seed's models and
     batch (batch 4 for the gradients): ``seeds=N`` gives the spread over seeds."""
-    layers, d_model, init = int(layers), int(d_model), str(init)
+    layers, d_model, init = int(encoders.layers), int(encoders.d_model), str(encoders.init)
     grads = prepost.last_layer_grad(
         prepost.xiong_depths(layers), (seed,), d_model, init, batch_size=4
     ).drop(columns="seed")
@@ -245,33 +239,31 @@ def _trained(models: pd.DataFrame, runs: pd.DataFrame, values: Mapping[str, Any]
 
 @recipe(seeds=SEEDS_TRAINING)
 def warmup(
+    training: Warmup = Warmup(),
     *,
-    w_layers: int = 6,
-    w_lr: float = 0.015,
-    w_steps: int = 50,
-    w_warm: int = 40,
     seed: int = 0,
     device: torch.device | str = "cpu",
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> Result:
     """Warm-up: a Post-LN and a Pre-LN encoder trained on the copy task with Adam,
-    once at ``w_lr`` from step 0 and once warmed up linearly over ``w_warm`` steps;
-    same seed, same batches (batch 16 x 16).
+    once at ``w_lr`` from step 0 and once warmed up linearly over ``w_warm`` steps
+    (:class:`resviz.norms.settings.Warmup`); same seed, same batches (batch 16 x 16).
 
     Frames: ``models`` (the two encoders), ``history`` (variant, step, loss,
     grad_norm, lr, diverged, divergence, warmup) and ``summary`` (per run: first,
     final and lowest loss, largest gradient, steps run, divergence). ``progress(result,
     done, total)`` gets the runs so far. One seed by default (``seeds=1``): each seed
     trains all four runs again."""
-    variants = norm_training.warmup_models(w_layers)
+    w_warm = int(training.w_warm)
+    variants = norm_training.warmup_models(training.w_layers)
     models = norm_training.variant_table(variants)
     cfg = variants["Post-LN"]
     values = {
         "vocab_size": cfg.vocab_size,
         "d_model": cfg.d_model,
         "n_heads": cfg.n_heads,
-        "w_warm": int(w_warm),
+        "w_warm": w_warm,
     }
 
     def report(frame: pd.DataFrame, done: int, total: int) -> None:
@@ -280,9 +272,9 @@ def warmup(
 
     runs = norm_training.train_warmup(
         variants,
-        int(w_warm),
-        steps=int(w_steps),
-        lr=float(w_lr),
+        w_warm,
+        steps=int(training.w_steps),
+        lr=float(training.w_lr),
         seed=seed,
         device=device,
         callback=report,
@@ -293,13 +285,8 @@ def warmup(
 
 @recipe(seeds=SEEDS_TRAINING)
 def stability(
+    training: Stability = Stability(),
     *,
-    s_norm: str = "layer",
-    s_pos: str = "post",
-    s_lr: float = 0.1,
-    s_steps: int = 60,
-    s_norms: bool = False,
-    s_place: bool = False,
     seed: int = 0,
     device: torch.device | str = "cpu",
     progress: Progress | None = None,
@@ -307,15 +294,19 @@ def stability(
 ) -> Result:
     """Stability: residual x norm, trained. Stacks of 4 FFN blocks ``W2 gelu(W1
     x)`` (width 128, hidden 512) regress fresh Gaussian targets from Gaussian inputs
-    (batch 16 x 32) with Adam at ``s_lr``; every variant from the same seed on the
-    same batches. Frames as :func:`warmup`'s.
+    (batch 16 x 32) with Adam at ``s_lr`` (:class:`resviz.norms.settings.Stability`);
+    every variant from the same seed on the same batches. Frames as :func:`warmup`'s.
 
     The defaults are the page's: a rate at which the stacks part (at every seed 0 to
     9, those without a norm blow up within 2 steps, those with LayerNorm after each
     block settle at the loss floor of 1). The tutorial notebook this experiment comes
-    from ran ``s_pos="pre", s_lr=0.001, s_steps=100``, where on its noise targets the
-    four runs end close together."""
-    variants = norm_training.stability_models(str(s_norm), str(s_pos), bool(s_norms), bool(s_place))
+    from ran :data:`resviz.norms.settings.TUTORIAL_STABILITY` (``s_pos="pre",
+    s_lr="0.001", s_steps=100``), where on its noise targets the four runs end close
+    together."""
+    t = training
+    variants = norm_training.stability_models(
+        str(t.s_norm), str(t.s_pos), bool(t.s_norms), bool(t.s_place)
+    )
     models = norm_training.variant_table(variants)
 
     def report(frame: pd.DataFrame, done: int, total: int) -> None:
@@ -324,9 +315,9 @@ def stability(
 
     runs = train_compare(
         variants,
-        steps=int(s_steps),
+        steps=int(t.s_steps),
         seed=seed,
-        lr=float(s_lr),
+        lr=float(t.s_lr),
         batch_size=16,
         seq_len=32,
         task="regression",
@@ -348,9 +339,7 @@ def cost_size(t_size: str) -> tuple[int, int, int]:
 
 
 @recipe(seeds=None)
-def cost(
-    *, t_size: str = "16x128x256", seed: int = 0, device: torch.device | str = "cpu"
-) -> Result:
+def cost(timing: Timing = Timing(), *, seed: int = 0, device: torch.device | str = "cpu") -> Result:
     """Cost: forward and backward wall time of ``nn.LayerNorm`` against ``nn.RMSNorm``
     on ``device``, measured now (one warm-up call, then 7 timed calls).
 
@@ -359,9 +348,9 @@ def cost(
     ``seeds`` setting: the seed draws the input's values, which do not change the
     work either norm does, and what varies between two timings is the machine (the
     CSV's min and max over the 7 calls show that spread), not the seed."""
-    b, t, d = cost_size(t_size)
-    timing = norm_cost.norm_timing(b, t, d, repeats=7, device=device, seed=seed)
-    return Result({"timing": timing}, {"device": str(torch.device(device))})
+    b, t, d = cost_size(timing.t_size)
+    frame = norm_cost.norm_timing(b, t, d, repeats=7, device=device, seed=seed)
+    return Result({"timing": frame}, {"device": str(torch.device(device))})
 
 
 __all__ = [

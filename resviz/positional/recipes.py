@@ -1,9 +1,10 @@
 """Recipes of the sinusoidal-encoding page (one per section; see ``resviz/core.py``).
 
 ``P(k, 2i) = sin(k w_i)`` and ``P(k, 2i+1) = cos(k w_i)`` with ``w_i = base**(-2i/d)``
-(Vaswani et al. 2017, section 3.5). The settings are the page's URL names:
-``positions``, ``d_model`` and ``base`` are shared by every section after the table
-(``d_model`` and ``base`` may come as the URL's text, "512", or as numbers). The
+(Vaswani et al. 2017, section 3.5). The settings come in the groups of
+:mod:`resviz.positional.settings` (their fields are the page's URL names): the
+:class:`Table` of the first section, the :class:`Encoding` (``positions``, ``d_model``,
+``base``) every section after it shares, :class:`Waves` and :class:`Shift`. The
 sinusoidal table has nothing random: only ``alternatives`` (a learned table, a RoPE
 vector) and ``embeddings`` (token embeddings) read ``seed``, and they run several
 seeds (``seeds``, 3 by default; frames stacked under a ``seed`` column). The others
@@ -20,6 +21,7 @@ import torch
 
 from resviz import positional as P
 from resviz.core import Answer, Result, measure, recipe
+from resviz.positional.settings import Encoding, Shift, Table, Waves
 from resviz.words.numbers import format_number
 
 # The table tabulates at most this many words of the sentence.
@@ -44,25 +46,24 @@ def _square(m: torch.Tensor, row: str = "p", col: str = "q") -> pd.DataFrame:
 
 
 @recipe(seeds=None)
-def table(
-    *, text: str = "I am a robot", d: int = 4, n: int = 100, dec: int = 2, seed: int = 0
-) -> Result:
+def table(sentence: Table = Table(), *, seed: int = 0) -> Result:
     """Table: the sentence's words (split at whitespace, at most 64) and their encodings
-    with ``d`` columns and base ``n``, rounded to ``dec`` decimals.
+    with ``d`` columns and base ``n``, rounded to ``dec`` decimals (``sentence``).
 
     Frames: ``table`` (token, k, P(k,0) ... P(k,d-1)) and ``formulas`` (one row per
     column j: fn, i, frequency, wavelength, label). Values: ``words``, ``truncated``
     (words were dropped), ``hidden`` (cells that round to 0 but are not 0) and
     ``smallest_hidden`` (the smallest of those in size; NaN if none)."""
-    tokens, truncated = P.tokenize_words(text, max_tokens=MAX_WORDS)
-    exact = P.encoding_table(tokens, d, float(n))
+    d, n, dec = sentence.d, float(sentence.n), sentence.dec
+    tokens, truncated = P.tokenize_words(sentence.text, max_tokens=MAX_WORDS)
+    exact = P.encoding_table(tokens, d, n)
     shown = exact.round(dec)
     cols = [c for c in exact.columns if c.startswith("P(k,")]
     hidden = (exact[cols] != 0) & (shown[cols] == 0)
     n_hidden = int(hidden.to_numpy().sum())
     smallest = float(exact[cols].abs()[hidden].min().min()) if n_hidden else math.nan
     return Result(
-        {"table": shown, "formulas": P.column_formulas(d, float(n))},
+        {"table": shown, "formulas": P.column_formulas(d, n)},
         {
             "words": len(tokens),
             "truncated": truncated,
@@ -73,15 +74,13 @@ def table(
 
 
 @recipe(seeds=None)
-def matrix(
-    *, positions: int = 100, d_model: int | str = 512, base: float | str = 10000.0, seed: int = 0
-) -> Result:
+def matrix(encoding: Encoding = Encoding(), *, seed: int = 0) -> Result:
     """Matrix: the whole ``[positions, d_model]`` table (float32, as a model adds it).
 
     Frame ``matrix``: k, then P(k,0) ... P(k,d-1). Value ``last_angle``: the angle in
     radians the last pair reaches at the last position, ``(positions - 1) w_{d/2-1}``
     (float64)."""
-    d, b = int(d_model), float(base)
+    positions, d, b = encoding.positions, encoding.d, encoding.n
     return Result(
         {"matrix": P.encoding_frame(positions, d, b)},
         {"last_angle": (positions - 1) / b ** ((d - 2) / d)},
@@ -89,22 +88,15 @@ def matrix(
 
 
 @recipe(seeds=None)
-def waves(
-    *,
-    positions: int = 100,
-    d_model: int | str = 512,
-    base: float | str = 10000.0,
-    dims: tuple[int, ...] | list[int] = (0, 40, 100, 160),
-    seed: int = 0,
-) -> Result:
+def waves(encoding: Encoding = Encoding(), plot: Waves = Waves(), *, seed: int = 0) -> Result:
     """Waves: columns ``dims`` against position, and every pair's wavelength.
 
     Frames: ``waves`` (position, dim, value, dimension = "j=<dim>"; only the dims
     below ``d_model``) and ``wavelengths`` (i, dims, wavelength = 2π base^(2i/d)).
     Value ``beyond``: the dims asked for that ``d_model`` does not have."""
-    d, b = int(d_model), float(base)
-    picked = sorted({int(j) for j in dims if int(j) < d})
-    beyond = sorted({int(j) for j in dims if int(j) >= d})
+    positions, d, b = encoding.positions, encoding.d, encoding.n
+    picked = sorted({int(j) for j in plot.dims if int(j) < d})
+    beyond = sorted({int(j) for j in plot.dims if int(j) >= d})
     w = P.waves_long(positions, d, b, dims=picked) if picked else None
     if w is None:
         w = pd.DataFrame({"position": [], "dim": [], "value": []})
@@ -113,14 +105,7 @@ def waves(
 
 
 @recipe(seeds=None)
-def relative(
-    *,
-    positions: int = 100,
-    d_model: int | str = 512,
-    base: float | str = 10000.0,
-    k: int = 5,
-    seed: int = 0,
-) -> Result:
+def relative(encoding: Encoding = Encoding(), shift: Shift = Shift(), *, seed: int = 0) -> Result:
     """Relative position: every dot product PE(p)·PE(q), PE(0)·PE(offset), and the
     shift by ``k`` as a rotation (float64).
 
@@ -130,7 +115,7 @@ def relative(
     ``rises``: the offsets shown where PE(0)·PE(offset) rises (by more than
     ``RISE_TOL``); ``first_rise``: the first such offset at any offset up to
     ``RISE_SEARCH`` or the positions shown (None if none)."""
-    d, b = int(d_model), float(base)
+    positions, d, b = encoding.positions, encoding.d, encoding.n
     pe = P.sinusoidal_encoding(positions, d, b, dtype=torch.float64)
     dot = P.position_dots(pe)
     by_offset = P.similarity_by_offset(pe)
@@ -140,13 +125,13 @@ def relative(
     else:
         searched = by_offset
     all_rises = searched["offset"][searched["dot"].diff() > RISE_TOL].tolist()
-    shift = min(k, positions - 1)
+    k = min(shift.k, positions - 1)
     return Result(
         {"dot": _square(dot), "by_offset": by_offset},
         {
             "offset_error": P.offset_dependence(pe),
-            "k": shift,
-            "rotation_error": P.rotation_error(positions, d, b, shift),
+            "k": k,
+            "rotation_error": P.rotation_error(positions, d, b, k),
             "rises": [r for r in all_rises if r < positions],
             "first_rise": all_rises[0] if all_rises else None,
         },
@@ -163,9 +148,7 @@ SCHEMES = {
 
 
 @recipe
-def alternatives(
-    *, positions: int = 100, d_model: int | str = 512, base: float | str = 10000.0, seed: int = 0
-) -> Result:
+def alternatives(encoding: Encoding = Encoding(), *, seed: int = 0) -> Result:
     """Alternatives: cosine similarity between every two of the first
     ``min(positions, 256)`` positions under four schemes, and their norms.
 
@@ -175,8 +158,8 @@ def alternatives(
     at p and key at q)), each with a ``p`` column; ``norms`` (position, scheme, norm).
     Values: ``shown`` (the positions drawn), ``learned_mean`` and ``learned_std`` of
     the learned map's off-diagonal cosines."""
-    d, b = int(d_model), float(base)
-    n = min(positions, MAX_SIDE)
+    d, b = encoding.d, encoding.n
+    n = min(encoding.positions, MAX_SIDE)
     mats = P.similarity_matrices(n, d, b, seed)
     learned = mats["learned (init)"]
     off = learned[~torch.eye(n, dtype=torch.bool)]
@@ -199,16 +182,14 @@ def alternatives(
 
 
 @recipe
-def embeddings(
-    *, positions: int = 100, d_model: int | str = 512, base: float | str = 10000.0, seed: int = 0
-) -> Result:
+def embeddings(encoding: Encoding = Encoding(), *, seed: int = 0) -> Result:
     """Embeddings: token embeddings (N(0, 1), as nn.Embedding draws them, from a
     vocabulary of 1000 and ``seed``) beside the positional part, over the first
     ``min(positions, 256)`` positions.
 
     Frame ``parts`` (position, part = token / position / sum, norm). Value ``shown``."""
-    n = min(positions, MAX_SIDE)
-    parts = P.embedding_vs_position(VOCAB, int(d_model), n, seed=seed, base=float(base))
+    n = min(encoding.positions, MAX_SIDE)
+    parts = P.embedding_vs_position(VOCAB, encoding.d, n, seed=seed, base=encoding.n)
     return Result({"parts": parts}, {"shown": n})
 
 

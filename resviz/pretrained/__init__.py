@@ -9,8 +9,14 @@ same measurements the toy pages teach (``docs/pretrained.md``).
     m = rv.pretrained.load(rv.pretrained.demo_model_path())   # all-MiniLM-L6-v2
     tr = rv.pretrained.trace(m, "Residual connections add each block's update.")
     rv.pretrained.block_influence(tr)
+
+The page's settings (groups the recipes take, :mod:`resviz.settings`):
+:class:`Checkpoint`, :class:`Reading`, :class:`Target` and :class:`Healing`::
+
+    rv.recipes.pretrained.heal(rv.pretrained.Healing(block=2, steps=120), seed=1)
 """
 
+from resviz.pretrained.cache import Checkpoint, Reading, Target
 from resviz.pretrained.checks import (
     DEFAULT_MAX_BYTES,
     PretrainedError,
@@ -18,6 +24,7 @@ from resviz.pretrained.checks import (
     require_extra,
 )
 from resviz.pretrained.families import FAMILIES, Family
+from resviz.pretrained.heal_sections import Healing
 from resviz.pretrained.loading import (
     LADDER_HELD_OUT_LOSS,
     SONNETS_HELD_OUT_LOSS,
@@ -51,13 +58,17 @@ from resviz.pretrained.stream.attribution import Attribution, logit_attribution
 
 __all__ = [
     "Attribution",
+    "Checkpoint",
     "DEFAULT_MAX_BYTES",
     "FAMILIES",
     "MAX_TOKENS",
     "Family",
+    "Healing",
     "LADDER_HELD_OUT_LOSS",
     "Pretrained",
     "PretrainedError",
+    "Reading",
+    "Target",
     "Trace",
     "attention_sinks",
     "block_influence",

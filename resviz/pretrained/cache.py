@@ -1,12 +1,15 @@
 """The models and traces the Pretrained models page's recipes share
 (:mod:`resviz.pretrained.recipes`): each checkpoint loaded once per process, within
-one memory budget for every session together.
+one memory budget for every session together; and the settings that name them.
 
 The picker's choices (:data:`TINY`, the depth ladder's :data:`SIBLINGS`, :data:`DEMO`,
-:data:`FOLDER`) name what to load (:func:`source_of`); :func:`loaded` loads it (every
-check of :func:`resviz.pretrained.load` first) and holds it, releasing the least
-recently used models until it fits; :func:`traced` keeps the last few traces of the
-held models; :func:`about` says what the sections may say of a trace.
+:data:`FOLDER`) are a :class:`Checkpoint`'s ``model``; the text it reads is a
+:class:`Reading`; Who writes what's position and tokens a :class:`Target` (groups of
+settings, :mod:`resviz.settings`: the recipes take them, the page draws them). The
+choices name what to load (:func:`source_of`); :func:`loaded` loads it (every check of
+:func:`resviz.pretrained.load` first) and holds it, releasing the least recently used
+models until it fits; :func:`traced` keeps the last few traces of the held models;
+:func:`about` says what the sections may say of a trace.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +33,10 @@ from resviz.pretrained.checks import (
 )
 from resviz.pretrained.loading import Pretrained, demo_model_path, ladder_paths, tiny_gpt2_path
 from resviz.pretrained.observe import MAX_TOKENS, Trace, trace
+from resviz.settings import Settings, choice, whole
+from resviz.settings import text as text_box
 
-# The model picker's choices (the URL's ``model`` values; ui/specs/pretrained.py).
+# The model picker's choices (the URL's ``model`` values: :class:`Checkpoint`).
 TINY, DEMO, FOLDER = "Sonnets GPT-2 (ours)", "all-MiniLM-L6-v2", "a model folder"
 # The depth ladder's siblings of the Sonnets GPT-2 (resviz.pretrained.ladder_paths), by
 # block count: every section measures them as it measures the 4-block model.
@@ -47,6 +53,58 @@ PAIRS: tuple[tuple[str, str], ...] = (
     ("Now stand you on the top of", "Now stand thou on the top of"),
     ("Sets you most rich in", "Sets thou most rich in"),
 )
+
+
+@dataclass(frozen=True)
+class Checkpoint(Settings):
+    """Which model a section measures: the picker's choice, and for :data:`FOLDER` the
+    folder on the server (or a hub name) it loads from."""
+
+    model: str = choice(TINY, (TINY, DEMO, FOLDER, *SIBLINGS.values()), label="Model")
+    path: str = text_box(
+        "",
+        300,
+        label="Model folder on this server (or a Hugging Face hub name, where the hub is "
+        "reachable)",
+    )
+
+    def picked(self) -> Checkpoint:
+        """As the recipes take it: the path only with :data:`FOLDER` (another model
+        does not read it)."""
+        return self if self.model == FOLDER else replace(self, path="")
+
+    def loaded(self) -> Pretrained:
+        """The model (:func:`loaded`)."""
+        return loaded(self.model, self.path)
+
+    def traced(self, reading: Reading) -> Trace:
+        """Its trace of the text (:func:`traced`)."""
+        return traced(self.model, self.path, reading.text)
+
+
+@dataclass(frozen=True)
+class Reading(Settings):
+    """The text the model reads (every section that traces one)."""
+
+    text: str = text_box(DEFAULT_TEXT, 2000, label="Text the model reads")
+
+
+@dataclass(frozen=True)
+class Target(Settings):
+    """Who writes what: the position whose prediction is split into its parts (from 0;
+    -1 the last) and the two tokens (empty: the model's top prediction there and the
+    best other token)."""
+
+    position: int = whole(
+        -1,
+        -1,
+        255,
+        box=True,
+        label="Position (from 0; -1 the last)",
+        help="The token position whose prediction is split into its parts.",
+    )
+    token: str = text_box("", 40, label="Token (empty: the top prediction)")
+    versus: str = text_box("", 40, label="Against (empty: the best other)")
 
 
 def about(tr: Trace) -> dict[str, Any]:

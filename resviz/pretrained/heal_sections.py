@@ -1,6 +1,6 @@
-"""Delete, then heal (``rv.recipes.pretrained.heal``): its settings, its run and its
-words; and the depth ladder's (``rv.recipes.pretrained.ladder``): one block deleted
-from each of the Sonnets GPT-2's siblings of 1, 2, 4 and 8 blocks. The recipes
+"""Delete, then heal (``rv.recipes.pretrained.heal``): its settings (:class:`Healing`),
+its run and its words; and the depth ladder's (``rv.recipes.pretrained.ladder``): one
+block deleted from each of the Sonnets GPT-2's siblings of 1, 2, 4 and 8 blocks. The recipes
 themselves are declared in :mod:`resviz.pretrained.recipes`; the measurements are
 :func:`resviz.pretrained.stream.heal.heal` and
 :func:`resviz.pretrained.stream.ladder.ladder`."""
@@ -8,18 +8,19 @@ themselves are declared in :mod:`resviz.pretrained.recipes`; the measurements ar
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
 
 import pandas as pd
 
 from resviz.core import Result
-from resviz.pretrained.cache import TINY, loaded
+from resviz.pretrained.cache import Checkpoint
 from resviz.pretrained.checks import PretrainedError
 from resviz.pretrained.loading import Pretrained, ladder_paths, load, sonnets_split
 from resviz.pretrained.measurements import stream_norms
 from resviz.pretrained.observe import trace
 from resviz.pretrained.stream import heal as HL
 from resviz.pretrained.stream import ladder as LD
+from resviz.settings import Settings, choice, whole
 from resviz.words.numbers import format_number
 
 HEAL_STEPS = 60
@@ -27,33 +28,32 @@ MAX_STEPS = 500
 PARTS = HL.PARTS
 
 
-def heal_settings(
-    *,
-    model: str = TINY,
-    path: str = "",
-    block: int = 1,
-    n_blocks: int = 1,
-    part: str = "block",
-    steps: int = HEAL_STEPS,
-) -> dict[str, Any]:
-    """The section's settings: the model, the first block deleted (from 1), how many
-    blocks from it, which part (``"block"``, ``"attention"``, ``"mlp"``) and the
-    training steps (1 to :data:`MAX_STEPS`)."""
-    if not 1 <= steps <= MAX_STEPS:
-        raise ValueError(f"steps must be 1 to {MAX_STEPS}")
-    return dict(model=model, path=path, block=block, n_blocks=n_blocks, part=part, steps=steps)
+@dataclass(frozen=True)
+class Healing(Settings):
+    """The section's deletion and training: the first block deleted (from 1; the page
+    checks it against the model's blocks), how many blocks from it, which part
+    (``"block"``, ``"attention"``, ``"mlp"``) and the training steps (the recipe takes
+    1 to :data:`MAX_STEPS`)."""
+
+    block: int = whole(1, 1, 64, box=True, label="First block deleted", help="Counted from 1.")
+    n_blocks: int = whole(
+        1, 1, 64, box=True, label="Blocks deleted", help="A contiguous range from the first."
+    )
+    part: str = choice(
+        "block", PARTS, label="Delete", help="The whole block, or only its attention or its MLP."
+    )
+    steps: int = whole(HEAL_STEPS, 10, MAX_STEPS, box=True, label="Training steps")
+
+    def deletion(self) -> HL.Deletion:
+        return HL.Deletion(int(self.block), int(self.n_blocks), str(self.part))
 
 
-def deletion_of(settings: dict[str, Any]) -> HL.Deletion:
-    return HL.Deletion(int(settings["block"]), int(settings["n_blocks"]), str(settings["part"]))
-
-
-def check(settings: dict[str, Any]) -> Pretrained:
+def check(checkpoint: Checkpoint, healing: Healing) -> Pretrained:
     """The model, once the deletion fits it and the run fits the budget; raises
     :class:`resviz.pretrained.PretrainedError` (what to change) otherwise, before any
     training."""
-    m = loaded(settings["model"], settings["path"])
-    deletion_of(settings).check(m)
+    m = checkpoint.loaded()
+    healing.deletion().check(m)
     refusal = HL.budget_refusal(m)
     if refusal:
         raise PretrainedError(refusal, "budget")
@@ -61,15 +61,18 @@ def check(settings: dict[str, Any]) -> Pretrained:
 
 
 def heal_run(
+    checkpoint: Checkpoint,
+    healing: Healing,
     seed: int,
     progress: Callable[[Result | None, int, int], None] | None,
     should_stop: Callable[[], bool] | None,
-    **settings: Any,
 ) -> Result:
     """One seed of the recipe: frame ``healing`` (``step, variant, held_out_loss``)."""
-    s = heal_settings(**settings)
-    m = check(s)
-    d = deletion_of(s)
+    steps = healing.steps
+    if not 1 <= steps <= MAX_STEPS:
+        raise ValueError(f"steps must be 1 to {MAX_STEPS}")
+    m = check(checkpoint, healing)
+    d = healing.deletion()
     report = None
     if progress is not None:
 
@@ -78,7 +81,7 @@ def heal_run(
 
     train, held_out = sonnets_split()
     h = HL.heal(
-        m, train, held_out, d, steps=s["steps"], every=max(1, s["steps"] // 6), seed=seed,
+        m, train, held_out, d, steps=steps, every=max(1, steps // 6), seed=seed,
         progress=report, should_stop=should_stop,
     )  # fmt: skip
     return Result(
@@ -87,7 +90,7 @@ def heal_run(
             "architecture": m.architecture,
             "n_layers": m.n_layers,
             "deleted": d.label(),
-            "steps": s["steps"],
+            "steps": steps,
             "stopped": h.stopped,
         },
     )

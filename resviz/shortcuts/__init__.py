@@ -39,6 +39,7 @@ from resviz.shortcuts.lesions import (
     lesion_summary,
     lesion_verdict,
 )
+from resviz.shortcuts.settings import Block, DegradationRun, LesionRun, Stack
 from resviz.shortcuts.structure import (
     block_formula,
     path_bars,
@@ -49,15 +50,19 @@ from resviz.shortcuts.structure import (
 )
 
 __all__ = [
+    "Block",
     "DEGRADATION_COLUMNS",
     "DegradationConfig",
     "DegradationResult",
+    "DegradationRun",
     "FINAL_COLUMNS",
     "LESION_COLUMNS",
     "LESION_SMALL_DROP",
     "LesionConfig",
+    "LesionRun",
     "SHORTCUT_TERMS",
     "SpiralStacksConfig",
+    "Stack",
     "VERDICTS",
     "block_formula",
     "compare_signal",

@@ -12,8 +12,14 @@ same frames); Signal runs 3 seeds by default (``seeds=``), Degradation and Lesio
 train one (``seeds=1``, more on request, one run each); every seed's rows stand
 under a ``seed`` column and ``r.per_seed`` holds each seed's own result.
 
-    r = rv.recipes.shortcuts.lesion(l_depth=16, l_steps=400, seed=0, seeds=3)
+    r = rv.recipes.shortcuts.lesion(
+        rv.shortcuts.Block(mode="add"), rv.shortcuts.LesionRun(l_depth=16), seed=0, seeds=3
+    )
     r.summary  # one row per seed and stack: intact accuracy, mean and worst deletion
+
+The settings come in groups (:mod:`resviz.shortcuts.settings`: :class:`Stack`,
+:class:`Block`, :class:`DegradationRun`, :class:`LesionRun`), or by their fields' names
+(``lesion(l_depth=16, seed=0)``).
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from resviz.shortcuts import decomposition as D
 from resviz.shortcuts import degradation as G
 from resviz.shortcuts import lesions as LS
 from resviz.shortcuts import structure as SC
-from resviz.shortcuts.settings import degradation_config, lesion_config, stack_config
+from resviz.shortcuts.settings import Block, DegradationRun, LesionRun, Stack
 from resviz.words.numbers import format_number
 
 Progress = Callable[[pd.DataFrame, int, int], None] | None
@@ -41,8 +47,8 @@ ShouldStop = Callable[[], bool] | None
 # ------------------------------------------------------------------ Stack
 # Structure only (the table, the formula): the seed sets the code's SEED line alone,
 # so the section takes no seeds (tests check that two seeds give the same frames).
-@recipe(seeds=None, settings=stack_config)
-def stack(*, seed: int = 0, **stack: Any) -> Result:
+@recipe(seeds=None)
+def stack(stack: Stack = Stack(), *, seed: int = 0) -> Result:
     """Stack: which blocks got a shortcut (read off the model, built on the meta device:
     no weights), the block as LaTeX and the torch-only code that builds this stack.
 
@@ -50,7 +56,7 @@ def stack(*, seed: int = 0, **stack: Any) -> Result:
     ``blocks``, ``with_shortcut`` (blocks with any shortcut), ``projections``, and
     ``width_changes`` (blocks whose nominal input and output widths differ, where an
     identity shortcut cannot be added)."""
-    cfg = stack_config(**stack, seed=seed)
+    cfg = stack.config(seed)
     table = SC.shortcut_table(cfg)
     w = cfg.layer_widths
     return Result(
@@ -67,8 +73,8 @@ def stack(*, seed: int = 0, **stack: Any) -> Result:
 
 
 # ------------------------------------------------------------------ Signal
-@recipe(settings=stack_config)
-def signal(*, seed: int = 0, device: str | torch.device = "cpu", **stack: Any) -> Result:
+@recipe
+def signal(stack: Stack = Stack(), *, seed: int = 0, device: str | torch.device = "cpu") -> Result:
     """Signal: the forward signal at init, layer by layer, of the stack and its plain
     twin, on 256 standard Gaussian inputs (weights and inputs from ``seed``).
 
@@ -77,7 +83,7 @@ def signal(*, seed: int = 0, device: str | torch.device = "cpu", **stack: Any) -
     shortcut: ``block, shortcut_norm, update_norm, identity_share, cosine``) and
     ``shares`` (``terms`` long, for one chart). Values: ``blocks`` and
     ``identity_blocks`` (blocks whose shortcut is the identity, x passed on as it is)."""
-    cfg = stack_config(**stack, seed=seed)
+    cfg = stack.config(seed)
     sig = D.compare_signal(cfg, seed=seed, device=device)
     terms = D.shortcut_terms(sig)
     table = SC.shortcut_table(cfg)
@@ -91,7 +97,7 @@ def signal(*, seed: int = 0, device: str | torch.device = "cpu", **stack: Any) -
 
 
 def _signal_over_seeds(
-    seeds: list[int], *, device: str | torch.device = "cpu", **settings: Any
+    seeds: list[int], stack: Stack = Stack(), *, device: str | torch.device = "cpu"
 ) -> Result | None:
     """:func:`signal` over ``seeds``, with the same numbers as one run per seed (a test
     checks them exactly) in less time: the shortcut table (structure, alike in every
@@ -100,7 +106,7 @@ def _signal_over_seeds(
     redrawn there would draw other numbers): then the seeds run one by one."""
     if torch.device(device).type != "cpu":
         return None
-    cfg = stack_config(**settings, seed=seeds[0])
+    cfg = stack.config(seeds[0])
     table = SC.shortcut_table(cfg)
     values = {
         "blocks": len(table),
@@ -150,15 +156,15 @@ def last_block_term(r: Result) -> Answer:
 
 # ------------------------------------------------------------------ Paths
 # Combinatorics of the shortcuts: nothing random, no seeds.
-@recipe(seeds=None, settings=stack_config)
-def paths(*, seed: int = 0, **stack: Any) -> Result:
+@recipe(seeds=None)
+def paths(stack: Stack = Stack(), *, seed: int = 0) -> Result:
     """Paths: the unrolled stack's path lengths (Veit et al. 2016), counted exactly.
 
     Frame ``paths``: the lengths some path has, ``length, count`` (exact, as text:
     C(64, 32) is above 2^53), ``fraction``, ``binomial_pmf`` and ``paths`` (the
     fraction, as the chart draws it). Values: ``blocks``, ``with_shortcut`` (the k of
     2^k paths) and ``before_act`` (a shortcut joined before the activation)."""
-    cfg = stack_config(**stack, seed=seed)
+    cfg = stack.config(seed)
     table = SC.shortcut_table(cfg)
     bars = SC.path_bars(SC.path_lengths(cfg))
     return Result(
@@ -186,14 +192,15 @@ def _trained(dcfg: G.SpiralStacksConfig, result: G.DegradationResult) -> dict[st
     }
 
 
-@recipe(seeds=SEEDS_TRAINING, settings=degradation_config)
+@recipe(seeds=SEEDS_TRAINING)
 def degradation(
+    block: Block = Block(),
+    run: DegradationRun = DegradationRun(),
     *,
     seed: int = 0,
     device: str | torch.device = "cpu",
     progress: Progress = None,
     should_stop: ShouldStop = None,
-    **spirals: Any,
 ) -> Result:
     """Degradation (He et al. 2016, Fig. 1): shallow and deep stacks of width 32, plain
     and with the shortcut (add where ``mode`` is none), trained with Adam from ``seed``
@@ -204,7 +211,7 @@ def degradation(
     ``curves`` (loss and error on all points every ``eval_every`` steps), ``final``
     (where each stack ended) and ``cosine`` (the residual stacks' cos(shortcut,
     update) per block, at init and trained)."""
-    dcfg = degradation_config(**spirals)
+    dcfg = run.config(block)
     result = G.train_degradation(dcfg, seed, device, progress, should_stop)
     return Result(
         {
@@ -217,14 +224,15 @@ def degradation(
     )
 
 
-@recipe(seeds=SEEDS_TRAINING, settings=lesion_config)
+@recipe(seeds=SEEDS_TRAINING)
 def lesion(
+    block: Block = Block(),
+    run: LesionRun = LesionRun(),
     *,
     seed: int = 0,
     device: str | torch.device = "cpu",
     progress: Progress = None,
     should_stop: ShouldStop = None,
-    **spirals: Any,
 ) -> Result:
     """Lesion (Veit et al. 2016): a plain and a residual stack of ``l_depth`` blocks
     learn spirals with one turn per arm, then each block but the first (2-d to the
@@ -234,7 +242,7 @@ def lesion(
     Frames: ``task``, ``curves`` (training), ``lesion`` (accuracy with each block
     deleted) and ``summary`` (:func:`resviz.lesion_summary`: intact, mean and worst
     deletion, how many deletions are small)."""
-    lcfg = lesion_config(**spirals)
+    lcfg = run.config(block)
     result = G.train_lesion(lcfg, seed, device, progress, should_stop)
     return Result(
         {

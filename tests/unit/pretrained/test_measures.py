@@ -79,8 +79,7 @@ def test_recipes_take_the_page_settings_with_its_defaults():
         for p in S.SPEC.params:
             if p.name in got:
                 assert got[p.name] == p.default, (name, p.name)
-    assert (R.TINY, R.DEMO, R.FOLDER, R.DEFAULT_TEXT) == (S.TINY, S.DEMO, S.FOLDER, S.DEFAULT_TEXT)
-    assert C.SIBLINGS == S.SIBLINGS and set(C.SIBLINGS) | {4} == set(P.ladder_paths())
+    assert set(C.SIBLINGS) | {4} == set(P.ladder_paths())
 
 
 def test_the_siblings_load_by_their_picker_names():

@@ -10,18 +10,6 @@ from resviz.recipes import MEASURES
 from resviz.shortcuts import recipes as R
 from resviz.shortcuts import settings as SS
 from tests.margins import assert_clear, assert_lesion_clear
-from ui.specs import skip_connections as S
-
-
-def test_recipe_defaults_are_the_page_defaults():
-    """A lesson step's settings go over these defaults: they must be the page's."""
-    assert SS.PRESETS == S.PRESETS and SS.SEED_WIDTHS == S.SEED_WIDTHS
-    for section, name in S.SPEC.recipes.items():
-        fn = rv.recipes.RECIPES[name]
-        for setting, default in settings_of(fn).items():
-            if setting in ("seed", "seeds"):  # the sidebar's, not the page's
-                continue
-            assert S.SPEC.param(setting).default == default, (section, setting)
 
 
 @pytest.mark.parametrize(
@@ -171,4 +159,4 @@ def test_signal_over_seeds_at_once_gives_each_seeds_own_numbers(settings):
     for k in one_by_one.frames:
         pd.testing.assert_frame_equal(together.frames[k], one_by_one.frames[k], check_exact=True)
     assert together.values == one_by_one.values and together.seeds == (2, 3, 4, 5)
-    assert R._signal_over_seeds([0, 1], device="meta", **settings) is None  # CPU only
+    assert R._signal_over_seeds([0, 1], SS.Stack(**settings), device="meta") is None  # CPU

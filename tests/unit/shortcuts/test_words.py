@@ -112,12 +112,14 @@ def test_cosine_caption_non_negative_claim(settings, noted):
 
 
 def test_intros_say_what_is_trained():
-    dcfg = SS.degradation_config(mode="concat", shallow=2, deep=5)
+    dcfg = SS.DegradationRun(shallow=2, deep=5).config(SS.Block(mode="concat"))
     intro = WS.degradation_intro(dcfg)
     assert "four stacks of width 32" in intro and "2 and 5 blocks" in intro
     assert "with the shortcut (concat)" in intro and "projected back to the width" in intro
-    assert "has no shortcut (the widths differ)" in WS.degradation_intro(SS.degradation_config())
-    intro = WS.lesion_intro(SS.lesion_config(mode="none", l_depth=8), 2.0)
+    assert "has no shortcut (the widths differ)" in WS.degradation_intro(
+        SS.DegradationRun().config()
+    )
+    intro = WS.lesion_intro(SS.LesionRun(l_depth=8).config(SS.Block(mode="none")), 2.0)
     assert "a residual stack of 8 blocks" in intro and "with the shortcut (add)" in intro
     assert "1 turn per arm, fewer than the Degradation section's 2 turns per arm" in intro
 

@@ -6,7 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ui.params import InvalidParam, md_escape, parse_float, parse_int
+from resviz.settings import InvalidSetting as InvalidParam
+from resviz.settings import parse_float, parse_int
+from ui.params import md_escape
 
 
 @pytest.mark.parametrize("s", ["4", "32", "+8", "2"])
