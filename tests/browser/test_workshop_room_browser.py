@@ -165,6 +165,9 @@ def test_presenter_and_three_participants_on_two_replicas(room_proxy, browser):
     step = LESSON.steps[QI - 1]
     for (_, pg), choice in zip(people, ["plain", "residual", "residual"], strict=True):
         pg.get_by_text("Predict first:").wait_for(timeout=30_000)
+        # Once the step's run has finished: until then the last step's charts may still
+        # be on screen (a slow run under load showed them).
+        wait_ready(pg)
         assert pg.locator("[data-testid='stVegaLiteChart']").count() == 0
         pg.locator("[data-testid='stRadio']").get_by_text(choice, exact=True).click()
         pg.get_by_role("button", name="Send my prediction").click()
