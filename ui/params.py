@@ -217,7 +217,7 @@ class PageParams:
         """The declared setting ``name``'s widget, its value read from and written to
         the URL. ``options=`` narrows a choice's declared options at run time (they
         may depend on another setting); other keywords go to the Streamlit widget."""
-        from resviz.settings import parse_choice
+        from resviz.settings import parse_choice, parse_ints
 
         d = self.declared(name)
         s = d.setting
@@ -245,22 +245,13 @@ class PageParams:
         if s.kind == "ints":
             opts = [int(o) for o in kw.pop("options", s.options)]
             cap = int(s.limit or 0)
-            key = self._init(name, sorted(d.default), lambda raw: self._ints(s, raw, opts))
+            key = self._init(name, sorted(d.default), lambda raw: parse_ints(raw, opts, cap))
             value = st.multiselect(s.label, opts, key=key, max_selections=cap, **PERSIST, **kw)
             return self._publish(name, sorted(value))
         cap = int(s.limit or 0)
         key = self._init(name, str(d.default), s.parse)
         value = st.text_input(s.label, key=key, max_chars=cap, **PERSIST, **kw)
         return self._publish(name, str(value))
-
-    @staticmethod
-    def _ints(s: Any, raw: str, opts: Sequence[int]) -> list[int]:
-        from .specs import InvalidParam
-
-        values = s.parse(raw)
-        if any(v not in opts for v in values):
-            raise InvalidParam("not among the choices")
-        return values
 
     def draw(self, group: type[G], only: Sequence[str] | None = None, columns: int = 0) -> G:
         """The group's widgets (those named in ``only``; the others keep their

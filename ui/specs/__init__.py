@@ -25,29 +25,10 @@ from resviz.settings import (
     Setting,
     Settings,
     choice,
-    fmt,
-    parse_bool,
-    parse_choice,
-    parse_float,
-    parse_int,
-    parse_ints,
-    parse_text,
+    fmt,  # noqa: F401 - a value as the URL carries it
     whole,
 )
-from resviz.settings import InvalidSetting as InvalidParam
-
-__all__ = [
-    "InvalidParam",
-    "PageSpec",
-    "Param",
-    "fmt",
-    "parse_bool",
-    "parse_choice",
-    "parse_float",
-    "parse_int",
-    "parse_ints",
-    "parse_text",
-]
+from resviz.settings import InvalidSetting as InvalidParam  # noqa: F401 - the app's name
 
 
 @dataclass(frozen=True)
@@ -133,10 +114,9 @@ class PageSpec:
         return frozenset(p.name for p in self.params)
 
 
-# The sidebar's settings, on every page; "section" names the open tab. A section
-# runs seeds seed, seed + 1, ... (``seeds``; "auto" is the section's own default:
-# 3 where a seed takes under a second, 1 where a seed trains; see resviz.recipes).
-SECTION_PARAM = "section"
+# The sidebar's settings, on every page. A section runs seeds seed, seed + 1, ...
+# (``seeds``; "auto" is the section's own default: 3 where a seed takes under a
+# second, 1 where a seed trains; see resviz.recipes).
 SEEDS_AUTO = "auto"
 SEEDS_OPTIONS = (SEEDS_AUTO, *(str(n) for n in range(1, 11)))
 
