@@ -1,7 +1,7 @@
 """Skip connections: build deep stacks with and without shortcuts and measure them.
 
-Each section is one recipe of ``resviz.shortcuts.recipes``; this page draws and words
-what it returns."""
+Each section is one recipe of ``resviz.shortcuts.recipes``; this page draws what it
+returns, worded by ``resviz.shortcuts.words`` and ``training_words``."""
 
 from typing import Any
 
@@ -14,7 +14,6 @@ from resviz.shortcuts import recipes as R
 from resviz.shortcuts import settings as SS
 from resviz.shortcuts import training_words as WS
 from resviz.shortcuts import words as W
-from resviz.words.seeds import band_words
 from ui import charts, jobs, views
 from ui.budget import budget
 from ui.headline import account, headline, slot
@@ -66,16 +65,10 @@ def settings(full: bool) -> dict[str, Any]:
         scaled = v["mode"] == "scaled"
         v["alpha"] = p.widget("alpha", disabled=not scaled)
         v["learnable"] = p.widget("learnable", disabled=not scaled)
-        notes = [] if scaled else [f"λ acts only with Shortcut = scaled (here: {v['mode']})."]
         if full:
-            concat = v["mode"] == "concat"
-            v["project"] = p.widget("project", disabled=not concat)
-            if not concat:
-                notes.append("Projecting back acts only with Shortcut = concat.")
-        if no_join:
-            notes.append("Where the shortcut joins: no shortcut here to join.")
-        if notes:
-            st.caption(" ".join(notes))
+            v["project"] = p.widget("project", disabled=v["mode"] != "concat")
+        if notes := W.settings_notes(v["mode"], full):
+            st.caption(notes)
     return v
 
 
@@ -121,23 +114,10 @@ def stack_section() -> None:
     r = sec.run(R.stack, stack, seed=ctx.seed)
     headline(H.stack(r.shortcuts), at=top)
     st.latex(r.formula)
-    st.markdown(
-        "Which blocks got a shortcut, read off the built model. Where a block changes the "
-        "width, an identity shortcut cannot be added: with add or scaled it is either "
-        "dropped (*skip*) or replaced by a projection `P x` with its own weights "
-        "(*project*). Concat needs neither: it joins x and f(x) side by side, whatever "
-        "their widths."
-    )
-    sec.table(
-        r,
-        "shortcuts",
-        "shortcuts",
-        caption=W.shortcut_table_caption(r, stack.values(), S.SEED_WIDTHS),
-    )
-    st.markdown(
-        "The PyTorch code for exactly this stack. It needs only `torch`; `build_model()` "
-        f"creates the same weights as the page's seed {ctx.seed} (same creation order)."
-    )
+    st.markdown(W.STACK_INTRO)
+    caption = W.shortcut_table_caption(r, stack.values(), S.SEED_WIDTHS)
+    sec.table(r, "shortcuts", "shortcuts", caption=caption)
+    st.markdown(W.code_intro(ctx.seed))
     st.code(r.code, language="python")
     sec.code("print(r.formula)  # the block, as LaTeX\nprint(r.code)  # this stack, torch only")
     sec.download("skip_stack")
@@ -157,31 +137,14 @@ def signal_section() -> None:
     r = sec.run(R.signal, stack, seed=ctx.seed)
     headline(H.signal(r, stack.mode), at=top)
     sec.chart(
-        "line",
-        r,
-        "signal",
-        "forward_signal",
-        account=W.signal_caption(r, stack.values()),
-        x="block",
-        y="norm",
-        color="variant",
-        log_y=True,
-        y_title="mean ||x_l|| (log)",
-    )
+        "line", r, "signal", "forward_signal", account=W.signal_caption(r, stack.values()),
+        x="block", y="norm", color="variant", log_y=True, y_title="mean ||x_l|| (log)",
+    )  # fmt: skip
     if stack.mode != "none":
         chart_with_csv(
-            sec,
-            "line",
-            r,
-            "shares",
-            "terms",
-            "identity_share",
-            W.share_caption(r),
-            x="block",
-            y="value",
-            color="measure",
-            y_title="share / cosine",
-        )
+            sec, "line", r, "shares", "terms", "identity_share", W.share_caption(r),
+            x="block", y="value", color="measure", y_title="share / cosine",
+        )  # fmt: skip
     sec.download("skip_signal")
 
 
@@ -197,16 +160,10 @@ def paths_section() -> None:
     r = sec.run(R.paths, stack, seed=ctx.seed)
     headline(H.paths(r.blocks, r.with_shortcut), at=top)
     sec.chart(
-        "bars",
-        r,
-        "paths",
-        "path_lengths",
-        account=W.paths_caption(r),
-        x="length",
-        y="paths",
-        x_title="path length (branches passed through)",
+        "bars", r, "paths", "path_lengths", account=W.paths_caption(r),
+        x="length", y="paths", x_title="path length (branches passed through)",
         y_title="fraction of paths",
-    )
+    )  # fmt: skip
     sec.download("skip_paths")
 
 
@@ -218,25 +175,14 @@ def task_picture(sec: Section, cfg: rv.shortcuts.SpiralStacksConfig, name: str, 
     draws and declares that."""
     points = rv.shortcuts.task_frame(cfg, ctx.seed)
     kw = dict(x="x1", y="x2", color="class", title=f"The task: {W.per_arm(cfg.turns)}", height=340)
-    caption = f"The points of seed {ctx.seed}" + (
-        f"; each of the {seeds} seeds trains on points of its own." if seeds > 1 else "."
-    )
-    views.chart(charts.scatter(points, **kw), points, name, caption=caption)
+    views.chart(charts.scatter(points, **kw), points, name, caption=W.task_caption(ctx.seed, seeds))
     sec.code(chart_code("scatter", "r.per_seed[0].task", kw))
     sec.notebook.frame(name, "r.per_seed[0].task")
 
 
-def stopped(r: Result) -> bool:
-    """Whether any seed's training was stopped early."""
-    return any(run.stopped for run in r.per_seed)
-
-
 def stopped_note(sec: Section, r: Result) -> None:
-    if stopped(r):
-        sec.notebook.md(
-            "The run on screen was stopped early; this notebook trains every step, so its "
-            "numbers go further than the page's."
-        )
+    if W.stopped(r):
+        sec.notebook.md(W.STOPPED_NOTE)
 
 
 def seed_range(n: int) -> tuple[int, ...]:
@@ -247,23 +193,12 @@ def seed_range(n: int) -> tuple[int, ...]:
 CURVE = dict(x="step", color="variant", points=False, height=280)
 
 
-def seed_progress(job: jobs.Job, seeds: int) -> str:
-    """Which seed a live run of ``seeds`` seeds is training, and how far it is: the
-    recipe counts every seed's steps in one total (seed k of n: k*steps + step)."""
-    per = max(job.total // seeds, 1)
-    k = min(job.step // per, seeds - 1)
-    return (
-        f"Seed {ctx.seed + k} ({k + 1} of {seeds}): step {job.step - k * per} of {per}. "
-        "The curves below are this seed's so far."
-    )
-
-
 def progress_curves(job: jobs.Job, csv: str | None, seeds: int) -> None:
     """A live run's curves so far (the final result is drawn outside the panel)."""
     if isinstance(job.result, Result) or job.frame is None or not len(job.frame):
         return
     if seeds > 1:
-        st.caption(seed_progress(job, seeds))
+        st.caption(W.seed_progress(job.step, job.total, seeds, ctx.seed))
     curves = job.frame
     loss = charts.line(curves, y="loss", log_y=True, y_title="training loss (log)", **CURVE)
     if csv:
@@ -304,22 +239,14 @@ def degradation_section() -> None:
     )
 
     r = sec.background(
-        "degradation",
-        R.degradation,
-        {**v, "seed": ctx.seed},
-        dcfg.steps * n,
-        lambda job: progress_curves(job, "degradation_curves", n),
-        blocked=refusal,
-    )
+        "degradation", R.degradation, {**v, "seed": ctx.seed}, dcfg.steps * n,
+        lambda job: progress_curves(job, "degradation_curves", n), blocked=refusal,
+    )  # fmt: skip
     with picture:  # beside the text above; its notebook cells read the run's r
         task_picture(sec, dcfg, "spirals", n)
     if r is not None:
-        headline(
-            H.degradation(
-                [run.curves for run in r.per_seed], r.shallow, r.deep, r.seeds or (ctx.seed,)
-            ),
-            at=top,
-        )
+        curves = [run.curves for run in r.per_seed]
+        headline(H.degradation(curves, r.shallow, r.deep, r.seeds or (ctx.seed,)), at=top)
         degradation_result(sec, r, v)
     sec.download("skip_degradation")
 
@@ -327,58 +254,23 @@ def degradation_section() -> None:
 def degradation_result(sec: Section, r: Result, v: dict[str, Any]) -> None:
     """The trained stacks: curves, where each ended, and the cosine at init and trained."""
     sec.chart(
-        "line",
-        r,
-        "curves",
-        "degradation_curves",
-        y="loss",
-        log_y=True,
-        y_title="training loss (log)",
-        **CURVE,
-    )
+        "line", r, "curves", "degradation_curves", y="loss", log_y=True,
+        y_title="training loss (log)", **CURVE,
+    )  # fmt: skip
     views.altair(
         charts.line(r.curves, y="error", y_title="training error", **CURVE), width="stretch"
     )
     sec.code(chart_code("line", "r.curves", dict(y="error", y_title="training error", **CURVE)))
     account(WS.degradation_caption(r))
-    many = len(r.per_seed) > 1
-    for row in r.curves[r.curves["diverged"].astype(bool)].itertuples():
-        st.warning(
-            f"{row.variant} diverged at step {row.step} ({row.divergence})"
-            + (f" in seed {row.seed}" if many else "")
-            + "; training of that stack stopped there"
-            + (" (dashed vertical line)." if not many else "."),
-            icon=":material/warning:",
-        )
-    seconds = sum(run.seconds for run in r.per_seed)
-    sec.table(
-        r,
-        "final",
-        "degradation_final",
-        caption=f"After training ({seconds:.1f} s for all four stacks"
-        + (f" in each of the {len(r.per_seed)} seeds" if many else "")
-        + ", lesions and cosines included)."
-        + (" One row per seed and stack." if many else "")
-        + (
-            " Training was stopped early: the step column says where each stack ended."
-            if stopped(r)
-            else ""
-        ),
-    )
+    for warning in W.diverged_words(r):
+        st.warning(warning, icon=":material/warning:")
+    sec.table(r, "final", "degradation_final", caption=W.final_caption(r))
     stopped_note(sec, r)
     if r.cosine["cosine"].notna().any():
         sec.chart(
-            "line",
-            r,
-            "cosine",
-            "cosine_init_vs_trained",
-            account=WS.cosine_caption(r, v),
-            x="block",
-            y="cosine",
-            color="series",
-            y_title="cos(shortcut, update)",
-            height=260,
-        )
+            "line", r, "cosine", "cosine_init_vs_trained", account=WS.cosine_caption(r, v),
+            x="block", y="cosine", color="series", y_title="cos(shortcut, update)", height=260,
+        )  # fmt: skip
 
 
 # ------------------------------------------------------------------ Lesion
@@ -403,11 +295,8 @@ def lesion_section() -> None:
     n = v["seeds"]
     text, picture = st.columns([3, 2])
     with text:
-        st.markdown(
-            WS.lesion_intro(lcfg, rv.shortcuts.DegradationConfig.turns)
-            + " "
-            + WS.seeds_run_words(seed_range(n))
-        )
+        intro = WS.lesion_intro(lcfg, rv.shortcuts.DegradationConfig.turns)
+        st.markdown(intro + " " + WS.seeds_run_words(seed_range(n)))
 
     # The panel shows the refusal itself (with Train disabled): check without showing.
     refusal = budget().check(
@@ -420,53 +309,26 @@ def lesion_section() -> None:
     )
 
     r = sec.background(
-        "lesion",
-        R.lesion,
-        {**v, "seed": ctx.seed},
-        lcfg.steps * n,
-        lambda job: progress_curves(job, None, n),
-        start_label="Lesion",
-        blocked=refusal,
-    )
+        "lesion", R.lesion, {**v, "seed": ctx.seed}, lcfg.steps * n,
+        lambda job: progress_curves(job, None, n), start_label="Lesion", blocked=refusal,
+    )  # fmt: skip
     with picture:  # beside the text above; its notebook cells read the run's r
         task_picture(sec, lcfg, "lesion_spirals", n)
     if r is not None:
         summaries = [run.summary for run in r.per_seed]
         headline(H.lesion(summaries, r.seeds or (ctx.seed,)), at=top)
         sec.chart(
-            "line",
-            r,
-            "lesion",
-            "lesion",
-            account=WS.lesion_seeds_caption(
-                [run.summary for run in r.per_seed],
-                r.seeds,
-                r.classes,
-                [run.lesion for run in r.per_seed],
-            )
-            + " "
-            + band_words(r.seeds),
-            x="block",
-            y="accuracy",
-            color="variant",
-            y_title="accuracy, block deleted",
-            height=280,
-        )
-        sec.table(
-            r,
-            "summary",
-            "lesion_summary",
-            caption="One row per seed and stack." if len(r.per_seed) > 1 else None,
-        )
+            "line", r, "lesion", "lesion", account=WS.lesion_account(r), x="block",
+            y="accuracy", color="variant", y_title="accuracy, block deleted", height=280,
+        )  # fmt: skip
+        many = "One row per seed and stack." if len(r.per_seed) > 1 else None
+        sec.table(r, "summary", "lesion_summary", caption=many)
         stopped_note(sec, r)
     sec.download("skip_lesion")
 
 
-for tab, section in zip(
-    tabs,
-    (stack_section, signal_section, paths_section, degradation_section, lesion_section),
-    strict=True,
-):
+SECTIONS = (stack_section, signal_section, paths_section, degradation_section, lesion_section)
+for tab, section in zip(tabs, SECTIONS, strict=True):
     if tab.open:
         with tab:
             section()

@@ -52,7 +52,7 @@ if hosting is None:
     if joining:
         st.stop()  # a participant's join link: nothing of the presenter's page
 if hosting is not None:  # a room reclaimed, restored, or moved on another device
-    room_view.sync_page("workshop:lesson", "workshop:step")
+    room_view.sync_page("lesson", "step")
 all_lessons, errors = lesson_view.lessons()
 for message in errors:
     st.error("A lesson file was not loaded: " + md_escape(message, 400), icon=":material/error:")
@@ -114,7 +114,7 @@ with left:
     b1, b2, b3 = st.columns(3)
 
     def move(to: int) -> None:
-        st.session_state["workshop:step"] = to
+        st.session_state["step"] = to
 
     b1.button(
         "Previous", key="workshop:prev", on_click=move, args=(index - 1,), disabled=index == 1

@@ -22,13 +22,18 @@ import pytest
 
 SERIAL = ("tests/browser/", "tests/install/")
 
+# Files that read another file's per-process cache, run on its worker: the offline
+# notebook checks read the runs test_notebooks.py made of the same notebooks.
+JOINS = {"tests/app/test_notebooks_offline.py": "tests/app/test_notebooks.py"}
+
 
 def scope_of(nodeid: str) -> str:
     """A test's unit of scheduling: ``servers`` for the tests that start servers,
-    browsers or venvs; otherwise its file."""
+    browsers or venvs; otherwise its file (or the file it joins, :data:`JOINS`)."""
     if nodeid.startswith(SERIAL):
         return "servers"
-    return nodeid.split("::", 1)[0]
+    path = nodeid.split("::", 1)[0]
+    return JOINS.get(path, path)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -22,6 +22,14 @@ The margins the tests use (each test states its measured values next to them):
   by about 1e-6 relative between CPUs): 5% (``AT_INIT``), 10^4 times that.
 
 Scripted inputs (hand-made losses, closed forms) need none: they do not round.
+
+Two tolerances that are formulas, each defined here once:
+
+- a number read off a page or a sentence is the value printed to 3 significant figures
+  (``rv.format_number``): :func:`printed` (``PRINTED``, half a unit of the third figure,
+  5e-3 relative);
+- a singular value is 0 to float64's rounding below ``n · eps · largest`` (numpy's rank
+  tolerance, ``np.linalg.matrix_rank``): :func:`rank_tolerance`.
 """
 
 from __future__ import annotations
@@ -29,10 +37,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+import pytest
+
 __all__ = [
     "ACCURACY_MARGIN",
     "AT_INIT",
     "KINDS",
+    "PRINTED",
+    "printed",
+    "rank_tolerance",
     "assert_clear",
     "assert_far_past_divergence",
     "assert_far_from_divergence",
@@ -44,6 +58,23 @@ KINDS = ("abs", "rel", "factor")
 
 # A quantity measured at init, as a factor: 5% clear.
 AT_INIT = 1.05
+
+# A number printed to 3 significant figures is within half a unit of its third figure:
+# 5e-3 of its value at most (1.005 prints as 1 or 1.01).
+PRINTED = 5e-3
+
+
+def printed(value: float | Sequence[float], digits: int = 3) -> object:
+    """``value`` as a page prints it to ``digits`` significant figures, to compare with
+    the number read back: ``float(m[1]) == printed(999 * freq)``."""
+    return pytest.approx(value, rel=PRINTED * 10.0 ** (3 - digits))
+
+
+def rank_tolerance(sigma: Sequence[float]) -> float:
+    """The size under which a singular value of ``sigma`` (all of one matrix's) is 0 to
+    float64's rounding: ``n · eps · largest``, numpy's rank tolerance."""
+    values = np.asarray(sigma, dtype=np.float64)
+    return float(values.max()) * len(values) * float(np.finfo(np.float64).eps)
 
 
 def _g(x: float) -> str:

@@ -32,6 +32,7 @@ from .room import view as room_view
 from .section import run_recipe
 from .specs import fmt
 from .specs.pages import spec_of
+from .st_internals import release_url_bindings
 
 LESSON, STEP = "lesson", "step"
 
@@ -54,14 +55,14 @@ def current(page: str) -> tuple[Lesson, int, Step] | None:
 def go_to(lesson: Lesson, index: int) -> None:
     """Open step ``index`` with exactly its settings (a fresh view of its page)."""
     step = lesson.steps[index - 1]
-    prefix = f"{step.page}:"
-    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(prefix)]:
-        del st.session_state[key]
+    for name in spec_of(step.page).names:
+        st.session_state.pop(name, None)
     st.session_state.pop(f"_params_seen:{step.page}", None)
     query = step.query(lesson.id, index)
     # The open section is a widget bound to the URL: it is set through its state.
     query.pop("section", None)
     st.session_state["section"] = step.section or spec_of(step.page).sections[0]
+    release_url_bindings()
     st.switch_page(step_page_path(step), query_params=query)
 
 
@@ -69,7 +70,7 @@ def _step_call(page: str, step: Step, seed: int) -> tuple[str, tuple[tuple[str, 
     """The recipe call that answers the step's question with ``seed``
     (:func:`ui.lessons.question_call`) and the device."""
     name, settings = question_call(page, step, seed)
-    device = str(pick_device(st.session_state.get("shared:device", "auto")))
+    device = str(pick_device(st.session_state.get("device", "auto")))
     return name, tuple(sorted(settings.items())), device
 
 

@@ -1,12 +1,16 @@
 """Widgets whose values live in the URL, so a link reproduces the view.
 
-On a page's first run in a session each widget's value is read from
-``st.query_params`` and validated: a value must be what the widget itself could
-hold (ASCII digits only, inside the range, on the slider's step, one of the
-options). Malformed, out-of-range, off-step, unknown or repeated parameters fall
-back to defaults and are listed in one visible warning. Each widget writes its
-value back to the URL as soon as it is drawn (a default value is left out), so
-a widget can be declared anywhere on the page.
+Streamlit binds each widget to the URL (``bind="query-params"``): its key is the
+setting's name, which is the URL parameter's; it reads the value when a session
+opens the page (and when the browser goes back or forward), writes it back on
+every change and leaves a default value out. What this module adds is the check
+before a widget first reads the URL: a value must be what the widget itself
+could hold (ASCII digits only, inside the range, on the slider's step, one of
+the options, no longer than the box allows). Streamlit would silently drop some
+of those and take others (an off-step number, a truncated text); here they fall
+back to the default and are listed in one visible warning, and an accepted
+value is written in the form Streamlit reads (``on`` becomes ``true``, a list
+``1,3`` becomes ``?layers=1&layers=3``).
 
 Unknown parameters are judged only once the whole page has run
 (:func:`finish_run`, called by the entry point after the page): only then is
@@ -25,9 +29,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from .markdown import _md_plain, md_escape
 from .plugs import PLUGS
+from .st_internals import seed_from_url
 
 if TYPE_CHECKING:  # the specs import the library (and torch): a page's first run does
     from resviz.settings import Settings
@@ -40,10 +46,12 @@ G = TypeVar("G", bound="Settings")
 # a lesson step's, and a workshop room participant's (ui/room/view.py).
 SECTION = "section"
 ROUTING = (SECTION, "lesson", "step", "room", "member")
-# Hidden sections' widgets keep their values (and URL parameters) while the user
-# stays on the page: a tab switch must not reset them.
-PERSIST: dict[str, Any] = {"persist_state": "page"}
+# Streamlit binds each widget to the URL parameter named by its key. Hidden
+# sections' widgets keep their values while the user stays on the page: a tab
+# switch must not reset them.
+BOUND: dict[str, Any] = {"bind": "query-params", "persist_state": "page"}
 _RUN_KEY = "_params_run"
+_PAGE_KEY = "_params_page"  # the page the last PageParams was drawn for
 
 
 @dataclass
@@ -51,7 +59,6 @@ class _Spec:
     name: str
     default: Any
     parse: Callable[[str], Any]
-    key: str
 
 
 def begin_run() -> None:
@@ -82,6 +89,36 @@ def finish_run() -> None:
             st.session_state[f"_params_seen:{p.page}"] = True
     for k in unknown:
         del st.query_params[k]
+
+
+def _rewrite(name: str, values: list[str] | None) -> None:
+    """Set (None: remove) the URL's ``name``, and the value its widget first reads."""
+    seed_from_url(name, values)
+    try:
+        if values is None:
+            del st.query_params[name]
+        else:
+            st.query_params[name] = values if len(values) != 1 else values[0]
+    except StreamlitAPIException:
+        pass  # still bound to a widget of the last page: Streamlit removes it as stale
+
+
+def _leave_last_page(page: str) -> None:
+    """A widget's key is its setting's name, and session state is the whole app's:
+    the Gradient flow page's ``depth`` and the Skip connections page's are one key.
+    On arriving at another page, forget the last page's settings (not the sidebar's,
+    which every page shares), so a page opens at its defaults or its URL's values,
+    as it does in a new session."""
+    from .specs import SHARED
+    from .specs.pages import spec_of
+
+    last = st.session_state.get(_PAGE_KEY)
+    st.session_state[_PAGE_KEY] = page
+    if last is None or last == page:
+        return
+    for name in spec_of(last).names - SHARED.names:
+        st.session_state.pop(name, None)
+    st.session_state.pop(f"_params_seen:{last}", None)
 
 
 class _Held:
@@ -120,6 +157,8 @@ class PageParams:
         self.problems: list[str] = []
         self._box = (container or st).empty()
         self.fresh = f"_params_seen:{page}" not in st.session_state
+        if owns_url and page != "shared":
+            _leave_last_page(page)
         group = st.session_state.get(_RUN_KEY)
         if isinstance(group, list):
             group.append(self)
@@ -134,50 +173,53 @@ class PageParams:
             icon="⚠️",
         )
 
-    def _key(self, name: str) -> str:
-        return f"{self.page}:{name}"
-
-    def _init(self, name: str, default: Any, parse: Callable[[str], Any]) -> str:
+    def _check(
+        self,
+        name: str,
+        default: Any,
+        parse: Callable[[str], Any],
+        many: bool = False,
+        show: Callable[[Any], str] | None = None,
+    ) -> str:
+        """The key of setting ``name``'s widget (its name: Streamlit binds it to the
+        URL parameter of that name), after checking the URL's value for it once a
+        session, before the widget reads it: a value the widget could not hold is
+        reported and removed (the widget opens at its default); an accepted one is
+        written in the form Streamlit reads. ``many``: a list, which the URL may
+        carry as one comma-separated value or as repeated parameters. ``show``: how
+        Streamlit writes a value in the URL (a choice drawn with a ``format_func``
+        is written as its label), when not as :func:`resviz.settings.fmt` does."""
         from resviz.settings import InvalidSetting, fmt
 
-        key = self._key(name)
-        self.specs[name] = _Spec(name, default, parse, key)
-        if key in st.session_state:
-            return key
-        value = default
+        self.specs[name] = _Spec(name, default, parse)
+        if name in st.session_state:  # drawn before, or set by a preset or a lesson
+            return name
         raw = st.query_params.get_all(name)
-        if len(raw) > 1:
+        if not raw:
+            return name
+        if len(raw) > 1 and not many:
             self.problem(f"{md_escape(name)} was given {len(raw)} times; using the default.")
-        elif raw:
-            try:
-                value = parse(raw[0])
-            except InvalidSetting as exc:
-                why = _md_plain(str(exc))
-            except (ValueError, TypeError, OverflowError):
-                why = "not a valid value"
-            else:
-                why = None
-            if why is not None:
-                self.problem(
-                    f"{md_escape(name)} = {md_escape(raw[0])} ignored ({why}); "
-                    f"using the default {md_escape(fmt(default))}."
-                )
-        st.session_state[key] = value
-        return key
-
-    def _publish(self, name: str, value: Any) -> Any:
-        """Write a drawn widget's value to the URL (leave a default value out)."""
-        spec = self.specs[name]
-        if value == spec.default:
-            if name in st.query_params:
-                del st.query_params[name]
+            _rewrite(name, None)
+            return name
+        try:
+            value = parse(",".join(raw))
+        except InvalidSetting as exc:
+            why = _md_plain(str(exc))
+        except (ValueError, TypeError, OverflowError):
+            why = "not a valid value"
         else:
-            from resviz.settings import fmt
-
-            text = fmt(value)
-            if st.query_params.get_all(name) != [text]:
-                st.query_params[name] = text
-        return value
+            write = show or fmt
+            canonical = [write(v) for v in value] if many else [write(value)]
+            if raw != canonical:
+                _rewrite(name, canonical)
+            return name
+        shown = ",".join(raw)
+        self.problem(
+            f"{md_escape(name)} = {md_escape(shown)} ignored ({why}); "
+            f"using the default {md_escape(fmt(default))}."
+        )
+        _rewrite(name, None)
+        return name
 
     # -------------------------------------------------------------- sections
     def sections(self) -> list[Any]:
@@ -225,33 +267,42 @@ class PageParams:
         if s.kind in ("int", "float"):
             cast = int if s.kind == "int" else float
             lo, hi, step = cast(s.lo), cast(s.hi), cast(s.step or 1)
-            key = self._init(name, cast(d.default), s.parse)
-            if s.box:
-                value = st.number_input(
-                    s.label, min_value=lo, max_value=hi, step=step, key=key, **PERSIST, **kw
-                )
-            else:
-                value = st.slider(s.label, lo, hi, step=step, key=key, **PERSIST, **kw)
-            return self._publish(name, cast(value))
+            key = self._check(name, cast(d.default), s.parse)
+            kind: Any = st.number_input if s.box else st.slider
+            value = kind(s.label, lo, hi, cast(d.default), step=step, key=key, **BOUND, **kw)
+            return cast(value)
         if s.kind == "choice":
             opts = [str(o) for o in kw.pop("options", s.options)]
-            key = self._init(name, d.default, lambda raw: parse_choice(raw, opts))
-            draw: Any = st.radio if s.radio else st.selectbox
-            extra = {"horizontal": True} if s.radio else {}
-            return self._publish(name, str(draw(s.label, opts, key=key, **extra, **PERSIST, **kw)))
+            label = kw.get("format_func")
+            shown = {str(label(o)): o for o in opts} if label else {}
+
+            def parse(raw: str) -> str:
+                # Streamlit writes a labelled choice as its label; a link may name it.
+                return shown[raw] if raw in shown else parse_choice(raw, opts)
+
+            show = (lambda v: str(label(v))) if label else None
+            key = self._check(name, d.default, parse, show=show)
+            index = opts.index(d.default) if d.default in opts else 0
+            if s.radio:
+                value = st.radio(s.label, opts, index, key=key, horizontal=True, **BOUND, **kw)
+            else:
+                value = st.selectbox(s.label, opts, index, key=key, **BOUND, **kw)
+            return str(value)
         if s.kind == "bool":
-            key = self._init(name, bool(d.default), s.parse)
-            return self._publish(name, bool(st.toggle(s.label, key=key, **PERSIST, **kw)))
+            key = self._check(name, bool(d.default), s.parse)
+            return bool(st.toggle(s.label, bool(d.default), key=key, **BOUND, **kw))
         if s.kind == "ints":
             opts = [int(o) for o in kw.pop("options", s.options)]
             cap = int(s.limit or 0)
-            key = self._init(name, sorted(d.default), lambda raw: parse_ints(raw, opts, cap))
-            value = st.multiselect(s.label, opts, key=key, max_selections=cap, **PERSIST, **kw)
-            return self._publish(name, sorted(value))
+            default = sorted(d.default)
+            key = self._check(name, default, lambda raw: parse_ints(raw, opts, cap), many=True)
+            value = st.multiselect(
+                s.label, opts, default, key=key, max_selections=cap, **BOUND, **kw
+            )
+            return sorted(value)
         cap = int(s.limit or 0)
-        key = self._init(name, str(d.default), s.parse)
-        value = st.text_input(s.label, key=key, max_chars=cap, **PERSIST, **kw)
-        return self._publish(name, str(value))
+        key = self._check(name, str(d.default), s.parse)
+        return str(st.text_input(s.label, str(d.default), key=key, max_chars=cap, **BOUND, **kw))
 
     def draw(self, group: type[G], only: Sequence[str] | None = None, columns: int = 0) -> G:
         """The group's widgets (those named in ``only``; the others keep their

@@ -18,7 +18,7 @@ same ``rv.charts`` call into the notebook; the CSV under it is that frame.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -92,7 +92,7 @@ def sidebar_seeds(fn: Recipe) -> int | None:
     default = settings_of(fn).get("seeds")
     if default is None:
         return None
-    choice = st.session_state.get("shared:seeds", SEEDS_AUTO)
+    choice = st.session_state.get("seeds", SEEDS_AUTO)
     try:
         return seeds_count(str(choice), int(default))
     except ValueError:
@@ -210,6 +210,16 @@ def chart_code(kind: str, frame: str, kw: dict[str, Any]) -> str:
     return f"rv.charts.{kind}(\n    {frame}{args},\n)"
 
 
+def significant(df: pd.DataFrame) -> dict[str, Any]:
+    """Column formats showing 4 significant digits in every float column of ``df`` (a
+    table's default of 4 decimals would print 0 for a loss of 3e-5)."""
+    return {
+        c: st.column_config.NumberColumn(c, format="%.4g")
+        for c in df.columns
+        if pd.api.types.is_float_dtype(df[c])
+    }
+
+
 class Section:
     """A section of a page: its recipe runs, charts and notebook."""
 
@@ -280,32 +290,64 @@ class Section:
         unit: str = "step",
         blocked: str | None = None,
         finished: Callable[[Result], bool] = lambda r: True,
+        stopped: bool = True,
+        record_live: bool = False,
+        key: Hashable | None = None,
+        progress: Callable[[jobs.Report], jobs.Report] | None = None,
     ) -> Result | None:
         """Run ``fn`` at ``settings`` as a background job (:func:`ui.jobs.panel`: Start,
         Stop, Reset, progress over ``total`` units, ``render`` drawing it live), on the
         section's device with the CPU as its fallback, shared by every session that asks
         for the same settings. ``blocked`` (a refusal, e.g. over the memory budget)
-        disables Start. Returns the finished run (done or stopped) once ``finished``
-        accepts it, recorded as :meth:`shown` (its notebook call; a lesson step answers
-        from it); before that the notebook holds the call to run there, and None."""
+        disables Start. Returns the finished run (done, or stopped where ``stopped``)
+        once ``finished`` accepts it, recorded as :meth:`shown` (its notebook call; a
+        lesson step answers from it); before that the notebook holds the call to run
+        there, and None.
+
+        ``record_live=True`` records the finished run inside the live view, just before
+        ``render`` draws it, so the notebook cells ``render`` writes (a chart's, a
+        table's) follow the call that made ``r``. ``key`` replaces the run's key
+        (recipe, settings, device) where a setting must not key it as it is (a user's
+        text, keyed by its digest); ``progress(report)`` wraps the job's report before
+        the recipe gets it (to show more than the recipe reports)."""
         settings = with_seeds(fn, settings)
         takes_device = _takes_device(fn)
 
         def work(report: jobs.Report, should_stop: jobs.ShouldStop) -> Result:
+            on_report = report if progress is None else progress(report)
+
             def call(device: Any = None) -> Result:
                 on = {"device": device} if takes_device else {}
-                return fn(**settings, **on, progress=report, should_stop=should_stop)
+                return fn(**settings, **on, progress=on_report, should_stop=should_stop)
 
             if not takes_device:
                 return call()
             return rv.run_with_fallback(call, torch.device(self.device))[0]
 
-        key = (recipe_name(fn), tuple(settings.items()), self.device)
+        def ended(job: jobs.Job) -> bool:
+            """Whether ``job`` is a finished run to record and return."""
+            ok = job.state == "done" or (stopped and job.state == "stopped")
+            return ok and isinstance(job.result, Result) and finished(job.result)
+
+        def live_render(job: jobs.Job) -> None:
+            if ended(job):
+                self.shown(fn, job.result, **settings)
+            render(job)
+
+        if key is None:
+            key = (recipe_name(fn), tuple(settings.items()), self.device)
         job = jobs.panel(
-            name, key, work, total, render, start_label=start_label, unit=unit, blocked=blocked
+            name,
+            key,
+            work,
+            total,
+            live_render if record_live else render,
+            start_label=start_label,
+            unit=unit,
+            blocked=blocked,
         )
-        if job is not None and isinstance(job.result, Result) and finished(job.result):
-            return self.shown(fn, job.result, **settings)
+        if job is not None and ended(job):
+            return job.result if record_live else self.shown(fn, job.result, **settings)
         self.code(call_code(fn, settings))
         return None
 

@@ -8,6 +8,7 @@ import math
 import pandas as pd
 
 from resviz.encoder.words import _SAID_AS, FLOOR, _final
+from resviz.encoder.words_training import race
 from resviz.words.headline import Figure, Headline, seeds_headline
 from resviz.words.seeds import _of, by_seed, seeds_label, span, span_floor
 from resviz.words.sentences import order, trend_outcome
@@ -144,21 +145,12 @@ def collapse(collapse: pd.DataFrame) -> Headline:
 def loss_race(curves: pd.DataFrame, a: str, b: str, window: int = 10) -> Headline:
     """Training: which model ends with the lower mean loss over the last ``window``
     steps both have, in every seed (the outcomes
-    :func:`resviz.encoder.words.loss_race_words` words); both means as the figures."""
+    :func:`resviz.encoder.words_training.loss_race_words` words); both means as the
+    figures."""
     parts, seeds = by_seed(curves)
-    outcomes, ma, mb = [], [], []
-    for p in parts:
-        ca = p.loc[p["variant"] == a].set_index("step")["loss"].astype(float)
-        cb = p.loc[p["variant"] == b].set_index("step")["loss"].astype(float)
-        steps = ca.index.intersection(cb.index)
-        if not len(steps):
-            outcomes.append("none")
-            continue
-        k = min(window, len(steps))
-        x, y = float(ca.loc[steps].iloc[-k:].mean()), float(cb.loc[steps].iloc[-k:].mean())
-        ma.append(x)
-        mb.append(y)
-        outcomes.append({-1: "a", 1: "b", 0: "same", None: "inf"}[order(x, y)])
+    outcomes, ma, mb, _ = race(parts, a, b, window)
+    ma = [x for x, o in zip(ma, outcomes, strict=True) if o != "none"]
+    mb = [y for y, o in zip(mb, outcomes, strict=True) if o != "none"]
     qa, qb = f'"{a}"', f'"{b}"'
     says = {
         "a": f"{qa} ends with the lower loss",

@@ -30,7 +30,7 @@ from collections.abc import Callable
 import pandas as pd
 import torch
 
-from resviz.budget import estimate
+from resviz.budget import Estimate, combine, estimate
 from resviz.codegen import generate_code
 from resviz.core import SEEDS_TRAINING, Answer, Result, measure, recipe
 from resviz.data import token_table
@@ -41,6 +41,7 @@ from resviz.encoder.settings import (
     BATCH,
     Head,
     Model,
+    Setup,
     Text,
     Training,
     head_of,
@@ -221,6 +222,35 @@ def tokens_collapsed(r: Result) -> Answer:
         f"from {format_number(float(mine['residual'].iloc[0]))} at the input; the mean cosine "
         f"between tokens is {format_number(cos)}.",
     )
+
+
+# ------------------------------------------------------- Training's live progress
+def progress_over_seeds(
+    report: Callable[[object, int, int], None], seed: int
+) -> Callable[[object, int, int], None]:
+    """:func:`training`'s ``progress`` for a live chart of every seed run so far:
+    ``report`` gets the finished seeds' curves beside the running seed's (the recipe
+    reports one seed's partial curves, under its ``seed`` column when it runs several;
+    ``seed`` names the one seed of a single run)."""
+    finished: dict[int, pd.DataFrame] = {}
+
+    def report_all(frame: object, step: int, total: int) -> None:
+        if isinstance(frame, pd.DataFrame) and len(frame):
+            if "seed" not in frame.columns:  # one seed: the recipe adds it at the end
+                frame = frame.assign(seed=seed)[["seed", *frame.columns]]
+            finished[int(frame["seed"].iloc[0])] = frame
+            frame = pd.concat(finished.values(), ignore_index=True)
+        report(frame, step, total)
+
+    return report_all
+
+
+def training_cost(s: Setup, train: Training, seeds: int) -> Estimate:
+    """What :func:`training` costs at these settings over ``seeds`` seeds, before it
+    starts: every model it trains, ``BATCH`` windows of ``s.T`` tokens a step."""
+    variants = MT.training_variants(s.cfg, train.against)
+    steps = int(train.steps) * seeds
+    return combine(estimate(c, batch=BATCH, seq_len=s.T, steps=steps) for c in variants.values())
 
 
 # --------------------------------------------------------------------- Training

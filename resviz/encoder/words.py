@@ -5,7 +5,8 @@ or more seeds under a ``seed`` column (``rv.recipes.encoder.stream(...).share``)
 direction (rises or falls, which component is largest, which model ends lower) is
 worded from each seed's own outcome by :func:`resviz.words.seeds.seeds_sentence`, with
 its count when the seeds agree, as the split when they do not. Numbers are quoted
-over the seeds that show them (:func:`resviz.words.seeds.span`)."""
+over the seeds that show them (:func:`resviz.words.seeds.span`). The Training section's
+words are :mod:`resviz.encoder.words_training`'s."""
 
 from __future__ import annotations
 
@@ -16,18 +17,15 @@ import pandas as pd
 
 from resviz.words.numbers import FLOAT64_RESOLUTION, format_number, resolution_words
 from resviz.words.seeds import _of, by_seed, seeds_label, seeds_sentence, span, span_floor
-from resviz.words.sentences import _cap, crossing, order, trend_outcome
+from resviz.words.sentences import _cap, order, trend_outcome
 
 __all__ = [
     "encoder_stream_rule",
     "attention_spread_words",
     "collapse_words",
-    "correct_words",
     "cosine_words",
-    "loss_race_words",
     "share_words",
     "stream_norm_words",
-    "trained_collapse_words",
     "trend_over_seeds",
     "update_ratio_words",
 ]
@@ -128,19 +126,25 @@ def update_ratio_words(ratio: pd.DataFrame) -> str:
         f"The ratio ranges from {format_number(finite.min())} to "
         f"{format_number(finite.max())} over {over}. "
     )
-    tops = [float(p["update_ratio"].max()) for p in parts]
-    below = ["all below 1" if t < 1 else "not all" for t in tops]
+    ratios = [p["update_ratio"].astype(float) for p in parts]
+    tops = [float(x.max()) for x in ratios]  # NaN skipped; an Inf is the largest
+    below = [
+        "not finite" if not x.map(math.isfinite).all() else "all below 1" if t < 1 else "not all"
+        for x, t in zip(ratios, tops, strict=True)
+    ]
     says = {
         "all below 1": "every sublayer's output is smaller than the stream it reads "
         f"(largest ratio {span(_of(seeds, below, 'all below 1', tops))})",
         "not all": "some sublayer's output is at least as large as the stream it reads "
         f"(largest ratio {span(_of(seeds, below, 'not all', tops))})",
+        "not finite": "some sublayer's ratio is not finite (NaN or Inf)",
     }
     where = []
-    for p in parts:
-        row = p.loc[p["update_ratio"].astype(float).idxmax()]
-        where.append(f"L{row['block']} {row['sublayer']}")
+    for p, x in zip(parts, ratios, strict=True):
+        row = None if x.isna().all() else p.loc[x.idxmax()]
+        where.append("none" if row is None else f"L{row['block']} {row['sublayer']}")
     at = {w: f"the largest ratio is {w}'s" for w in where}
+    at["none"] = "no ratio is a number"
     return head + seeds_sentence(below, says, seeds) + " " + seeds_sentence(where, at, seeds)
 
 
@@ -280,101 +284,6 @@ def attention_spread_words(attention: pd.DataFrame, shown: int, n_tokens: int) -
         tops = [float(p["weight"].max()) / u for p in parts]
         text += f" (over {seeds_label(seeds)}: {span(tops)} times)"
     return text + "."
-
-
-# ------------------------------------------------------------------------ training
-def loss_race_words(curves: pd.DataFrame, a: str, b: str, window: int = 10) -> str:
-    """Which of two models ends with the lower mean loss over the last ``window``
-    steps both have (``variant, step, loss`` per seed), worded from every seed; with
-    one seed, also from which step on ``a``'s running mean stays below ``b``'s."""
-    parts, seeds = by_seed(curves)
-    outcomes, ma, mb, spans = [], [], [], []
-    for p in parts:
-        ca = p.loc[p["variant"] == a].set_index("step")["loss"].astype(float)
-        cb = p.loc[p["variant"] == b].set_index("step")["loss"].astype(float)
-        steps = ca.index.intersection(cb.index)
-        if len(steps) == 0:
-            outcomes.append("none")
-            ma.append(math.nan)
-            mb.append(math.nan)
-            continue
-        k = min(window, len(steps))
-        x, y = float(ca.loc[steps].iloc[-k:].mean()), float(cb.loc[steps].iloc[-k:].mean())
-        spans.append(k)
-        ma.append(x)
-        mb.append(y)
-        outcomes.append({-1: "a", 1: "b", 0: "same", None: "inf"}[order(x, y)])
-    qa, qb = f'"{a}"', f'"{b}"'
-    last = f"the last {window} steps both have" if spans else "no step"
-
-    def nums(o: str) -> str:
-        return f"({span(_of(seeds, outcomes, o, ma))} against {span(_of(seeds, outcomes, o, mb))})"
-
-    says = {
-        "a": f"{qa} ends with the lower mean loss over {last} {nums('a')}",
-        "b": f"{qb} ends with the lower mean loss over {last} {nums('b')}",
-        "same": f"{qa} and {qb} end with about the same mean loss over {last}, within 5% "
-        f"{nums('same')}",
-        "inf": f"the mean loss of {qa} or {qb} is not finite over {last} {nums('inf')}",
-        "none": f"no step has a loss for both {qa} and {qb} yet",
-    }
-    text = seeds_sentence(outcomes, says, seeds)
-    if len(parts) == 1 and outcomes[0] != "none":
-        p = parts[0]
-        ca = p.loc[p["variant"] == a].set_index("step")["loss"].astype(float)
-        cb = p.loc[p["variant"] == b].set_index("step")["loss"].astype(float)
-        steps = ca.index.intersection(cb.index)
-        ra = ca.loc[steps].rolling(window, min_periods=1).mean()
-        rb = cb.loc[steps].rolling(window, min_periods=1).mean()
-        text += " " + crossing(
-            list(steps), ra, rb, f"the {window}-step mean of {qa}", f"that of {qb}"
-        )
-    return text
-
-
-def trained_collapse_words(collapse: pd.DataFrame, n_layers: int) -> str:
-    """Per seed, how your model's distance from rank one after the last layer changes
-    from init to trained (``variant, weights, block, residual``)."""
-    parts, seeds = by_seed(collapse)
-    before, after = [], []
-    for p in parts:
-        mine = p[p["variant"] == "your model"]
-        before.append(float(mine.loc[mine["weights"] == "init", "residual"].iloc[-1]))
-        after.append(float(mine.loc[mine["weights"] == "trained", "residual"].iloc[-1]))
-    codes, fl = {1: "rises", -1: "falls", 0: "stays", None: "none"}, FLOAT64_RESOLUTION
-    outcomes = ["under" if max(x, y) < fl else codes[order(max(y, fl), max(x, fl))]
-                for x, y in zip(before, after, strict=True)]  # fmt: skip
-    subject = f"after layer {n_layers}, your model's distance from rank one"
-
-    def nums(o: str) -> str:
-        b, a = (span_floor(_of(seeds, outcomes, o, v), fl) for v in (before, after))
-        return f"at init {b}, trained {a}"
-
-    says = {
-        "rises": f"{subject} rises with training ({nums('rises')}): training pulls the tokens apart",
-        "falls": f"{subject} falls with training ({nums('falls')})",
-        "stays": f"{subject} stays about the same with training, within 5% ({nums('stays')})",
-        "none": f"{subject} is not finite before or after training ({nums('none')})",
-        "under": f"{subject} is {resolution_words(fl)} at init and trained",  # no direction
-    }
-    return seeds_sentence(outcomes, says, seeds)
-
-
-def correct_words(predictions: pd.DataFrame) -> str:
-    """Correct guesses at the masked positions, per model, each seed's count named."""
-    parts, seeds = by_seed(predictions)
-    variants = list(pd.unique(parts[0]["variant"]))
-    out = []
-    for v in variants:
-        rows = [p[p["variant"] == v] for p in parts]
-        each = [f"{int(r['correct'].sum())} of {len(r)}" for r in rows]
-        if len(seeds) == 1:
-            out.append(f"{v}: {each[0]}")
-        else:
-            out.append(
-                f"{v}: " + ", ".join(f"{e} (seed {s})" for e, s in zip(each, seeds, strict=True))
-            )
-    return "Correct guesses at the masked positions: " + "; ".join(out) + "."
 
 
 def encoder_stream_rule(residual: bool, norm: str, position: str) -> str:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from resviz.gradients.words import _agreement_kind, _agrees, _change
+from resviz.gradients.words.findings import _agreement_kind, _agrees, _change
 from resviz.words.headline import Figure, Headline, seeds_headline
 from resviz.words.numbers import format_log10, format_number
 from resviz.words.seeds import log_span, seeds_sentence, span

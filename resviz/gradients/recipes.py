@@ -21,7 +21,12 @@ from resviz.core import SEEDS_TRAINING, Answer, Result, measure, recipe, split_s
 from resviz.gradients import shattered as SH
 from resviz.gradients import training as T
 from resviz.gradients.settings import Derivation, Scale, Shattered, Stack, Training
-from resviz.gradients.words import AGREE_RTOL, _agrees, scaled_shortcut_words, zero_sv_words
+from resviz.gradients.words.findings import (
+    AGREE_RTOL,
+    _agrees,
+    scaled_shortcut_words,
+    zero_sv_words,
+)
 from resviz.words.numbers import agreement_words, format_log10, format_number
 
 Progress = Callable[[Result, int, int], None]

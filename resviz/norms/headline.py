@@ -8,13 +8,34 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from resviz.core import Result
 from resviz.norms.training_words import GRAD_PART, _stability_outcome, _warmup_outcome
-from resviz.norms.words import GROWTH, SEED, post_ln_words
+from resviz.norms.words import (
+    GROWTH,
+    SEED,
+    deepest_ratios_seeds,
+    post_ln_words,
+    seeds_words,
+    stream_seeds,
+)
 from resviz.words.headline import Figure, Headline, seeds_headline
 from resviz.words.numbers import format_number
-from resviz.words.seeds import span
+from resviz.words.seeds import band_words, span
 
-__all__ = ["batch", "cost", "four_views", "invariances", "prepost", "textbook", "warmup"]
+__all__ = [
+    "batch",
+    "cost",
+    "four_views",
+    "invariances",
+    "PREPOST_INTRO",
+    "prepost",
+    "prepost_raw_account",
+    "prepost_ratios_account",
+    "prepost_stream_account",
+    "textbook",
+    "textbook_figures",
+    "warmup",
+]
 
 
 def _ratio(halves: pd.DataFrame, view: str) -> float:
@@ -64,6 +85,16 @@ def textbook(
         )
     short = {"differ": "they differ", "close": "too close to tell"}
     return Headline(seeds_headline(outcomes, says, seeds, "the gap", short), figures)
+
+
+def textbook_figures(r: Result) -> tuple[Figure, ...]:
+    """The Textbook headline's figures, each its range over the seeds of ``textbook``."""
+    runs = r.per_seed
+    return (
+        Figure("measured max |textbook - torch|", span([x.measured_max for x in runs], 4)),
+        Figure("predicted by the formulas", span([x.predicted_max for x in runs], 4)),
+        Figure("first order: max|y| (1 - sqrt((n-1)/n))", span([x.approx_max for x in runs], 4)),
+    )
 
 
 def invariances(
@@ -150,6 +181,58 @@ def prepost(streams: Sequence[pd.DataFrame], seeds: Sequence[int], layers: int) 
         Figure(f"||x_L||²/d after layer {layers}, Post-LN", span(post)),
     )
     return Headline(line, figures)
+
+
+PREPOST_INTRO = (
+    "An encoder with real attention and ReLU FFN sublayers (4 heads, FFN 4d) at init. "
+    "**Input scale, on purpose:** token embeddings plus sinusoidal positions of random "
+    "tokens, standardized to mean 0 and variance 1 per feature, so E||x₀||² = d as in "
+    "Xiong et al.'s analysis."
+)
+
+
+# The section's accounts (its charts' folded text), worded beside its headline.
+def prepost_raw_account(r: Result, layers: int) -> str:
+    """The un-standardized input's ||x₀||²/d and how Pre-LN's stream grows from it."""
+    runs = r.per_seed
+    q = "variant == 'Pre-LN' and block == 0"
+    raw0 = [float(x.raw_stream.query(q)["sq_norm_per_dim"].iloc[0]) for x in runs]
+    return (
+        "Without that standardization (the raw N(0, 1) embedding plus positions, about "
+        f"1 + 1/2 per feature) the input's ||x₀||²/d is {span(raw0)} for this model "
+        f"({seeds_words(r.seeds)}). "
+        + stream_seeds(
+            [x.raw_stream for x in runs],
+            r.seeds,
+            f"under PyTorch's default init the Pre-LN stream's ||x_l||²/d over {layers} layer(s)",
+        )
+    )
+
+
+def prepost_stream_account(r: Result) -> str:
+    """Post-LN's level stream against Pre-LN's growing one (Xiong et al., Lemma 1)."""
+    return (
+        "Post-LN ends every layer with a LayerNorm, so its ||x_l||²/d is 1 up to eps: "
+        f"measured, in every seed it {post_ln_words(r.stream)}. In Pre-LN each sublayer adds "
+        "its output to an un-normalized stream, and Xiong et al. (Lemma 1) show that its "
+        "expected ||x_l||² grows linearly with l. "
+        + stream_seeds([x.stream for x in r.per_seed], r.seeds, "Pre-LN's ||x_l||²/d")
+        + " "
+        + band_words(r.seeds)
+    )
+
+
+def prepost_ratios_account(r: Result) -> str:
+    """The last layer's gradient against depth, and why Pre-LN's shrinks."""
+    return (
+        "Gradient norm of the last layer's second FFN weight (batch 4), divided by its value "
+        "at the shallowest depth, per seed. "
+        + deepest_ratios_seeds([x.grads for x in r.per_seed], r.seeds)
+        + " Xiong et al.: Pre-LN's final LayerNorm divides by ||x_L||, which grows like "
+        "sqrt(L), so its last-layer gradient shrinks like 1/sqrt(L) once that growth dominates "
+        "the input, while Post-LN's does not shrink with L; hence Pre-LN can take a large "
+        "learning rate from step 0. " + band_words(r.seeds)
+    )
 
 
 _SHORT = {

@@ -18,8 +18,10 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from resviz.core import Result
+from resviz.norms.settings import Inputs
 from resviz.words.numbers import format_number, ratio_words
-from resviz.words.seeds import log_span, seeds_sentence, span
+from resviz.words.seeds import band_words, log_span, seeds_label, seeds_sentence, span
 
 SEED = "seed"
 
@@ -255,16 +257,142 @@ def cost_words(timing: pd.DataFrame) -> str:
     )
 
 
+# ---------------------------------------------------------------- whole accounts
+def seeds_words(seeds: Sequence[int]) -> str:
+    """What a quoted range is: ``"seed 0"`` or ``"lowest to highest over seeds 0-2"``."""
+    if len(seeds) <= 1:
+        return f"seed {seeds[0]}"
+    return f"lowest to highest over {seeds_label(seeds)}"
+
+
+def four_views_intro(inputs: Inputs, first: int) -> str:
+    """The batch the first three sections normalize, and the seed its heatmaps show."""
+    (batch, tokens, d), (big, small) = inputs.sizes(), inputs.scales()
+    return (
+        f"Gaussian input of {batch} samples x {tokens} tokens x {d} features; features 0 to "
+        f"{d // 2 - 1} multiplied by {big:g}, the rest by {small:g}. The heatmaps show sample "
+        f"0 of seed {first}'s batch (rows: tokens, columns: features), each with its own "
+        "colour scale."
+    )
+
+
+def four_views_account(halves: Sequence[pd.DataFrame], seeds: Sequence[int]) -> str:
+    """The halves' ratio in sample 0 under each view, and whether BatchNorm evens it."""
+    return (
+        "Mean |value| of the left half of the features as a multiple of the right half's, in "
+        f"sample 0 ({seeds_words(seeds)}): raw {halves_words(halves, 'raw')}. RMSNorm divides "
+        "each row (token) by one positive number, which keeps the halves' ratio inside every "
+        f"row; over the sample's rows: {halves_words(halves, 'RMSNorm')}. LayerNorm first "
+        "subtracts the row's mean, which moves every feature of the row by the same amount: "
+        f"{halves_words(halves, 'LayerNorm')}. BatchNorm rescales each column (feature) to std "
+        "1 over the batch and its tokens. " + bn_halves_seeds(halves, seeds)
+    )
+
+
+def histograms_account(stats: pd.DataFrame, inputs: Inputs, seeds: Sequence[int]) -> str:
+    """What the histograms of the first seed's values show, with each norm's largest
+    |value| over the seeds."""
+    big, small = inputs.scales()
+    scales = (
+        f"Raw values mix two scales, x{big:g} and x{small:g}. "
+        if big != small
+        else f"Raw values share one scale, x{big:g}. "
+    )
+    return (
+        f"All values of seed {seeds[0]}'s batch. {scales}Each norm sets a mean square of 1 (up "
+        "to eps): LayerNorm and RMSNorm per token, BatchNorm per feature. The largest |value| "
+        f"after each ({seeds_words(seeds)}): {abs_max_words(stats)}."
+    )
+
+
+STATS_CAPTION = (
+    "Per token: mean and std over its features; per feature: over the batch and tokens "
+    "(population std); abs_max: the largest |value|. LayerNorm sets every token's mean to 0 "
+    "and std to 1, BatchNorm every feature's, RMSNorm every token's root mean square to 1 (its "
+    "mean is not set to 0); all up to eps. A row per view and seed."
+)
+
+
+def textbook_account(r: Result) -> str:
+    """Why the textbook LayerNorm differs from torch's, and by how much (``textbook``)."""
+    runs = r.per_seed
+    measured, fit = [x.measured_max for x in runs], [x.fit for x in runs]
+    return (
+        f"The hand-written version divides by the unbiased std (n - 1 = {r.n - 1}), so its "
+        f"outputs are smaller by the factor sqrt((n-1)/n) = {r.factor:.5f}, apart from eps: "
+        "1e-6 added to the std there, 1e-5 to the variance in torch, which change a token's "
+        "outputs by relative amounts of at most 1e-6/s and 1e-5/(2σ²). For the smallest token "
+        f"std here, σ = {format_number(min(x.sigma_min for x in runs))}, that is at most "
+        f"{format_number(max(x.eps_bound for x in runs))}. The measured and predicted curves "
+        f"differ by at most {format_number(max(fit))}, against a gap of up to "
+        f"{format_number(max(measured))}. "
+        + textbook_seeds(measured, fit, r.seeds)
+        + " "
+        + band_words(r.seeds)
+    )
+
+
+def invariances_account(
+    tables: Sequence[pd.DataFrame], norms: Sequence[str], seeds: Sequence[int]
+) -> str:
+    """What the invariance table measures and which rows are invariant, per norm."""
+    return (
+        "max |output change| of each norm, on h = x W^T (x the batch above, W a random d x d "
+        "matrix), in float64, a row per seed. Below 1e-4 counts as invariant. "
+        + invariance_seeds(tables, norms, seeds)
+        + " In exact arithmetic LayerNorm ignores a shift or a scale of a token (so also a "
+        "re-scaled or re-centred W) and RMSNorm a scale; eps under the square root makes the "
+        "scale invariance approximate. BatchNorm in training mode normalizes each feature over "
+        "the batch and its tokens, so sample 0's output depends on the other samples; in eval "
+        "mode it is a fixed affine map of each token."
+    )
+
+
+def batch_account(r: Result) -> str:
+    """How much the same token's BatchNorm output moves with its batch-mates."""
+    return (
+        "The same token, normalized with different batch-mates (batch "
+        f"{r.batch_size} x {r.seq_len} tokens x {r.d_model} features, halves x{r.big:g} / "
+        f"x{r.small:g}; the charts show seed {r.seeds[0]}, the table a row per scenario, mode "
+        "and seed). Largest change of its output in training mode "
+        f"({seeds_words(r.seeds)}): {batch_change_words(r.summary, 'train')}. In eval mode, "
+        f"with the running statistics of the original batch: "
+        f"{batch_change_words(r.summary, 'eval')}."
+    )
+
+
+def cost_account(timing: pd.DataFrame, device: str) -> str:
+    """How the timing was measured and RMSNorm's time as a multiple of LayerNorm's."""
+    return (
+        f"Measured on {device} just now: {int(timing['repeats'].iloc[0])} timed calls after "
+        "one warm-up, median (min and max in the CSV). RMSNorm skips the mean, so it does "
+        "less arithmetic; whether that makes it faster depends on the kernels PyTorch has for "
+        f"this device. Here RMSNorm took {cost_words(timing)}. One timing: the sidebar's Seeds "
+        "does not apply here, because the seed draws only the input's values, which do not "
+        "change the work either norm does; what varies between two timings is the machine "
+        "(the CSV's min and max over the calls show it)."
+    )
+
+
 __all__ = [
+    "STATS_CAPTION",
     "abs_max_words",
+    "batch_account",
     "batch_change_words",
     "bn_halves_seeds",
+    "cost_account",
     "cost_words",
     "deepest_ratios_seeds",
+    "four_views_account",
+    "four_views_intro",
     "halves_words",
+    "histograms_account",
     "invariance_seeds",
+    "invariances_account",
     "invariant_rows",
     "post_ln_words",
+    "seeds_words",
     "stream_seeds",
+    "textbook_account",
     "textbook_seeds",
 ]

@@ -32,6 +32,7 @@ __all__ = [
     "LESION_VERDICT_WORDS",
     "cosine_seeds",
     "degradation_seeds",
+    "lesion_account",
     "lesion_seeds_caption",
     "seeds_run_words",
     "worst_block_seeds",
@@ -358,3 +359,11 @@ def seeds_run_words(seeds: Sequence[int]) -> str:
     if len(seeds) == 1:
         return f"Trained from {seeds_label(seeds)}."
     return f"Trained from {seeds_label(seeds)}, one run each."
+
+
+def lesion_account(r: Result) -> str:
+    """Under the Lesion section's chart: :func:`lesion_seeds_caption` of every seed's
+    run, then what the band over the seeds is (:func:`resviz.words.seeds.band_words`)."""
+    runs = r.per_seed
+    summaries, lesions = [run.summary for run in runs], [run.lesion for run in runs]
+    return lesion_seeds_caption(summaries, r.seeds, r.classes, lesions) + " " + band_words(r.seeds)

@@ -10,6 +10,10 @@ deleted block hurts most) is worded from each seed's own outcome with
 :func:`resviz.words.seeds.seeds_sentence`: stated when the seeds agree, with how many
 do, and the split shown when they do not. Numbers over several seeds are quoted as
 their lowest to highest (:func:`resviz.words.seeds.span`); one seed's numbers name the seed.
+
+The page's other sentences are here too (the last part): its notes on the settings, the
+Stack section's texts and the trained sections' run notes (progress, table caption,
+divergence warnings).
 """
 
 from __future__ import annotations
@@ -19,12 +23,22 @@ from typing import TYPE_CHECKING, Any
 
 from resviz.words.numbers import format_number
 from resviz.words.seeds import band_words, seeds_sentence, span
+from resviz.words.seeds import seed_progress as words_seed_progress
 from resviz.words.sentences import trend, trend_outcome, value_range
 
 if TYPE_CHECKING:
     from resviz.core import Result
 
 __all__ = [
+    "STACK_INTRO",
+    "STOPPED_NOTE",
+    "code_intro",
+    "diverged_words",
+    "final_caption",
+    "seed_progress",
+    "settings_notes",
+    "stopped",
+    "task_caption",
     "stack_norm_rule",
     "paths_caption",
     "per_arm",
@@ -224,4 +238,91 @@ def stack_norm_rule(residual: str, join: str = "after_act", concat_project: bool
     return (
         "With y = x + u, ||y||^2 = ||x||^2 + ||u||^2 + 2<x, u>: the norm can fall only "
         "where u points against x."
+    )
+
+
+# ------------------------------------------------------------------ around the sections
+def settings_notes(mode: str, full: bool) -> str:
+    """Which of the stack's settings wait for another shortcut than ``mode`` (drawn
+    disabled, keeping their value): λ for scaled, projecting back for concat (in the
+    full stack's settings, ``full``), and where to join when there is no shortcut."""
+    notes = [] if mode == "scaled" else [f"λ acts only with Shortcut = scaled (here: {mode})."]
+    if full and mode != "concat":
+        notes.append("Projecting back acts only with Shortcut = concat.")
+    if full and mode == "none":
+        notes.append("Where the shortcut joins: no shortcut here to join.")
+    return " ".join(notes)
+
+
+STACK_INTRO = (
+    "Which blocks got a shortcut, read off the built model. Where a block changes the "
+    "width, an identity shortcut cannot be added: with add or scaled it is either "
+    "dropped (*skip*) or replaced by a projection `P x` with its own weights "
+    "(*project*). Concat needs neither: it joins x and f(x) side by side, whatever "
+    "their widths."
+)
+
+
+def code_intro(seed: int) -> str:
+    """Above the Stack section's generated code: what it needs and which weights."""
+    return (
+        "The PyTorch code for exactly this stack. It needs only `torch`; `build_model()` "
+        f"creates the same weights as the page's seed {seed} (same creation order)."
+    )
+
+
+def task_caption(seed: int, seeds: int) -> str:
+    """Under the spirals a trained section learns: whose points they are."""
+    return f"The points of seed {seed}" + (
+        f"; each of the {seeds} seeds trains on points of its own." if seeds > 1 else "."
+    )
+
+
+def seed_progress(step: int, total: int, seeds: int, first_seed: int) -> str:
+    """:func:`resviz.words.seeds.seed_progress` for a live run of ``seeds`` seeds whose
+    recipe counts every seed's steps in one ``total`` (seed k of n: k*steps + step),
+    and that the curves are that seed's."""
+    said = words_seed_progress(step, total // max(seeds, 1), seeds, first_seed)
+    return f"{said} The curves below are this seed's so far."
+
+
+STOPPED_NOTE = (
+    "The run on screen was stopped early; this notebook trains every step, so its numbers "
+    "go further than the page's."
+)
+
+
+def stopped(r: Result) -> bool:
+    """Whether any seed's training was stopped early."""
+    return any(run.stopped for run in r.per_seed)
+
+
+def diverged_words(r: Result) -> list[str]:
+    """One warning per stack whose training diverged (a Degradation result): where, why,
+    and in which seed where there are several."""
+    many = len(r.per_seed) > 1
+    return [
+        f"{row.variant} diverged at step {row.step} ({row.divergence})"
+        + (f" in seed {row.seed}" if many else "")
+        + "; training of that stack stopped there"
+        + (" (dashed vertical line)." if not many else ".")
+        for row in r.curves[r.curves["diverged"].astype(bool)].itertuples()
+    ]
+
+
+def final_caption(r: Result) -> str:
+    """Under the Degradation section's final table: the time the four stacks took, the
+    rows' meaning over seeds, and whether training was stopped early."""
+    many = len(r.per_seed) > 1
+    seconds = sum(run.seconds for run in r.per_seed)
+    return (
+        f"After training ({seconds:.1f} s for all four stacks"
+        + (f" in each of the {len(r.per_seed)} seeds" if many else "")
+        + ", lesions and cosines included)."
+        + (" One row per seed and stack." if many else "")
+        + (
+            " Training was stopped early: the step column says where each stack ended."
+            if stopped(r)
+            else ""
+        )
     )

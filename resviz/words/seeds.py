@@ -30,6 +30,7 @@ __all__ = [
     "seeds_sentence",
     "seeds_sentence_by",
     "seeds_answer",
+    "seed_progress",
     "SEEDS_DISAGREE",
     "span",
 ]
@@ -204,6 +205,18 @@ def seeds_sentence_by(
     for i, o in enumerate(outcomes):
         groups.setdefault(o, []).append(i)
     return seeds_sentence(outcomes, {o: phrase(o, ix) for o, ix in groups.items()}, seeds)
+
+
+def seed_progress(
+    step: int, per_seed: int, n_seeds: int, first_seed: int, unit: str = "step"
+) -> str:
+    """Which seed a background run over ``n_seeds`` seeds (from ``first_seed``, each
+    ``per_seed`` units, at least 1) is at after ``step`` units, and how far into it.
+    The end of the run is the last seed's last unit."""
+    per, done = max(per_seed, 1), max(step, 0)
+    k = min(done // per, n_seeds - 1)
+    into = min(done - k * per, per)
+    return f"Seed {first_seed + k} ({k + 1} of {n_seeds}): {unit} {into} of {per}."
 
 
 def band_words(seeds: Sequence[int]) -> str:

@@ -111,6 +111,22 @@ def find_job(label: str):
     return jobs[0]
 
 
+def recorded_csvs(monkeypatch: pytest.MonkeyPatch) -> dict:
+    """The frames each CSV button offers, by file name, as the page hands them over
+    (filled in as the page runs)."""
+    import ui.views
+
+    seen = {}
+    original = ui.views.csv_button
+
+    def record(df, name, label="Download CSV"):  # noqa: ANN001, ANN202
+        seen[name] = df
+        original(df, name, label)
+
+    monkeypatch.setattr(ui.views, "csv_button", record)
+    return seen
+
+
 def chart_frames(at: AppTest) -> list:
     """Every chart's data as drawn (the Arrow datasets the browser receives)."""
     from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df

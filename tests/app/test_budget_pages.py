@@ -104,9 +104,9 @@ def test_gradient_flow_worst_settings_fit_the_default_budget(app):
     its sliders are bounded so that the deepest, widest stack fits the default budget
     (one backward pass holds the weights, the activations and one weight gradient)."""
     at = app("app_pages/gradient_flow.py", section="Derivation").run()
-    depth = int(max(at.slider(key="gradient_flow:depth").max, at.slider(key="gradient_flow:L").max))
-    width = int(at.slider(key="gradient_flow:width").max)
-    for norm in at.selectbox(key="gradient_flow:norm").options:
+    depth = int(max(at.slider(key="depth").max, at.slider(key="L").max))
+    width = int(at.slider(key="width").max)
+    for norm in at.selectbox(key="norm").options:
         cfg = rv.StackConfig(depth=depth, width=width, norm=norm)
         est = rv.estimate(cfg, batch=32)
         assert rv.Budget().check(est) is None, est.describe()

@@ -8,7 +8,8 @@ import pytest
 import resviz as rv
 import ui.jobs
 from resviz import encoder as PG
-from resviz.words.sentences import format_number as num
+from resviz.encoder import captions as C
+from resviz.words.seeds import band_words
 from tests.app.conftest import chart_frames, clean, find_caption_with, find_job, open_section
 from tests.margins import AT_INIT, assert_clear
 from ui.specs import encoder_playground as S
@@ -59,17 +60,17 @@ def test_first_view_is_the_model_alone(app):
 
 def test_every_section_draws_its_views_and_keeps_the_shared_settings(app):
     at = app(PAGE, layers="2", level="char", max_len="8").run()
+    summary = C.summary(PG.setup(PG.Text(level="char", max_len=8), PG.Model(layers=2)))
     for label in S.SPEC.sections:
         open_section(at, label)
         clean(at)
         assert not at.warning, label
         assert len(at.get("vega_lite_chart")) == CHARTS[label], label
         # The text and model settings travel with every section (folded after the first).
-        assert at.slider(key="encoder_playground:layers").value == 2
+        assert at.slider(key="layers").value == 2
         assert at.query_params["layers"] == "2" and at.query_params["level"] == "char"
         if label != S.MODEL:
-            assert any("8 char-level tokens" in c.value and "2 layer(s)" in c.value
-                       for c in at.caption), label  # fmt: skip
+            assert any(c.value == summary for c in at.caption), label
 
 
 def test_a_link_naming_a_preset_gets_its_model(app):
@@ -78,10 +79,10 @@ def test_a_link_naming_a_preset_gets_its_model(app):
     at = app(PAGE, preset="Classic Post-LN", layers="2").run()
     clean(at)
     assert not at.warning
-    assert at.radio(key="encoder_playground:place").value == "post"
-    assert at.selectbox(key="encoder_playground:d_ff").value == "128"
-    assert at.selectbox(key="encoder_playground:pos").value == "learned"
-    assert at.slider(key="encoder_playground:layers").value == 2  # the link's own value
+    assert at.radio(key="place").value == "post"
+    assert at.selectbox(key="d_ff").value == "128"
+    assert at.selectbox(key="pos").value == "learned"
+    assert at.slider(key="layers").value == 2  # the link's own value
     # The URL now says so itself.
     assert at.query_params["place"] == "post" and at.query_params["d_ff"] == "128"
     assert at.query_params["layers"] == "2"
@@ -89,19 +90,19 @@ def test_a_link_naming_a_preset_gets_its_model(app):
 
 def test_preset_sets_the_model_widgets(app):
     at = app(PAGE).run()
-    at.selectbox(key="encoder_playground:preset").set_value("Attention only").run()
+    at.selectbox(key="preset").set_value("Attention only").run()
     clean(at)
-    assert at.toggle(key="encoder_playground:ffn").value is False
-    assert at.selectbox(key="encoder_playground:norm").value == "none"
-    at.selectbox(key="encoder_playground:preset").set_value("Classic Post-LN").run()
+    assert at.toggle(key="ffn").value is False
+    assert at.selectbox(key="norm").value == "none"
+    at.selectbox(key="preset").set_value("Classic Post-LN").run()
     clean(at)
-    assert at.selectbox(key="encoder_playground:d_ff").value == "128"
-    assert at.radio(key="encoder_playground:place").value == "post"
+    assert at.selectbox(key="d_ff").value == "128"
+    assert at.radio(key="place").value == "post"
     # Post-LN: the share view draws the measured projections and says they are no
     # decomposition of x_L.
     open_section(at, S.STREAM)
     clean(at)
-    assert at.selectbox(key="encoder_playground:preset").value == "Classic Post-LN"
+    assert at.selectbox(key="preset").value == "Classic Post-LN"
     cap = find_caption_with(at, "Each component's projection")
     assert "Post-LN normalizes the stream after every sublayer" in cap
     assert "need not sum to 1" in cap
@@ -111,8 +112,8 @@ def test_preset_sets_the_model_widgets(app):
 def test_heads_must_divide_d_model(app):
     at = app(PAGE, heads="3").run()
     clean(at)
-    text = " ".join(w.value for w in at.warning)
-    assert "must divide d_model" in text and "Pick 1, 2, 4, 8 or 16 heads" in text
+    d_model = rv.ENCODER_PRESETS["Pre-LN"].d_model
+    assert [w.value for w in at.warning] == [C.heads_warning(d_model, 3)]
     # Every section says so, outside its folded settings, and draws nothing else.
     at = app(PAGE, heads="3", section=S.ATTENTION).run()
     clean(at)
@@ -123,11 +124,11 @@ def test_heads_must_divide_d_model(app):
 def test_url_sets_the_view_and_char_level(app):
     at = app(PAGE, layers="2", level="char", max_len="8", text="hello").run()
     clean(at)
-    assert at.slider(key="encoder_playground:layers").value == 2
+    assert at.slider(key="layers").value == 2
     tokens = _frame(at, "position", ["token", "id", "unknown"])
     assert list(tokens["token"]) == list("hello")
-    cap = find_caption_with(at, "5 tokens, vocabulary of")
-    assert "Character level: one token per character" in cap and "lower-cased" not in cap
+    vocab = rv.data.tokenize("hello", "char", 8, 256)[1]
+    assert C.tokens_caption(5, len(vocab), 0, "char") in [c.value for c in at.caption]
     # layer 1 is the default; head 1 of 8: a 5 x 5 map with labels "0:h" ... "4:o".
     open_section(at, S.ATTENTION)
     clean(at)
@@ -142,10 +143,12 @@ def test_odd_text_is_data_not_markup_and_huge_text_is_cut(app):
         clean(at)
     assert all("<script>" not in m.value for m in at.markdown if getattr(m, "allow_html", False))
     at.text_input[0].input("").run()
-    assert any("no tokens" in i.value for i in at.info)
+    assert [i.value for i in at.info] == [C.NO_TOKENS]
     at.text_input[0].input(("token " * 20_000)[:100_000]).run()
     clean(at)
-    assert any("16,667 tokens" in i.value and "4,096" in i.value for i in at.info)
+    # 100,000 characters of "token ": 16,667 tokens, 12 shown, training's cap read.
+    said = C.truncated_words(math.ceil(100_000 / 6), 12, PG.TRAIN_MAX_TOKENS)
+    assert said in [i.value for i in at.info]
 
 
 def test_over_budget_training_is_refused_with_numbers(app):
@@ -200,15 +203,6 @@ def csvs(monkeypatch):
     return seen
 
 
-def rng(values) -> str:
-    """Figures over seeds as the captions quote them: one when they print alike, else
-    lowest–highest (an en dash; "lowest to highest" where an end is negative)."""
-    lo, hi = num(min(values)), num(max(values))
-    if lo == hi:
-        return lo
-    return f"{lo} to {hi}" if lo.startswith("-") or hi.startswith("-") else f"{lo}–{hi}"
-
-
 def per_seed(df):
     return [g.drop(columns="seed") for _, g in df.groupby("seed", sort=True)]
 
@@ -217,61 +211,39 @@ def test_attention_stream_and_collapse_captions_state_measured_values(app, csvs)
     # One layer: pure attention without shortcuts has not averaged the tokens into one
     # vector (the old caption said it does within a few layers), and Post-LN attention
     # at init is far from the "nearly uniform" the old caption promised. Three seeds
-    # (auto): every figure is quoted over the seeds, the map is seed 0's.
+    # (auto): every caption is worded from every seed's frame, the map is seed 0's.
     at = app(PAGE, preset="Classic Post-LN", layers="1", section=S.ATTENTION).run()
     clean(at)
+    seeds = (0, 1, 2)
     drawn = next(f for f in chart_frames(at) if "weight" in f.columns)
     assert set(drawn["seed"]) == {0}  # one seed's map, named in its title and caption
     every = csvs["attention"]
-    assert sorted(set(every["seed"])) == [0, 1, 2]
-    att = every[every["seed"] == 0]["weight"]
+    assert tuple(sorted(set(every["seed"]))) == seeds
     T = len(rv.data.tokenize(rv.data.DEFAULT_TEXT, "word", 32, 256)[0])
-    assert len(drawn) == T * T
-    cap = find_caption_with(at, "Rows are queries")
-    assert "nearly uniform" not in cap and att.max() > 2 / T
-    assert "this is seed 0's" in cap
-    assert f"lie between {num(att.min())} and {num(att.max())}; uniform attention (1/{T})" in cap
-    assert f"the largest is {num(att.max() * T)} times that" in cap
-    tops = every.groupby("seed")["weight"].max() * T
-    assert f"(over seeds 0-2: {rng(tops)} times)" in cap
+    assert len(drawn) == T * T and every[every["seed"] == 0]["weight"].max() > 2 / T
+    assert find_caption_with(at, "Rows are queries") == C.attention_account(every, 0, T)
 
     open_section(at, S.STREAM)
     clean(at)
-    cap = find_caption_with(at, "The norm of the stream after each sublayer")
-    assert "Pre-LN" not in cap and "passes through LayerNorm" in cap
-    factors = []
     for stream in per_seed(csvs["residual_stream"]):
         norms = [stream["input_norm"].iloc[0], *stream["stream_norm"]]
         assert max(norms) / min(norms) < 1.5  # Post-LN: every point is a normalized stream
-        factors.append(max(norms) / min(norms))
-    assert (
-        f"In 3 of 3 seeds the mean token norm stays within a factor of {rng(factors)} from "
-        "the input to after L1 ffn." in cap
-    )
-    assert "Lines: the median of 3 seeds (0-2); bands: their lowest to highest." in cap
-    ratio = csvs["update_ratio"]["update_ratio"]
+    cap = find_caption_with(at, "The norm of the stream after each sublayer")
+    assert cap == C.stream_account(True, "layer", "post", csvs["residual_stream"], seeds)
     cap = find_caption_with(at, "How big each sublayer's output")
-    assert f"ranges from {num(ratio.min())} to {num(ratio.max())} over seeds 0-2." in cap
+    assert cap == C.ratio_account(True, csvs["update_ratio"], seeds)
 
     open_section(at, S.COLLAPSE)
     clean(at)
-    firsts, lasts = [], []
-    for collapse in per_seed(csvs["rank_collapse"]):
-        pure = collapse[collapse["variant"] == "attention only, no shortcuts"]["residual"]
+    collapse = csvs["rank_collapse"]
+    for one in per_seed(collapse):
+        pure = one[one["variant"] == "attention only, no shortcuts"]["residual"]
         assert len(pure) == 2 and pure.iloc[-1] > 1e-3  # not one vector after one layer
-        firsts.append(pure.iloc[0])
-        lasts.append(pure.iloc[-1])
+    assert collapse["residual"].min() > 1e-13  # no triangle: nothing under the floor
     cap = find_caption_with(at, "Distance of the token matrix X from")
-    assert "Triangles" not in cap  # nothing on this chart is hidden by the log axis
-    assert "within a few layers" not in cap
-    assert (
-        f"Attention only, no shortcuts: in 3 of 3 seeds the distance falls from the input "
-        f"({rng(firsts)}) to block 1 ({rng(lasts)})" in cap
-    )
-    cos = csvs["token_cosine"]
-    last = cos[cos["block"] == cos["block"].max()].groupby("variant", sort=False)["cosine"]
+    assert cap == C.collapse_account(collapse, seeds) and "Triangles" not in cap
     cap = find_caption_with(at, "seen as similarity")
-    assert all(f"{v}: {rng(g)}" in cap for v, g in last)
+    assert cap == C.cosine_account(csvs["token_cosine"], seeds)
 
 
 def test_seeds_split_and_agree_in_the_stream_words(app, csvs):
@@ -292,15 +264,7 @@ def test_seeds_split_and_agree_in_the_stream_words(app, csvs):
         assert_clear(first, 1, side="below", margin=AT_INIT, kind="factor", what="top ratio")
     assert where == {0: "L2 attn", 1: "L1 ffn", 2: "L2 attn"}
     cap = find_caption_with(at, "How big each sublayer's output")
-    tops = ratio.groupby("seed")["update_ratio"].max()
-    assert (
-        "In 3 of 3 seeds every sublayer's output is smaller than the stream it reads "
-        f"(largest ratio {rng(tops)})." in cap
-    )
-    assert (
-        "The seeds disagree: in 2 of 3 (seeds 0, 2) the largest ratio is L2 attn's; "
-        "in 1 of 3 (seed 1) the largest ratio is L1 ffn's." in cap
-    )
+    assert cap == C.ratio_account(True, ratio, (0, 1, 2))
 
 
 def test_seeds_from_the_url_set_every_section_and_its_csv(app, csvs, monkeypatch):
@@ -318,8 +282,7 @@ def test_seeds_from_the_url_set_every_section_and_its_csv(app, csvs, monkeypatch
     clean(at)
     assert sorted(set(csvs["rank_collapse"]["seed"])) == [3, 4, 5, 6, 7]
     cap = find_caption_with(at, "Distance of the token matrix X from")
-    assert "Lines: the median of 5 seeds (3-7)" in cap
-    assert 'In 5 of 5 seeds "attention only, shortcuts" ends further from rank one' in cap
+    assert cap == C.collapse_account(csvs["rank_collapse"], range(3, 8))
     code = "\n".join(
         c["source"] for c in notebooks[-1].to_json()["cells"] if c["cell_type"] == "code"
     )
@@ -329,13 +292,12 @@ def test_seeds_from_the_url_set_every_section_and_its_csv(app, csvs, monkeypatch
     clean(at)
     assert set(csvs["residual_stream"]["seed"]) == {0}
     cap = find_caption_with(at, "The norm of the stream after each sublayer")
-    assert "In the one seed run (seed 0) the mean token norm" in cap
-    assert "One run (seed 0): raise Seeds in the sidebar to see the spread." in cap
+    assert cap == C.stream_account(True, "layer", "pre", csvs["residual_stream"], (0,))
     # The model card takes no seeds: its tokens and counts do not depend on the seed.
     at = app(PAGE, seeds="5", **SMALL).run()
     clean(at)
     assert "seed" not in csvs["model_card"].columns
-    assert "No count here depends on the seed" in find_caption_with(at, "Parameters are")
+    assert find_caption_with(at, "Parameters are") == C.card_caption("cpu", 0)
 
 
 def test_share_bars_are_measured_without_residuals_under_post_ln(app, csvs):
@@ -360,14 +322,13 @@ def test_share_bars_are_measured_without_residuals_under_post_ln(app, csvs):
         got = share.set_index("component").loc[component, "share"]
         assert abs(got - want) < 1e-6, component
     assert share["share"].iloc[-1] < 0.5
+    # Under Post-LN no bar is a part of x_L (the words for a sum are not used).
+    assert not csvs["final_share"]["part"].any()
     cap = find_caption_with(at, "Each component's projection")
-    sums = csvs["final_share"].groupby("seed")["share"].sum()
-    assert len(sums) == 3
-    assert f"need not sum to 1 (here {rng(sums)})" in cap
-    assert "Without residuals all of it is the last sublayer's output" not in cap
+    assert cap == C.share_account(csvs["final_share"], 0)
     # The update-ratio caption speaks of the stream this model has: no x + f(x).
     cap = find_caption_with(at, "How big each sublayer's output")
-    assert "nudges" not in cap and "replaces the stream" in cap
+    assert cap == C.ratio_account(False, csvs["update_ratio"], (0, 1, 2))
 
 
 def test_training_text_states_the_masking_measured(app):
@@ -377,27 +338,16 @@ def test_training_text_states_the_masking_measured(app):
     clean(at)
     batch = _frame(at, "window", ["input", "hidden", "n_masked"])
     assert (batch["n_masked"] >= 1).all() and batch["n_masked"].sum() / (4 * len(batch)) > 0.2
-    text = " ".join(m.value for m in at.markdown)
-    assert "about 15%" not in text and "with probability 0.15 (at least one per window)" in text
-    cap = find_caption_with(at, "The first batch")
-    pct = 100 * batch["n_masked"].sum() / (4 * len(batch))
-    assert f"{batch['n_masked'].sum()} of their {4 * len(batch)} tokens ({num(pct)}%)" in cap
+    assert C.training_intro(4, [0], PG.BATCH) in [m.value for m in at.markdown]
+    assert find_caption_with(at, "The first batch") == C.batch_caption(batch, 0, 4)
 
 
 def test_share_caption_names_the_largest_component(app, csvs):
     at = app(PAGE, section=S.STREAM, **SMALL).run()
     clean(at)
-    tops = [g.loc[g["share"].idxmax()] for g in per_seed(csvs["final_share"])]
-    assert len({t["component"] for t in tops}) == 1  # every seed: the same component
+    assert csvs["final_share"]["part"].all()  # Pre-LN: x_L is the sum of the components
     cap = find_caption_with(at, "Each component's projection")
-    assert (
-        f"In 3 of 3 seeds the largest share is {tops[0]['component']}'s "
-        f"({rng([t['share'] for t in tops])})." in cap
-    )
-
-
-def _tail(curves, window=10):
-    return curves[curves["step"] > curves["step"].max() - window].groupby("variant")["loss"].mean()
+    assert cap == C.share_account(csvs["final_share"], 0)
 
 
 def test_training_captions_state_the_measured_race(app, csvs):
@@ -411,32 +361,12 @@ def test_training_captions_state_the_measured_race(app, csvs):
     curves = csvs["training_loss"]
     assert set(curves["seed"]) == {0}  # training runs one seed by default
     cap = find_caption_with(at, "Guessing uniformly")
-    assert "usually falls faster" not in cap
     vocab = len(rv.data.tokenize(text, "word", 12, 256)[1])
-    assert f"ln {vocab} = {num(math.log(vocab))}" in cap
-    tail = _tail(curves)
-    mine, other = tail["your model"], tail["same, no residuals"]
-    nums = f"({num(mine)} against {num(other)})"
-    if abs(mine - other) <= 0.05 * max(mine, other):  # here: 2.02 against 1.97
-        says = (
-            '"your model" and "same, no residuals" end with about the same mean loss over '
-            f"the last 10 steps both have, within 5% {nums}"
-        )
-    else:
-        lower = "your model" if mine < other else "same, no residuals"
-        says = f'"{lower}" ends with the lower mean loss over the last 10 steps both have {nums}'
-    assert f"In the one seed run (seed 0) {says}" in cap
-    assert "One run (seed 0)" in cap
-    preds = _frame(at, "variant", ["position", "token", "prediction"])
-    cap = find_caption_with(at, "masked all at once")
-    for n, g in preds.groupby("variant", sort=False):
-        assert f"{n}: {int(g['correct'].sum())} of {len(g)}" in cap
-    rc = csvs["rank_collapse_trained"]
-    mine = rc[rc["variant"].isin(["your model"])]
-    before = mine.loc[mine["weights"] == "init", "residual"].iloc[-1]
-    after = mine.loc[mine["weights"] == "trained", "residual"].iloc[-1]
+    assert cap == C.loss_account(curves, vocab, "your model", "same, no residuals")
+    preds = csvs["masked_predictions"]
+    assert find_caption_with(at, "masked all at once") == C.predictions_caption(preds)
     cap = find_caption_with(at, "Rank collapse before and after training")
-    assert f"(at init {num(before)}, trained {num(after)})" in cap
+    assert cap == C.trained_collapse_account(csvs["rank_collapse_trained"], 1, (0,))
     ui.jobs.REGISTRY.clear()
 
 
@@ -445,29 +375,22 @@ def test_training_over_two_seeds_bands_the_curves_and_words_both(app, csvs):
     text = "one two three four five six . " * 10
     at = app(PAGE, section=S.TRAINING, text=text, steps="20", lr="3e-3", seeds="2", **SMALL).run()
     clean(at)
-    assert "One run per seed (seeds 0-1)" in " ".join(m.value for m in at.markdown)
+    assert C.training_intro(12, [0, 1], PG.BATCH) in [m.value for m in at.markdown]
     at.button(key="playground_train:start").click().run()
     assert ui.jobs.REGISTRY.wait(240)
     at.run()
     clean(at)
-    assert any("2 seeds x 20 steps: 40 steps in all." in c.value for c in at.caption)
+    assert C.progress_words(40, 20, [0, 1], "done", [0, 1]) in [c.value for c in at.caption]
     curves = csvs["training_loss"]
     assert sorted(set(curves["seed"])) == [0, 1] and len(curves) == 80
     loss = next(c.proto.spec for c in at.get("vega_lite_chart") if "loss_lo" in c.proto.spec)
     assert '"area"' in loss  # the band
+    vocab = len(rv.data.tokenize(text, "word", 12, 256)[1])
     cap = find_caption_with(at, "Guessing uniformly")
-    outcomes = []
-    for g in per_seed(curves):
-        t = _tail(g)
-        outcomes.append(t["your model"] < t["same, no residuals"])
-    if len(set(outcomes)) == 1:
-        assert "In 2 of 2 seeds" in cap
-    else:
-        assert "The seeds split evenly: in 1 of 2 (seed 0)" in cap
-    assert "Lines: the median of 2 seeds (0-1)" in cap
-    assert sorted(set(csvs["masked_predictions"]["seed"])) == [0, 1]
-    cap = find_caption_with(at, "masked all at once")
-    assert "(seed 0)" in cap and "(seed 1)" in cap
+    assert cap == C.loss_account(curves, vocab, "your model", "same, no residuals")
+    preds = csvs["masked_predictions"]
+    assert sorted(set(preds["seed"])) == [0, 1]
+    assert find_caption_with(at, "masked all at once") == C.predictions_caption(preds)
     titles = [c.proto.spec for c in at.get("vega_lite_chart")]
     assert sum("Trained (seed 0)" in t for t in titles) == 1
     ui.jobs.REGISTRY.clear()
@@ -525,14 +448,13 @@ def test_training_over_seeds_shows_each_seeds_progress_and_stops(app, csvs):
     clean(at)
     assert job.state == "stopped" and job.step < 1200
     assert any("partial" in w.value for w in at.warning)
-    assert any(
-        c.value == "Stopped: the curves are those of seeds 0-1 (of seeds 0-2)." for c in at.caption
-    )
+    stopped = C.progress_words(job.step, 400, [0, 1, 2], "stopped", [0, 1])
+    assert stopped in [c.value for c in at.caption]
     curves = csvs["training_loss"]
     assert sorted(set(curves["seed"])) == [0, 1]
     assert len(curves[curves["seed"] == 0]) == 2 * 400  # seed 0 ran to the end
     cap = find_caption_with(at, "Guessing uniformly")
-    assert "Lines: the median of 2 seeds (0-1)" in cap
+    assert cap.endswith(band_words([0, 1]))
     ui.jobs.REGISTRY.clear()
 
 
@@ -540,11 +462,7 @@ def test_training_over_seeds_shows_each_seeds_progress_and_stops(app, csvs):
 def test_every_section_renders_at_one_and_five_seeds(app, csvs, seeds):
     at = app(PAGE, seeds=seeds, **{**SMALL, "layers": "2"}).run()
     n = int(seeds)
-    want = (
-        "One run (seed 0): raise Seeds in the sidebar to see the spread."
-        if n == 1
-        else "Lines: the median of 5 seeds (0-4); bands: their lowest to highest."
-    )
+    want = band_words(list(range(n)))
     for label in S.SPEC.sections:
         csvs.clear()
         open_section(at, label)
@@ -561,5 +479,4 @@ def test_every_section_renders_at_one_and_five_seeds(app, csvs, seeds):
             else:
                 assert sorted(df["seed"].unique()) == list(range(n)), (label, name)
     # Training runs as many seeds as the sidebar says, and says so before it starts.
-    text = " ".join(m.value for m in at.markdown)
-    assert ("One run per seed (seeds 0-4)" in text) == (n == 5)
+    assert C.training_intro(12, list(range(n)), PG.BATCH) in [m.value for m in at.markdown]

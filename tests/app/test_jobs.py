@@ -109,3 +109,65 @@ def test_a_run_stops_when_every_session_that_asked_has_closed(monkeypatch):
     alive["s1"] = False  # the tab was closed: the runtime no longer knows the session
     assert reg.wait(10)
     assert job.state == "stopped" and "closed" in job.note and job.step < 1000
+
+
+# ------------------------------------------------------------- the kit's background
+def _live_section_script():
+    """A section whose live view writes a notebook cell (as a chart does): the kit's
+    ``Section.background`` with ``record_live``, its own ``key`` and a ``progress``
+    wrapper."""
+    import pandas as pd
+    import streamlit as st
+
+    from resviz.core import Result
+    from ui.section import Section
+
+    def count(n: int = 3, *, progress=None, should_stop=None) -> Result:
+        for i in range(n):
+            if progress is not None:
+                progress(Result({"rows": pd.DataFrame({"i": range(i + 1)})}), i + 1, n)
+        return Result({"rows": pd.DataFrame({"i": range(n)})}, {"n": n})
+
+    def wrapped(report):
+        return lambda frame, step, total: report(("wrapped", frame), step, total)
+
+    sec = Section("Kit", "Count")
+
+    def render(job) -> None:
+        sec.code(f"# drawn: {job.state}")
+
+    r = sec.background(
+        "kit_count",
+        count,
+        {"n": 3},
+        3,
+        render,
+        record_live=True,
+        key=("kit", "count", 3),
+        progress=wrapped,
+    )
+    st.session_state["kit_result"] = None if r is None else len(r.rows)
+    st.session_state["kit_cells"] = [c["source"] for c in sec.notebook.cells[2:]]
+
+
+def test_background_records_a_live_run_before_the_cells_its_view_writes(fresh_jobs):
+    from streamlit.testing.v1 import AppTest
+
+    import ui.jobs
+
+    at = AppTest.from_function(_live_section_script, default_timeout=60).run()
+    # Not run yet: no result, and the notebook holds the call to run.
+    assert at.session_state["kit_result"] is None
+    assert len(at.session_state["kit_cells"]) == 1
+    assert "count(" in at.session_state["kit_cells"][0]
+    at.button(key="kit_count:start").click().run()
+    assert ui.jobs.REGISTRY.wait(30)
+    at.run()
+    # Keyed as the section said, and its reports went through the wrapper.
+    job = ui.jobs.REGISTRY.get(("kit", "count", 3))
+    assert job is not None and job.state == "done" and job.frame[0] == "wrapped"
+    # Finished: the call that made r, then the cells the live view wrote, once each.
+    cells = at.session_state["kit_cells"]
+    assert at.session_state["kit_result"] == 3
+    assert len(cells) == 2 and "count(" in cells[0] and "n=3" in cells[0]
+    assert cells[1] == "# drawn: done"

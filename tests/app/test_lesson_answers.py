@@ -55,11 +55,11 @@ def _on_screen(at, step) -> dict:  # noqa: ANN001
             continue
         if name == "seeds":  # the sidebar's (shared), auto: the section's own default
             choice = (
-                at.session_state["shared:seeds"] if "shared:seeds" in at.session_state else "auto"
+                at.session_state["seeds"] if "seeds" in at.session_state else "auto"
             )
             out[name] = seeds_count(str(choice), int(names[name]))
             continue
-        key = f"{step.page}:{name}"
+        key = name
         out[name] = at.session_state[key] if key in at.session_state else spec.param(name).default
     return out
 
@@ -128,7 +128,7 @@ def _change(at, step) -> None:  # noqa: ANN001
         p = spec.param(name)
         if p is None or p.kind not in ("int", "choice", "bool"):
             continue
-        key = f"{step.page}:{name}"
+        key = name
         current = at.session_state[key] if key in at.session_state else p.default
         if p.kind == "int":
             other = int(p.lo) if current != p.lo else int(p.lo + (p.step or 1))
@@ -192,5 +192,5 @@ def test_participant_sees_the_answer_of_the_settings_on_screen(app, lesson_id, i
     at.button(key="lesson:reset").click().run()
     for name, value in step.settings:
         if not SHARED.param(name):
-            assert at.session_state[f"{step.page}:{name}"] == value
+            assert at.session_state[name] == value
     check()

@@ -101,7 +101,7 @@ def test_presenter_at_the_shipped_step(app):
     assert not [m for m in markdown if m.startswith("Measured with")]
     at.button(key="workshop:prev").click().run()
     clean(at)
-    assert at.number_input(key="workshop:step").value == AT - 1
+    assert at.number_input(key="step").value == AT - 1
 
 
 def test_lesson_view_at_the_shipped_step(app):
@@ -163,7 +163,7 @@ def test_next_goes_on_from_the_step(app, first_then_more):
     assert len(said(at)) == 1
     at.button(key="workshop:next").click().run()
     clean(at)
-    assert at.number_input(key="workshop:step").value == 2
+    assert at.number_input(key="step").value == 2
     # The lesson view on the page itself.
     at = app(PATH["pretrained"], **STEP.query("pretrained_first", 1)).run()
     clean(at)

@@ -8,20 +8,34 @@ Pre-LN stream grows only from 9.7 to 10.9 over 8 layers" (a figure from another 
 import math
 import re
 
+import pandas as pd
 import pytest
 
 import resviz as rv
 import ui.jobs
 from resviz import norms as N
+from resviz.core import Result
+from resviz.norms import headline as H
+from resviz.norms import training_words as NT
+from resviz.norms import words as NW
 from resviz.norms.words import GROWTH
-from tests.app.conftest import NUM, clean, find_caption, find_caption_with, find_table, open_section
-from tests.margins import AT_INIT, assert_clear, assert_far_past_divergence
+from tests.app.conftest import (
+    NUM,
+    clean,
+    find_caption,
+    find_caption_with,
+    find_table,
+    open_section,
+    recorded_csvs,
+)
+from tests.margins import AT_INIT, assert_clear, assert_far_past_divergence, printed
 
 PAGE = "app_pages/normalization.py"
 pytestmark = pytest.mark.usefixtures("fresh_jobs")
 
 
-def test_warmup_caption_states_which_run_ends_lower(app):
+def test_warmup_caption_states_which_run_ends_lower(app, monkeypatch):
+    seen = recorded_csvs(monkeypatch)
     at = app(PAGE, section="Warm-up", w_layers="2", w_steps="20", w_warm="10", w_lr="0.001").run()
     at.button(key="warmup:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
@@ -35,16 +49,9 @@ def test_warmup_caption_states_which_run_ends_lower(app):
         # Without warm-up ends 20% lower (2.03 and 2.06 against 2.54 and 2.59), checked
         # 10% clear (tests/unit/norms/test_recipes.py measures seeds 0-2).
         assert_clear(no, warm, side="below", margin=0.1, kind="rel", what=f"{place} final loss")
-        # One seed (the training default): said as one seed's finding, with its numbers.
-        m = re.search(
-            rf"In the one seed run \(seed 0\) {place} (without|with) warm-up ends lower "
-            rf"\({NUM} without, {NUM} with\); run more seeds",
-            cap,
-        )
-        assert m, cap
-        assert m[1] == ("without" if no < warm else "with")
-        assert float(m[2]) == pytest.approx(no, rel=5e-3)
-        assert float(m[3]) == pytest.approx(warm, rel=5e-3)
+    # The caption is the library's words for the run's curves (the CSV's), one seed.
+    values = {"vocab_size": 64, "w_warm": 10}
+    assert cap == NT.warmup_account(Result({"history": seen["warmup_training"]}, values, (), (0,)))
     # The old caption said Post-LN without warm-up stays at log 64 and warm-up learns:
     # it ends at 2.03, 36% under log 64 - 1 (checked 20% clear).
     assert_clear(
@@ -60,12 +67,6 @@ def test_warmup_caption_states_which_run_ends_lower(app):
 
 def _range(values) -> list[float]:
     return [min(values), max(values)]
-
-
-def _quoted(m, i: int) -> list[float]:
-    """A quoted range ``a–b`` (groups i, i+1; a lone number when the seeds agree)."""
-    lo = float(m[i])
-    return [lo, float(m[i + 1]) if m[i + 1] else lo]
 
 
 def test_prepost_sentences_quote_this_model_in_every_seed(app):
@@ -93,35 +94,26 @@ def test_prepost_sentences_quote_this_model_in_every_seed(app):
             kind="factor",
             what="Pre-LN stream growth",
         )
-    m = re.search(rf"the input's \|\|x₀\|\|²/d is {NUM}(?:–{NUM})? for this model", text)
-    assert m and _quoted(m, 1) == pytest.approx(_range([r[0] for r in raw]), rel=5e-3)
-    m = re.search(
-        rf"over {L} layer\(s\) grows by a factor of .*, from {NUM}(?:–{NUM})? to "
-        rf"{NUM}(?:–{NUM})?\.",
-        text,
+    # The recipe's streams are the library's own (computed above), and the page's
+    # paragraphs are the library's words for that run.
+    r = rv.recipes.norms.prepost_ln(layers=L, init="default")
+    assert r.seeds == (0, 1, 2)
+    for x, mine, own in zip(r.per_seed, raw, pre, strict=True):
+        q = "variant == 'Pre-LN'"
+        assert x.raw_stream.query(q)["sq_norm_per_dim"].tolist() == pytest.approx(mine)
+        assert x.stream.query(q)["sq_norm_per_dim"].tolist() == pytest.approx(own)
+    assert text == H.prepost_raw_account(r, L)
+    assert find_caption(at, "Post-LN ends every layer with a LayerNorm") == (
+        H.prepost_stream_account(r)
     )
-    assert m, text
-    assert "In 3 of 3 seeds under PyTorch's default init" in text
-    assert _quoted(m, 3) == pytest.approx(_range([r[-1] for r in raw]), rel=5e-3)
-    cap = find_caption(at, "Post-LN ends every layer with a LayerNorm")
-    m = re.search(rf"Pre-LN's \|\|x_l\|\|²/d .*from {NUM}(?:–{NUM})? to {NUM}(?:–{NUM})?\.", cap)
-    assert m, cap
-    assert _quoted(m, 1) == pytest.approx(_range([p[0] for p in pre]), rel=5e-3)
-    assert _quoted(m, 3) == pytest.approx(_range([p[-1] for p in pre]), rel=5e-3)
-    # The gradient caption quotes the table at the deepest L, over the seeds.
+    # The gradient caption: the library's words on the table the page shows.
     grads = find_table(at, "variant", "Pre-LN", having="ratio_to_L1")
-    deepest = grads[grads["n_layers"] == L]
-    cap = find_caption(at, "Gradient norm of the last layer's second FFN weight")
-    m = re.search(
-        rf"At L = {L} it is {NUM}(?:–{NUM})? for Post-LN and {NUM}(?:–{NUM})? for Pre-LN; "
-        rf"sqrt\(1/{L}\) = 0.408",
-        cap,
+    assert len(grads[grads["n_layers"] == L]) == 6  # two variants, three seeds
+    pd.testing.assert_frame_equal(
+        grads.reset_index(drop=True), r.grads.reset_index(drop=True), check_dtype=False
     )
-    assert m, cap
-    for i, variant in ((1, "Post-LN"), (3, "Pre-LN")):
-        mine = deepest[deepest["variant"] == variant]["ratio_to_L1"].tolist()
-        assert len(mine) == 3
-        assert _quoted(m, i) == pytest.approx(_range(mine), abs=1e-3, rel=5e-3)
+    cap = find_caption(at, "Gradient norm of the last layer's second FFN weight")
+    assert cap == H.prepost_ratios_account(r)
 
 
 def test_four_views_and_invariances_follow_the_batch_above(app):
@@ -133,7 +125,7 @@ def test_four_views_and_invariances_follow_the_batch_above(app):
         x = N.scaled_batch(4, 16, 16, 1.0, 1.0, seed)[0]
         expected.append(float(x[:, :8].abs().mean() / x[:, 8:].abs().mean()))
     m = re.search(rf"raw {NUM}–{NUM} times", cap)
-    assert m and [float(m[1]), float(m[2])] == pytest.approx(_range(expected), rel=5e-3)
+    assert m and [float(m[1]), float(m[2])] == printed(_range(expected))
     assert all(0.5 < e < 2 for e in expected)  # no half "dominates"
     cap = find_caption(at, "All values of seed 0's batch.")
     assert "share one scale, x1" in cap
@@ -166,10 +158,11 @@ def test_batch_dependence_caption_quotes_its_table(app):
     train = summ[(summ["mode"] == "train") & (summ["scenario"] == "other samples x10")]
     assert len(train) == 3  # a row per seed
     cap = find_caption(at, "The same token, normalized with different batch-mates")
-    m = re.search(rf"other samples x10: {NUM}–{NUM};", cap)
-    assert m and [float(m[1]), float(m[2])] == pytest.approx(
-        _range(train["max_abs_change"].tolist()), rel=5e-3
+    r = rv.recipes.norms.batch_dependence()
+    pd.testing.assert_frame_equal(
+        summ.reset_index(drop=True), r.summary.reset_index(drop=True), check_dtype=False
     )
+    assert cap == NW.batch_account(r)
     assert "batch of 1 token: cannot be normalized" in cap
     open_section(at, "Cost")
     clean(at)
@@ -205,15 +198,11 @@ def test_batchnorm_halves_are_called_alike_only_when_they_are(app):
     clean(at)
     cap = find_caption(at, "Mean |value| of the left half")
     assert "come out alike" not in cap
-    m = re.search(
-        rf"In the one seed run \(seed 0\) the halves of sample 0 still differ: {NUM}", cap
-    )
-    assert m and float(m[1]) == pytest.approx(1.83, abs=0.01)
-    assert_clear(float(m[1]), 1.5, side="above", margin=AT_INIT, kind="factor", what="BN halves")
-    at = app(PAGE).run()  # 0.998-1.03 in seeds 0-2, well inside 1.5
-    assert "In 3 of 3 seeds the halves of sample 0 come out alike (within a factor of 1.5)" in (
-        find_caption(at, "Mean |value| of the left half")
-    )
+    r = rv.recipes.norms.four_views(batch=2, tokens=2, d=16, seeds=1)
+    q = float(r.halves.set_index("view").loc["BatchNorm", "ratio"])
+    assert q == pytest.approx(1.83, abs=0.01)
+    assert_clear(q, 1.5, side="above", margin=AT_INIT, kind="factor", what="BN halves")
+    assert cap == NW.four_views_account([r.halves], r.seeds)
 
 
 def test_the_page_claims_no_real_activations_and_bn_axes_are_named(app):
@@ -295,7 +284,7 @@ def test_init_help_names_the_weights_it_is_true_of(app):
     # PyTorch's default LM head at d_model = 32 has a larger std than Xavier's; the old
     # help said every weight had a smaller one (tests/unit/norms/test_recipes.py).
     at = app(PAGE, section="Pre-LN vs Post-LN").run()
-    helptext = at.selectbox(key="normalization:init").help
+    helptext = at.selectbox(key="init").help
     assert "whose attention and FFN weights have a smaller std" in helptext
 
 

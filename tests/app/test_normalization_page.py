@@ -2,12 +2,17 @@
 
 import re
 
+import pandas as pd
 import pytest
 
 import resviz as rv
 import ui.jobs
 from resviz import norms as N
 from resviz.charts import DIVERGED_LEGEND
+from resviz.core import Result
+from resviz.norms import headline as H
+from resviz.norms import training_words as NT
+from resviz.norms import words as NW
 from tests.app.conftest import (
     NUM,
     clean,
@@ -17,6 +22,7 @@ from tests.app.conftest import (
     find_table,
     open_section,
     page_text,
+    recorded_csvs,
 )
 from tests.margins import AT_INIT, assert_clear, assert_far_from_divergence
 
@@ -83,20 +89,20 @@ def test_every_section_opens_and_a_switch_keeps_the_input_settings(app):
         open_section(at, label)
         clean(at)
         if label in INPUT_SECTIONS:
-            assert at.selectbox(key="normalization:d").value == "16"
+            assert at.selectbox(key="d").value == "16"
             assert at.query_params["d"] == "16"
         else:
-            assert not any(s.key == "normalization:d" for s in at.selectbox)
+            assert not any(s.key == "d" for s in at.selectbox)
 
 
 def test_url_sets_widgets_and_bad_values_warn(app):
     url = dict(layers="4", init="default", s_norm="rms", s_pos="post", d="16")
     at = app(PAGE, section="Pre-LN vs Post-LN", **url).run()
     clean(at)
-    assert at.slider(key="normalization:layers").value == 4
+    assert at.slider(key="layers").value == 4
     assert not at.warning
     at = open_section(at, "Stability")
-    assert at.selectbox(key="normalization:s_norm").value == "rms"
+    assert at.selectbox(key="s_norm").value == "rms"
     assert at.query_params["d"] == "16"  # a hidden section's setting stays in the URL
     # A bad value is reported when its section opens, and falls back to the default.
     bad = app(PAGE, section="Invariances", layers="99", s_pos="middle", shift="nan").run()
@@ -106,26 +112,29 @@ def test_url_sets_widgets_and_bad_values_warn(app):
         open_section(bad, section)
         clean(bad)
         assert words in " ".join(w.value for w in bad.warning), section
-    assert bad.radio(key="normalization:s_pos").value == "post"
+    assert bad.radio(key="s_pos").value == "post"
 
 
 def test_toggles_and_radio(app):
     at = app(PAGE, section="Stability").run()
-    at.toggle(key="normalization:s_norms").set_value(True).run()
-    at.toggle(key="normalization:s_place").set_value(True).run()
-    at.radio(key="normalization:s_pos").set_value("pre").run()
+    at.toggle(key="s_norms").set_value(True).run()
+    at.toggle(key="s_place").set_value(True).run()
+    at.radio(key="s_pos").set_value("pre").run()
     clean(at)
-    assert at.query_params["s_pos"] in ("pre", ["pre"])
+    # Bound to its URL parameter (Streamlit writes it there from the browser).
+    radio = at.radio(key="s_pos")
+    assert radio.value == "pre" and radio.proto.query_param_key == "s_pos"
     at = open_section(at, "Cost")
     at.button(key="normalization:remeasure").click().run()
     clean(at)
 
 
-def test_stability_training_runs_and_finishes(app):
+def test_stability_training_runs_and_finishes(app, monkeypatch):
     # The default setting (LayerNorm after each block, learning rate 0.1, 60 steps)
     # shows the section's finding: the stacks without a norm blow up, those with one
     # do not (checked at seeds 0-9: the runaways pass the factor by step 2, the others
     # never rise above their first loss).
+    seen = recorded_csvs(monkeypatch)
     at = app(PAGE, section="Stability").run()
     at.button(key="stability:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
@@ -152,11 +161,12 @@ def test_stability_training_runs_and_finishes(app):
     assert done["final_loss"].between(0.9, 1.1).all()
     assert any("Finished 60 steps" in c.value for c in at.caption)
     _assert_caption_matches_summary(at, summary, "0.1")
-    # The finding, wherever the page states it.
-    assert (
-        "In the one seed run (seed 0) the stacks without a norm (residual only and neither) "
-        "diverged, at step "
-    ) in page_text(at)
+    # The finding, wherever the page states it, as the library words this run.
+    history = seen["stability_training"]
+    no_norm = ["residual only", "neither"]
+    finding = NT.stability_finding(history, no_norm)
+    assert "the stacks without a norm (residual only and neither) diverged, at step " in finding
+    assert finding in page_text(at)
     # Each diverged run is marked on both training charts: a dashed rule in the legend.
     bad = summary[summary["diverged_at"].notna()]
     marked = [c.proto.spec for c in at.get("vega_lite_chart") if DIVERGED_LEGEND in c.proto.spec]
@@ -199,11 +209,11 @@ def test_stability_caption_when_nothing_diverges(app, monkeypatch):
     at.button(key="stability:use_tutorial").click().run()
     assert at.button(key="stability:use_tutorial").disabled
     assert not at.button(key="stability:use_default").disabled
-    assert at.radio(key="normalization:s_pos").value == "pre"
-    assert at.selectbox(key="normalization:s_lr").value == "0.001"
-    assert at.slider(key="normalization:s_steps").value == 100
+    assert at.radio(key="s_pos").value == "pre"
+    assert at.selectbox(key="s_lr").value == "0.001"
+    assert at.slider(key="s_steps").value == 100
     assert at.query_params["s_lr"] in ("0.001", ["0.001"])
-    at.slider(key="normalization:s_steps").set_value(20).run()
+    at.slider(key="s_steps").set_value(20).run()
     at.button(key="stability:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
@@ -229,7 +239,7 @@ def test_stability_caption_when_nothing_diverges(app, monkeypatch):
 
 
 def test_warmup_training_runs_and_finishes(app, monkeypatch):
-    seen = _recorded(monkeypatch)
+    seen = recorded_csvs(monkeypatch)
     at = app(PAGE, section="Warm-up", w_layers="2", w_steps="20", w_warm="10", w_lr="0.005").run()
     at.button(key="warmup:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
@@ -253,24 +263,9 @@ def test_warmup_training_runs_and_finishes(app, monkeypatch):
 
 
 # --------------------------------------------------------------------------- seeds
-def _recorded(monkeypatch) -> dict:
-    """The frames each CSV button offers, by file name, as the page hands them over."""
-    import ui.views
-
-    seen = {}
-    original = ui.views.csv_button
-
-    def record(df, name, label="Download CSV"):
-        seen[name] = df
-        original(df, name, label)
-
-    monkeypatch.setattr(ui.views, "csv_button", record)
-    return seen
-
-
 @pytest.mark.parametrize("seeds", ["1", "5"])
 def test_every_init_section_at_one_and_five_seeds(app, monkeypatch, seeds):
-    seen = _recorded(monkeypatch)
+    seen = recorded_csvs(monkeypatch)
     at = app(PAGE, seeds=seeds).run()
     clean(at)
     n = int(seeds)
@@ -284,31 +279,21 @@ def test_every_init_section_at_one_and_five_seeds(app, monkeypatch, seeds):
     for name in ("norm_stats", "layernorm_gap", "invariances", "last_layer_grad"):
         assert sorted(seen[name]["seed"].unique()) == list(range(n)), name
     assert "seed" not in seen["batchnorm_train_values"].columns
+    # The Pre-LN sentences are the library's words for this run of every seed.
+    r = rv.recipes.norms.prepost_ln(seeds=n)
+    assert r.seeds == tuple(range(n))
     cap = find_caption(at, "Gradient norm of the last layer's second FFN weight")
-    if n == 1:
-        assert "One run (seed 0): raise Seeds in the sidebar to see the spread." in cap
-        assert "In the one seed run (seed 0) Pre-LN's is the smaller at L = 8" in cap
-    else:
-        assert "Lines: the median of 5 seeds (0-4); bands: their lowest to highest." in cap
-        assert "In 5 of 5 seeds Pre-LN's is the smaller at L = 8" in cap
-    # The Pre-LN growth, each seed's own factor (its range over the seeds).
+    assert cap == H.prepost_ratios_account(r)
     grads = seen["last_layer_grad"]
     deep = grads[grads["n_layers"] == 8].pivot(
         index="seed", columns="variant", values="ratio_to_L1"
     )
     assert (deep["Pre-LN"] < deep["Post-LN"]).all()
-    stream = seen["prepost_stream"].query("variant == 'Pre-LN'")
-    factors = [
-        g.sort_values("block")["sq_norm_per_dim"].iloc[-1]
-        / g.sort_values("block")["sq_norm_per_dim"].iloc[0]
-        for _, g in stream.groupby("seed")
-    ]
-    cap = find_caption(at, "Post-LN ends every layer with a LayerNorm")
-    m = re.search(rf"grows by a factor of {NUM}(?:–{NUM})?, from", cap)
-    assert m and float(m[1]) == pytest.approx(min(factors), abs=0.051)
-    if n > 1:
-        assert f"In {n} of {n} seeds Pre-LN's" in cap
-        assert float(m[2]) == pytest.approx(max(factors), abs=0.051)
+    # The stream the page drew (its CSV) is the recipe's, worded by the library.
+    pd.testing.assert_frame_equal(seen["prepost_stream"], r.stream)
+    assert find_caption(at, "Post-LN ends every layer with a LayerNorm") == (
+        H.prepost_stream_account(r)
+    )
 
 
 def test_batchnorm_halves_split_between_the_seeds_is_said(app):
@@ -322,19 +307,20 @@ def test_batchnorm_halves_split_between_the_seeds_is_said(app):
         q = float(x.halves.set_index("view").loc["BatchNorm", "ratio"])
         side = "below" if alike else "above"
         assert_clear(max(q, 1 / q), 1.5, side=side, margin=AT_INIT, kind="factor", what="BN")
+    # The caption is the library's words for these three seeds (which split 1 to 2).
     cap = find_caption(at, "Mean |value| of the left half")
-    assert "The seeds disagree: in 2 of 3 (seeds 1-2) the halves of sample 0 come out alike" in cap
-    m = re.search(rf"in 1 of 3 \(seed 0\) the halves of sample 0 still differ: {NUM} times", cap)
-    assert m and float(m[1]) == pytest.approx(1.83, abs=0.01)
-    # At the default batch they agree.
+    assert cap == NW.four_views_account([x.halves for x in r.per_seed], r.seeds)
+    assert NW.bn_halves_seeds([x.halves for x in r.per_seed], r.seeds) in cap
+    # At the default batch they agree (0.998-1.03, well inside 1.5).
     at = app(PAGE).run()
-    assert "In 3 of 3 seeds the halves of sample 0 come out alike" in find_caption(
-        at, "Mean |value| of the left half"
+    r = rv.recipes.norms.four_views()
+    assert find_caption(at, "Mean |value| of the left half") == (
+        NW.four_views_account([x.halves for x in r.per_seed], r.seeds)
     )
 
 
 def test_warmup_over_two_seeds_trains_each_and_counts_them(app, monkeypatch):
-    seen = _recorded(monkeypatch)
+    seen = recorded_csvs(monkeypatch)
     url = dict(w_layers="2", w_steps="20", w_warm="10", w_lr="0.001", seeds="2")
     at = app(PAGE, section="Warm-up", **url).run()
     at.button(key="warmup:start").click().run()
@@ -345,20 +331,11 @@ def test_warmup_over_two_seeds_trains_each_and_counts_them(app, monkeypatch):
     assert any("Finished 80 steps" in c.value for c in at.caption)
     summary = find_table(at, "variant", "Post-LN, no warm-up")
     assert sorted(summary["seed"].unique()) == [0, 1] and len(summary) == 8
-    final = summary.set_index(["seed", "variant"])["final_loss"]
-    cap = find_caption(at, "Guessing uniformly costs log 64 = 4.16.")
-    assert "Lines: the median of 2 seeds (0-1)" in cap
-    for place in ("Post-LN", "Pre-LN"):
-        lower = [
-            final[s, f"{place}, no warm-up"] < final[s, f"{place}, warm-up 10"] for s in (0, 1)
-        ]
-        if all(lower):
-            assert f"In 2 of 2 seeds {place} without warm-up ends lower" in cap
-        elif not any(lower):
-            assert f"In 2 of 2 seeds {place} with warm-up ends lower" in cap
-        else:
-            assert "The seeds split evenly" in cap
-    assert sorted(seen["warmup_training"]["seed"].unique()) == [0, 1]
+    # The caption is the library's words for both seeds' curves (the CSV's).
+    history = seen["warmup_training"]
+    assert sorted(history["seed"].unique()) == [0, 1]
+    trained = Result({"history": history}, {"vocab_size": 64, "w_warm": 10}, (), (0, 1))
+    assert find_caption(at, "Guessing uniformly costs log 64 = 4.16.") == NT.warmup_account(trained)
 
 
 def test_a_training_run_over_seeds_can_be_stopped(app):
@@ -373,6 +350,5 @@ def test_a_training_run_over_seeds_can_be_stopped(app):
     clean(at)
     assert any("stopped" in w.value and "of 1800 steps" in w.value for w in at.warning)
     assert not any("Finished" in c.value for c in at.caption)
-    assert any(
-        c.value.startswith("Stopped with seed 0 of the 3 seeds asked for") for c in at.caption
-    )
+    shown = [c.value for c in at.caption]
+    assert all(words in shown for words in NT.stopped_words((0,), 3))

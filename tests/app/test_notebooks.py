@@ -15,6 +15,7 @@ import io
 import json
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -76,21 +77,120 @@ def capture(monkeypatch):
     return csvs, notebooks
 
 
-def execute(nb_json: dict, out: Path, extra: dict[str, str] | None = None) -> None:
-    """Run the notebook in a fresh kernel, then write each declared table (and each
-    ``extra`` one, CSV name -> variable) to ``out``."""
+# Refuse, in the kernel's Python, every connection to another machine; note each try.
+GUARD = """
+import ipaddress, os, socket
+
+_LOG = os.environ["RESVIZ_NET_LOG"]
+
+
+def _local(host):
+    if host in ("localhost", "", None):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _refuse(what, address):
+    with open(_LOG, "a") as f:
+        f.write(f"{what} {address!r}\\n")
+    raise OSError(101, f"network blocked by the test: {address!r}")
+
+
+_connect, _connect_ex, _getaddrinfo = (
+    socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo
+)
+
+
+def connect(self, address):
+    if self.family in (socket.AF_INET, socket.AF_INET6) and not _local(address[0]):
+        _refuse("connect", address)
+    return _connect(self, address)
+
+
+def connect_ex(self, address):
+    if self.family in (socket.AF_INET, socket.AF_INET6) and not _local(address[0]):
+        _refuse("connect_ex", address)
+    return _connect_ex(self, address)
+
+
+def getaddrinfo(host, *args, **kwargs):
+    if not _local(host if isinstance(host, str) else None):
+        _refuse("getaddrinfo", host)
+    return _getaddrinfo(host, *args, **kwargs)
+
+
+socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo = (
+    connect, connect_ex, getaddrinfo
+)
+"""
+
+
+def timed_of(csvs: dict[str, str]) -> dict[str, str]:
+    """The timing tables (CSV name -> notebook variable) among a section's CSVs."""
+    return {name: var for name, var in TIMINGS.items() if name in csvs}
+
+
+@dataclass(frozen=True)
+class Run:
+    """One executed notebook: the folder holding each table it wrote (``<name>.csv``)
+    and the notebook with its outputs (``executed.ipynb``, kept on disk: its charts
+    carry Vega's JavaScript inline), and the connections its kernel tried."""
+
+    out: Path
+    tried: tuple[str, ...]
+
+    @property
+    def nb(self) -> nbformat.NotebookNode:
+        return nbformat.read(self.out / "executed.ipynb", as_version=4)
+
+
+# A section's notebook runs once per test process: this file compares its tables with
+# the page's CSVs and test_notebooks_offline.py checks its charts from the same run
+# (tests/conftest.py schedules the two files together).
+_RUNS: dict[str, Run] = {}
+
+
+def execute(nb_json: dict, work: Path, extra: dict[str, str] | None = None) -> Run:
+    """The notebook run in a fresh kernel whose Python refuses every connection that
+    is not to this machine (a sitecustomize guard: the kernel's own ZeroMQ sockets are
+    not Python's), with each declared table (and each ``extra`` one, CSV name ->
+    variable) written to ``work``; once per notebook and ``extra``: a later call
+    returns the first run."""
+    key = json.dumps([nb_json, sorted((extra or {}).items())], sort_keys=True)
+    if key not in _RUNS:
+        _RUNS[key] = _execute(nb_json, work, extra or {})
+    return _RUNS[key]
+
+
+def _execute(nb_json: dict, work: Path, extra: dict[str, str]) -> Run:
+    guard = work / "guard"
+    guard.mkdir()
+    (guard / "sitecustomize.py").write_text(GUARD)
+    log = work / "network.log"
+    log.write_text("")
     nb = nbformat.reads(json.dumps(nb_json), as_version=4)
-    frames = {**nb_json["metadata"]["resviz"]["frames"], **(extra or {})}
+    frames = {**nb_json["metadata"]["resviz"]["frames"], **extra}
     dump = "\n".join(
-        f"{var}.to_csv({str(out / (name + '.csv'))!r}, index=False)" for name, var in frames.items()
+        f"{var}.to_csv({str(work / (name + '.csv'))!r}, index=False)"
+        for name, var in frames.items()
     )
     nb.cells.append(nbformat.v4.new_code_cell(dump))
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": f"{guard}{os.pathsep}{ROOT}",
+        "OMP_NUM_THREADS": "1",
+        "RESVIZ_NET_LOG": str(log),
+    }
     client = NotebookClient(
-        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(out)}}
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(work)}}
     )
     with _environ(env):
         client.execute()
+    nbformat.write(nb, work / "executed.ipynb")
+    return Run(work, tuple(log.read_text().splitlines()))
 
 
 class _environ:
@@ -177,15 +277,15 @@ def test_section_notebook_reproduces_its_csvs(app, capture, tmp_path, page, sect
     for i, nb in enumerate(notebooks):
         assert nb.section == section
         declared = nb.frames
-        timed = {name: var for name, var in TIMINGS.items() if name in csvs}
+        timed = timed_of(csvs)
         assert declared or timed, "a notebook that declares no table checks nothing"
         reproduced = set().union(*(n.frames for n in notebooks)) | set(TIMINGS)
         missing = sorted(set(csvs) - reproduced)
         assert not missing, f"CSVs no notebook reproduces: {missing}"
         assert not set(declared) & set(TIMINGS), "a timing cannot be compared value by value"
-        out = tmp_path / f"nb{i}"
-        out.mkdir()
-        execute(nb.to_json(), out, timed)
+        work = tmp_path / f"nb{i}"
+        work.mkdir()
+        out = execute(nb.to_json(), work, timed).out
         for name in declared:
             got = pd.read_csv(out / f"{name}.csv")
             want = pd.read_csv(io.StringIO(csvs[name]))

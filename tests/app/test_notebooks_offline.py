@@ -4,9 +4,9 @@ it, and keeps its code lines readable (every section).
 
 Each section is opened by deep link in AppTest (a background-run section with the short
 settings test_notebooks.py gives it; its notebook is offered before the run), its
-notebook is captured and executed by a real Jupyter
-kernel whose Python refuses every connection that is not to this machine (a
-sitecustomize guard: the kernel's own ZeroMQ sockets are not Python's), and every code
+notebook is captured and executed by a real Jupyter kernel whose Python refuses every
+connection that is not to this machine (test_notebooks.py's ``execute``: the run that
+file's test already made of the same notebook, not a second one), and every code
 cell that draws a chart must show one: an HTML output holding Vega's JavaScript inline
 and no remote script. Each chart is then opened in headless Chromium with every
 request other than the file itself refused, and must paint pixels."""
@@ -15,75 +15,29 @@ from __future__ import annotations
 
 import ast
 import io
-import json
-import os
 import re
 from pathlib import Path
 
 import nbformat
 import numpy as np
 import pytest
-from nbclient import NotebookClient
 from PIL import Image
 
 import ui.jobs
 import ui.notebook
 from resviz import __version__
-from tests.app.test_notebooks import CASES, IDS, SECTION_SETUP, _environ, capture  # noqa: F401
+from tests.app.test_notebooks import (  # noqa: F401 - capture: a fixture
+    CASES,
+    IDS,
+    SECTION_SETUP,
+    capture,
+    execute,
+    timed_of,
+)
 from ui.notebook import WIDTH, wrap_code
 
-ROOT = Path(__file__).resolve().parents[2]
 # Charts are painted in the one Chromium every folder shares (conftest.py's browser).
 
-# Refuse, in the kernel's Python, every connection to another machine; note each try.
-GUARD = """
-import ipaddress, os, socket
-
-_LOG = os.environ["RESVIZ_NET_LOG"]
-
-
-def _local(host):
-    if host in ("localhost", "", None):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _refuse(what, address):
-    with open(_LOG, "a") as f:
-        f.write(f"{what} {address!r}\\n")
-    raise OSError(101, f"network blocked by the test: {address!r}")
-
-
-_connect, _connect_ex, _getaddrinfo = (
-    socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo
-)
-
-
-def connect(self, address):
-    if self.family in (socket.AF_INET, socket.AF_INET6) and not _local(address[0]):
-        _refuse("connect", address)
-    return _connect(self, address)
-
-
-def connect_ex(self, address):
-    if self.family in (socket.AF_INET, socket.AF_INET6) and not _local(address[0]):
-        _refuse("connect_ex", address)
-    return _connect_ex(self, address)
-
-
-def getaddrinfo(host, *args, **kwargs):
-    if not _local(host if isinstance(host, str) else None):
-        _refuse("getaddrinfo", host)
-    return _getaddrinfo(host, *args, **kwargs)
-
-
-socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo = (
-    connect, connect_ex, getaddrinfo
-)
-"""
 
 # Notebooks known to draw no chart where they should, each with the reason (strict: the
 # test fails once the notebook is fixed, so the entry is removed then).
@@ -92,28 +46,6 @@ NO_CHART: dict[tuple[str, str], str] = {}
 # A cell draws a chart when it calls a chart builder of the library or Altair's.
 DRAWS = re.compile(r"\brv\.charts\.\w+\(|\balt\.Chart\(")
 REMOTE_SCRIPT = re.compile(r"<script[^>]+src=[\"']?(https?:)?//", re.I)
-
-
-def execute_offline(nb_json: dict, work: Path) -> tuple[nbformat.NotebookNode, list[str]]:
-    """The executed notebook and the connections its kernel tried."""
-    guard = work / "guard"
-    guard.mkdir()
-    (guard / "sitecustomize.py").write_text(GUARD)
-    log = work / "network.log"
-    log.write_text("")
-    nb = nbformat.reads(json.dumps(nb_json), as_version=4)
-    env = {
-        **os.environ,
-        "PYTHONPATH": f"{guard}{os.pathsep}{ROOT}",
-        "OMP_NUM_THREADS": "1",
-        "RESVIZ_NET_LOG": str(log),
-    }
-    client = NotebookClient(
-        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(work)}}
-    )
-    with _environ(env):
-        client.execute()
-    return nb, log.read_text().splitlines()
 
 
 def chart_outputs(cell: nbformat.NotebookNode) -> list[str]:
@@ -185,11 +117,13 @@ assert len(OFFLINE_CASES) == len(OFFLINE), "a section named above is not a secti
     ("page", "section"), OFFLINE_CASES, ids=sorted(OFFLINE, key=list(IDS).index)
 )
 def test_notebook_draws_its_charts_offline(app, capture, browser, request, tmp_path, page, section):  # noqa: F811
-    _, notebooks = capture
+    csvs, notebooks = capture
     if (page, section) in NO_CHART:
         request.applymarker(pytest.mark.xfail(reason=NO_CHART[page, section], strict=True))
     # A background-run section's short settings (test_notebooks.py's), its run not
     # started: the notebook is offered before it, and the kernel runs the same code.
+    # The notebook is test_notebooks.py's (the same page, seed and settings): its run
+    # there, with the network refused, is the one checked here.
     params, _ = SECTION_SETUP.get((page, section), ({}, None))
     at = app(page, seed="3", section=section, **params).run()
     assert not at.exception, [e.value for e in at.exception]
@@ -197,7 +131,8 @@ def test_notebook_draws_its_charts_offline(app, capture, browser, request, tmp_p
     for i, nb in enumerate(notebooks):
         work = tmp_path / f"nb{i}"
         work.mkdir()
-        done, tried = execute_offline(nb.to_json(), work)
+        run = execute(nb.to_json(), work, timed_of(csvs))
+        done, tried = run.nb, list(run.tried)
         assert tried == [], f"the kernel tried the network: {tried}"
         setup_out = "".join(o.get("text", "") for o in done.cells[1].outputs)
         assert f"this notebook was made with resviz {__version__}" in setup_out

@@ -1,22 +1,47 @@
 """Pretrained models page: every section on our trained GPT-2 (the default), on the demo
-encoder, and on a tiny model saved to a folder and loaded by path; captions checked
-against the recipes; bad paths and budgets refused with a message, not a traceback."""
+encoder, and on a tiny model saved to a folder and loaded by path; each caption is what
+its words function (resviz.pretrained.captions, tested in tests/unit/pretrained) makes of
+the recipe's result at the settings on screen; bad paths and budgets refused with a
+message, not a traceback."""
 
 from __future__ import annotations
-
-import re
 
 import pytest
 
 pytest.importorskip("transformers")
 
 from resviz import pretrained as P  # noqa: E402
-from tests.app.conftest import NUM, clean, open_section  # noqa: E402
+from resviz.pretrained import recipes as R  # noqa: E402
+from resviz.pretrained.captions import intros as I  # noqa: E402
+from resviz.pretrained.captions import measures as M  # noqa: E402
+from tests.app.conftest import clean, open_section  # noqa: E402
 from tests.pretrained_tiny import save_tiny  # noqa: E402
+from ui.markdown import md_escape  # noqa: E402
 from ui.specs import pretrained as S  # noqa: E402
 
 PAGE = "app_pages/pretrained.py"
 SECTIONS = [S.NORMS, S.INFLUENCE, S.SIMILARITY, S.LENS, S.COLLAPSE, S.SINKS]
+# Each section's recipe and the words of its captions, as the page calls them.
+ACCOUNTS = {
+    S.NORMS: (R.stream_norms, [M.norms_words]),
+    S.INFLUENCE: (R.block_influence, [M.influence_words]),
+    S.SIMILARITY: (R.layer_similarity, [M.similarity_words]),
+    S.LENS: (R.logit_lens, [lambda r: M.lens_words(r, md_escape)]),
+    S.COLLAPSE: (R.rank_collapse, [R.collapse_words]),
+    S.SINKS: (R.attention_sinks, [lambda r: M.sinks_words(r, md_escape),
+                                  lambda r: M.massive_words(r, md_escape)]),
+}  # fmt: skip
+
+
+def result(recipe, *groups, model=S.TINY, path="", text=S.DEFAULT_TEXT):
+    """The recipe's result at the page's settings (seed 0, the sidebar's default)."""
+    checkpoint = R.Checkpoint(model=model, path=path).picked()
+    return recipe(checkpoint, R.Reading(text), *groups, seed=0)
+
+
+def quote(token: str) -> str:
+    """A token as the page's captions write it."""
+    return md_escape(repr(token), 30)
 
 
 @pytest.fixture(scope="module")
@@ -41,20 +66,12 @@ def test_default_model_every_section(app, section):
     # Every card names its measure, its interval and its random twin.
     for head in ("Measure: ", "Interval: ", "Random twin: "):
         assert any(t.startswith(head) for t in cards(at)), (section, head)
-
-
-def test_influence_caption_is_the_recipes_numbers(app):
-    at = app(PAGE, section=S.INFLUENCE).run()
-    clean(at)
-    m = P.load(P.tiny_gpt2_path())
-    infl = P.block_influence(P.trace(m, S.DEFAULT_TEXT))
-    hi, lo = infl.loc[infl["influence"].idxmax()], infl.loc[infl["influence"].idxmin()]
-    cap = next(c for c in captions(at) if c.startswith("Block "))
-    found = re.match(rf"Block (\d+) changes .* = {NUM}\), block (\d+) least \({NUM}\)", cap)
-    assert found, cap
-    assert int(found[1]) == hi["block"] and int(found[3]) == lo["block"]
-    assert float(found[2]) == pytest.approx(hi["influence"], rel=2e-3)
-    assert float(found[4]) == pytest.approx(lo["influence"], rel=2e-3)
+    # The captions are the words of the recipe's result: the page words nothing itself.
+    recipe, words = ACCOUNTS[section]
+    r = result(recipe)
+    for w in words:
+        assert w(r) in captions(at), (section, w(r))
+    assert I.trace_words(R.Checkpoint(model=S.TINY).picked().traced(R.Reading())) in captions(at)
 
 
 def test_deletion_runs_with_progress_and_a_card(app, fresh_jobs):
@@ -66,10 +83,13 @@ def test_deletion_runs_with_progress_and_a_card(app, fresh_jobs):
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
     clean(at)
-    # The chart draws what the card judges: accuracy kept, and so does its caption,
-    # with the finding of the default setting: which deletion costs the most.
-    assert any(c.startswith("Lowest accuracy kept") for c in captions(at))
-    assert any(re.search(r"changes most without block \d+: \+", c) for c in captions(at))
+    # The chart draws what the card judges, accuracy kept, and its caption words the
+    # deletions: the default's costliest one raises the loss.
+    assert I.deletion_intro(4) in captions(at)
+    r = result(R.layer_deletion)
+    assert r.measure == "accuracy_kept"
+    assert R.deletion_words(r.deletion, r.measure) in captions(at)
+    assert r.deletion.loc[r.deletion["loss_change"].abs().idxmax(), "loss_change"] > 0
     assert any("Lad, Gurnee & Tegmark 2024" in t for t in cards(at))
     assert any(t.startswith("Random twin: ") for t in cards(at))
     assert any(t.startswith("Interval: ") and "19 predicted tokens" in t for t in cards(at))
@@ -82,7 +102,7 @@ def test_demo_encoder(app, section):
     clean(at)
     assert any("BertModel" in c for c in captions(at))
     if section == S.LENS:
-        assert any("needs a decoder" in i.value for i in at.info)
+        assert I.needs_words("lens", "BertModel", True) in [i.value for i in at.info]
     else:
         # The demo is a BERT encoder: the cards say it is not the paper's model where it is not.
         assert any(t.startswith("Verdict: ") for t in cards(at))
@@ -92,7 +112,8 @@ def test_folder_by_path(app, gpt2_folder):
     at = app(PAGE, model=S.FOLDER, path=str(gpt2_folder), section=S.LENS).run()
     clean(at)
     assert any("GPT2LMHeadModel" in c and "0.0519M parameters" in c for c in captions(at))
-    assert any(c.startswith("The model's next token after the text is") for c in captions(at))
+    r = result(R.logit_lens, model=S.FOLDER, path=str(gpt2_folder))
+    assert M.lens_words(r, md_escape) in captions(at)
 
 
 @pytest.mark.parametrize(
@@ -120,9 +141,7 @@ def test_folder_choice_states_the_budget_as_set(app, monkeypatch, gpt2_folder):
     monkeypatch.setenv("RESVIZ_MAX_MODEL_MB", "300")
     at = app(PAGE, model=S.FOLDER, path=str(gpt2_folder)).run()
     clean(at)
-    cap = next(c for c in captions(at) if c.startswith("This server holds"))
-    assert "within 300 MB, for every visitor together" in cap, cap
-    assert "about 2x its float32 weights" in cap and "about 39M parameters" in cap, cap
+    assert I.budget_words(300 * 2**20) in captions(at)
     at = app(PAGE).run()  # the shipped model: no folder, no budget to state
     assert not any(c.startswith("This server holds") for c in captions(at))
 
@@ -146,32 +165,19 @@ def test_one_token_rank_collapse_says_why_not_a_traceback(app):
     # that 0 before (a traceback) and the caption blamed float32.
     at = app(PAGE, section=S.COLLAPSE, text="O").run()
     clean(at)
-    assert any(c.startswith("One token is its own mean") for c in captions(at))
+    r = result(R.rank_collapse, text="O")
+    assert r.n_tokens == 1 and R.collapse_words(r) in captions(at)
     assert any("already rank one" in t for t in cards(at))
-
-
-def test_collapse_caption_is_the_recipes_numbers(app):
-    at = app(PAGE, section=S.COLLAPSE).run()
-    clean(at)
-    m = P.load(P.tiny_gpt2_path())
-    rc = P.rank_collapse(P.trace(m, S.DEFAULT_TEXT))
-    last = rc[rc["block"] == m.n_layers].set_index("variant")["residual"]
-    cap = next(c for c in captions(at) if c.startswith("After the last block"))
-    found = re.match(rf"After the last block: {NUM} with shortcuts .*\), {NUM} without", cap)
-    assert found, cap
-    assert float(found[1]) == pytest.approx(last["with shortcuts"], rel=2e-3)
-    assert float(found[2]) == pytest.approx(last["no shortcuts"], rel=2e-3)
 
 
 def test_who_writes_what_adds_up_to_the_models_logit(app):
     at = app(PAGE, section=S.WRITES).run()
     clean(at)
-    cap = next(c for c in captions(at) if c.startswith("The logit of "))
-    found = re.search(rf"together {NUM}; the model's logit is {NUM}\.", cap)
-    assert found, cap
-    r = P.logit_attribution(P.trace(P.load(P.tiny_gpt2_path()), S.DEFAULT_TEXT))
-    assert float(found[1]) == float(found[2]) == pytest.approx(r.logit, abs=1e-4)
-    assert "block 1 2.37" in cap or "block 1 2.36" in cap, cap
+    r = result(R.logit_attribution, R.Target())
+    assert I.ATTRIBUTION_INTRO in captions(at)
+    assert R.attribution_words(r, quote) in captions(at)
+    # The parts the caption sums are the model's own logit (float32 rounding apart).
+    assert r.parts["logit"].sum() == pytest.approx(r.logit, abs=1e-4)
 
 
 @pytest.mark.parametrize(
@@ -183,14 +189,19 @@ def test_who_writes_what_bad_input_says_why(app, params, words):
     assert not at.exception
     said = [e.value for e in at.error] + [w.value for w in at.warning]
     assert any(words in m for m in said), said
+    if "position" in params:  # the warning is the library's, for this text's tokens
+        n_tokens = R.Checkpoint().picked().traced(R.Reading()).n_tokens
+        assert I.position_warning(200, n_tokens) in said
 
 
 def test_who_writes_what_on_a_post_ln_encoder_says_so(app, tmp_path_factory):
     folder = save_tiny("bert", tmp_path_factory.mktemp("page") / "bert")
     at = app(PAGE, model=S.FOLDER, path=str(folder), section=S.WRITES).run()
     clean(at)
-    assert any("Post-LN" in i.value for i in at.info)
-    assert any("share of the sum it is added to" in c for c in captions(at))
+    r = result(R.logit_attribution, R.Target(), model=S.FOLDER, path=str(folder))
+    assert not r.linear and not r.decoder
+    assert I.nonlinear_words(r) in [i.value for i in at.info]
+    assert R.attribution_share_words(r, quote) in captions(at)
 
 
 def test_patching_runs_with_progress_and_says_what_it_recovers(app, fresh_jobs):
@@ -202,9 +213,13 @@ def test_patching_runs_with_progress_and_says_what_it_recovers(app, fresh_jobs):
     assert ui.jobs.REGISTRY.wait(60)
     at.run()
     clean(at)
-    cap = next(c for c in captions(at) if c.startswith("Logit difference "))
-    assert cap.startswith("Logit difference `' your'` minus `' thy'` at position 8"), cap
-    assert "differ at position 1)" in cap, cap
+    clean_prompt, corrupted = S.PAIRS[0]
+    assert I.prompts_words(clean_prompt, corrupted, S.OWN_PAIR, md_escape) in captions(at)
+    r = R.patching(R.Checkpoint().picked(), clean=clean_prompt, corrupted=corrupted)
+    cap = R.patching_words(r, quote)
+    assert cap in captions(at)
+    # The pair's answer (resviz/pretrained/cache.py: " your" against " thy").
+    assert (r.token, r.versus, list(r.differs)) == (" your", " thy", [1])
     # Where the answer travels, from the heatmap (tests/unit/pretrained/test_measures_inside.py
     # checks the cells): the headline and the caption say the same.
     line = "The answer starts at the changed word (position 1); from block 2 on"
@@ -229,7 +244,8 @@ def test_heal_runs_with_progress_and_draws_its_finding(app, fresh_jobs):
 
     at = app(PAGE, section=S.HEAL).run()
     clean(at)
-    assert any(c.startswith("A copy of the model without block 1") for c in captions(at))
+    healing = R.Healing()  # the page's defaults
+    assert I.heal_intro(healing.deletion(), healing.steps) in captions(at)
     at.button(key="pretrained_heal:start").click().run()
     assert ui.jobs.REGISTRY.wait(120)
     at.run()
@@ -263,7 +279,7 @@ def test_ladder_runs_with_progress_and_draws_its_finding(app, fresh_jobs):
     # The ladder runs on the shipped siblings whatever model is picked, even none.
     at = app(PAGE, section=S.LADDER, model=S.FOLDER).run()
     clean(at)
-    assert any(c.startswith("Our Sonnets GPT-2 and its siblings") for c in captions(at))
+    assert I.LADDER_INTRO in captions(at)
     at.button(key="pretrained_ladder:start").click().run()
     assert ui.jobs.REGISTRY.wait(180)
     at.run()

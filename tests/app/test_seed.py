@@ -43,7 +43,7 @@ def frames(app, monkeypatch):
         monkeypatch.setattr(ui.views, "csv_button", record)
         at = app(page, seed=str(seed), **({"section": section} if section else {})).run()
         assert not at.exception, [e.value for e in at.exception]
-        assert at.number_input(key="shared:seed").value == seed
+        assert at.number_input(key="seed").value == seed
         return seen
 
     return run
@@ -113,7 +113,7 @@ def test_home_hint_returns_what_its_page_draws(app, frames):
 def test_the_sidebar_seeds_set_how_many_seeds_every_section_runs(frames, app):
     at = app("app_pages/gradient_flow.py", seeds="5", seed="2").run()
     assert not at.exception
-    assert at.selectbox(key="shared:seeds").value == "5"
+    assert at.selectbox(key="seeds").value == "5"
     shown = frames("app_pages/gradient_flow.py", 2)  # auto: 3 seeds from seed 2
     assert sorted(set(shown["gradient_norms"]["seed"])) == [2, 3, 4]
 
@@ -122,5 +122,5 @@ def test_the_sidebar_seeds_set_how_many_seeds_every_section_runs(frames, app):
 def test_a_seeds_value_the_sidebar_cannot_hold_falls_back_to_auto(app, bad):
     at = app("app_pages/gradient_flow.py", seeds=bad).run()
     assert not at.exception
-    assert at.selectbox(key="shared:seeds").value == "auto"
+    assert at.selectbox(key="seeds").value == "auto"
     assert any("seeds" in w.value and "ignored" in w.value for w in at.warning)

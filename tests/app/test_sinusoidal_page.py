@@ -1,5 +1,6 @@
 """The sinusoidal page shows numbers that match the closed forms."""
 
+from resviz.words.seeds import band_words
 from tests.app.conftest import find_metric
 
 PAGE = "app_pages/sinusoidal_encoding.py"
@@ -37,7 +38,7 @@ def test_paper_base_and_odd_inputs(app):
 
 def test_dims_in_url(app):
     at = app(PAGE, section="Waves", dims="3,1,2").run()
-    assert at.multiselect(key="sinusoidal_encoding:dims").value == [1, 2, 3]
+    assert at.multiselect(key="dims").value == [1, 2, 3]
     bad = app(PAGE, section="Waves", dims="1,x").run()
     assert "dims" in " ".join(w.value for w in bad.warning)
 
@@ -51,7 +52,7 @@ def test_every_section_opens_and_a_switch_keeps_the_shared_settings(app):
         open_section(at, label)
         assert not at.exception and not at.error, label
         if label != "Table":
-            assert at.slider(key="sinusoidal_encoding:positions").value == 50
+            assert at.slider(key="positions").value == 50
             assert at.query_params["positions"] == "50"
     # Only the open section draws: the matrix section is one image, nothing else.
     open_section(at, "Matrix")
@@ -95,10 +96,8 @@ def test_seeds_only_where_something_is_random(app, monkeypatch):
             assert not at.exception and not at.error, (section, n)
             assert sorted(set(seen[csv]["seed"])) == list(range(int(n))), (section, n)
             cap = find_caption(at, words)
-            if n == "5":
-                assert "Lines: the median of 5 seeds (0-4)" in cap, cap
-            else:
-                assert "One run (seed 0)" in cap, cap
+            # The line and band's words, as the library words them for these seeds.
+            assert band_words(range(int(n))) in cap, cap
     # The heatmaps are one seed's (no band on a picture): the first, named.
     assert "seed" not in seen["similarity_learned"].columns
     assert find_caption(at, "Random at init").startswith(

@@ -1,4 +1,8 @@
-"""The skip-connections page: every widget path, the seed network, a training run."""
+"""The skip-connections page: every widget path, the seed network, a training run. Each
+caption is what its words function (resviz.shortcuts.words, training_words; tested in
+tests/unit/shortcuts) makes of the result on screen; the numbers it quotes are checked
+against the frames the page offers, and the sentence around the seeds' agreement is
+resviz.words.seeds.seeds_sentence's (tested in tests/unit/words/test_seeds.py)."""
 
 import io
 
@@ -8,7 +12,11 @@ import pytest
 import resviz as rv
 import ui.jobs
 import ui.views
-from resviz.words.seeds import span
+from resviz.shortcuts import recipes as R
+from resviz.shortcuts import settings as SS
+from resviz.shortcuts import training_words as WS
+from resviz.shortcuts import words as W
+from resviz.words.seeds import band_words, seeds_sentence, span
 from resviz.words.sentences import format_number as num
 from tests.app.conftest import chart_frames, clean, find_caption_with, open_section
 from tests.margins import assert_lesion_clear, assert_worst_clear
@@ -32,6 +40,16 @@ def csvs(monkeypatch):
     return seen
 
 
+def said(clauses, seeds):
+    """seeds_sentence of each seed's clause (one per seed, in seed order)."""
+    return seeds_sentence(clauses, dict(zip(clauses, clauses, strict=True)), seeds)
+
+
+def job_result():
+    """The result of the latest background run the test started."""
+    return max(ui.jobs.REGISTRY._jobs.values(), key=lambda job: job.created).result
+
+
 def test_default_view_is_the_block_its_table_and_code(app):
     at = app(PAGE).run()
     clean(at)
@@ -50,10 +68,10 @@ def test_every_section_opens_and_keeps_the_stack_settings(app):
     for label in SPEC.sections:
         open_section(at, label)
         clean(at)
-        assert at.selectbox(key="skip_connections:act").value == "tanh", label
+        assert at.selectbox(key="act").value == "tanh", label
         assert at.query_params["act"] == "tanh"
         if label in ("Stack", "Signal", "Paths"):
-            assert at.slider(key="skip_connections:depth").value == 6
+            assert at.slider(key="depth").value == 6
     open_section(at, "Signal")
     assert len(at.get("vega_lite_chart")) == 2  # the norms, the share and cosine
     open_section(at, "Paths")
@@ -71,7 +89,7 @@ def test_seed_network_preset_shows_which_blocks_got_a_shortcut(app):
     assert at.dataframe[0].value["shortcut"].tolist() == [
         "identity", "none", "identity", "none", "identity",
     ]  # fmt: skip
-    at.selectbox(key="skip_connections:mismatch").set_value("project").run()
+    at.selectbox(key="mismatch").set_value("project").run()
     clean(at)
     assert at.dataframe[0].value["shortcut"].tolist() == [
         "identity", "projection", "identity", "projection", "identity",
@@ -85,33 +103,30 @@ def test_controls_that_do_nothing_here_are_disabled_with_a_note(app):
     at = app(PAGE).run()
     clean(at)
     alpha, learnable = (
-        at.slider(key="skip_connections:alpha"),
-        at.toggle(key="skip_connections:learnable"),
+        at.slider(key="alpha"),
+        at.toggle(key="learnable"),
     )
     assert alpha.label.startswith("λ") and alpha.disabled and learnable.disabled
-    assert at.toggle(key="skip_connections:project").disabled
+    assert at.toggle(key="project").disabled
     notes = [c.value for c in at.caption if c.value.startswith("λ acts only")]
-    assert notes == [
-        "λ acts only with Shortcut = scaled (here: add). Projecting back acts only with "
-        "Shortcut = concat."
-    ]
-    at.selectbox(key="skip_connections:mode").set_value("scaled").run()
+    assert notes == [W.settings_notes("add", full=True)]
+    at.selectbox(key="mode").set_value("scaled").run()
     clean(at)
-    assert not at.slider(key="skip_connections:alpha").disabled
-    assert not at.toggle(key="skip_connections:learnable").disabled
+    assert not at.slider(key="alpha").disabled
+    assert not at.toggle(key="learnable").disabled
     assert not [c for c in at.caption if c.value.startswith("λ acts only")]
     # Where λ acts, its ends and both ways of learning it (the widget sweep leaves a
     # disabled widget alone, and the default stack's λ waits disabled).
     for v in (2.0, 0.0):
-        at.slider(key="skip_connections:alpha").set_value(v).run()
+        at.slider(key="alpha").set_value(v).run()
         clean(at)
     for v in (False, True):
-        at.toggle(key="skip_connections:learnable").set_value(v).run()
+        at.toggle(key="learnable").set_value(v).run()
         clean(at)
-    at.selectbox(key="skip_connections:mode").set_value("none").run()
-    assert at.selectbox(key="skip_connections:join").disabled
+    at.selectbox(key="mode").set_value("none").run()
+    assert at.selectbox(key="join").disabled
     # The network box names the preset by its widths; the URL keeps its value.
-    assert at.selectbox(key="skip_connections:preset").format_func(
+    assert at.selectbox(key="preset").format_func(
         SPEC.param("preset").options[1]
     ) == ("widths 25, 25, 43, 43, 54, 54")
 
@@ -119,19 +134,19 @@ def test_controls_that_do_nothing_here_are_disabled_with_a_note(app):
 def test_modes_toggles_and_inconsistent_settings(app):
     at = app(PAGE, depth="4", width="8").run()
     for mode in ("scaled", "concat", "none", "add"):
-        at.selectbox(key="skip_connections:mode").set_value(mode).run()
+        at.selectbox(key="mode").set_value(mode).run()
         clean(at)
-    at.selectbox(key="skip_connections:mode").set_value("scaled").run()
+    at.selectbox(key="mode").set_value("scaled").run()
     assert "nn.Parameter(torch.tensor(ALPHA))" in at.code[0].value
-    at.toggle(key="skip_connections:learnable").set_value(False).run()
+    at.toggle(key="learnable").set_value(False).run()
     assert 'register_buffer("alpha"' in at.code[0].value
-    at.selectbox(key="skip_connections:mode").set_value("concat").run()
+    at.selectbox(key="mode").set_value("concat").run()
     assert at.dataframe[0].value["out_width"].tolist() == [16, 24, 32, 40]
-    at.toggle(key="skip_connections:project").set_value(True).run()
+    at.toggle(key="project").set_value(True).run()
     clean(at)
     assert at.dataframe[0].value["out_width"].tolist() == [8, 8, 8, 8]
     # Concat cannot join before the activation: a clear message, nothing breaks.
-    at.selectbox(key="skip_connections:join").set_value("before_act").run()
+    at.selectbox(key="join").set_value("before_act").run()
     clean(at)
     assert any("cannot be combined" in w.value for w in at.warning)
     # Concat without projection over 64 blocks of 256 outgrows the width limit.
@@ -172,6 +187,7 @@ def test_train_then_lesion(app):
     # The caption is worded from the numbers on screen, whatever they are, and judged
     # on every deletion (the summary counts the small ones); one seed says it is one.
     caption = find_caption_with(at, "Veit et al. (2016): each trained stack")
+    assert caption == WS.lesion_account(job_result())
     res = summary.iloc[1]
     assert (
         f"residual stack (4 blocks, accuracy {rv.shortcuts.format_accuracy(res['intact'])}"
@@ -180,8 +196,6 @@ def test_train_then_lesion(app):
     assert f"at worst, block {res['worst_block']}" in caption
     said = caption.split("residual stack (4 blocks", 1)[1]
     assert rv.shortcuts.lesion_verdict(res) in said.split(":")[0]  # the verdict, then its numbers
-    assert "In the one seed run (seed 0)" in caption
-    assert caption.endswith("One run (seed 0): raise Seeds in the sidebar to see the spread.")
     ui.jobs.REGISTRY.clear()
 
 
@@ -202,18 +216,21 @@ def test_forward_signal_caption_states_the_measured_norms(app, csvs):
     per_seed = [g["norm"] for _, g in plain.groupby("seed")]
     most = max(g.max() / g.min() for g in per_seed)
     assert most < 1.5  # the setting really is flat, in every seed
-    assert (
-        "In 3 of 3 seeds the mean norm without a shortcut stays within a factor of 1.5 "
-        f"from block 1 to block 16 (at most {num(most)} in any of them; values "
-        f"{num(plain['norm'].min())}–{num(plain['norm'].max())})." in cap
+    stack = SS.Stack(act="sigmoid")
+    assert cap == W.signal_caption(R.signal(stack, seed=0), stack.values())
+    # The numbers it quotes are the frame's on screen.
+    stays = (
+        "the mean norm without a shortcut stays within a factor of 1.5 from block 1 to "
+        f"block 16 (at most {num(most)} in any of them; values "
+        f"{num(plain['norm'].min())}–{num(plain['norm'].max())})"
     )
     ends = res.groupby("seed")["norm"].agg(["first", "last"])
     assert (ends["last"] > ends["first"]).all()
-    assert (
-        "In 3 of 3 seeds the mean norm with the shortcut (add) rises from block 1 to block 16 "
-        f"(block 1: {span(ends['first'])}; block 16: {span(ends['last'])})." in cap
+    rises = (
+        "the mean norm with the shortcut (add) rises from block 1 to block 16 "
+        f"(block 1: {span(ends['first'])}; block 16: {span(ends['last'])})"
     )
-    assert cap.endswith("Lines: the median of 3 seeds (0-2); bands: their lowest to highest.")
+    assert said([stays] * 3, (0, 1, 2)) in cap and said([rises] * 3, (0, 1, 2)) in cap
     # One seed, from the URL: that seed's numbers, and a note that it is one run.
     at = app(PAGE, section="Signal", act="sigmoid", seeds="1").run()
     clean(at)
@@ -221,10 +238,9 @@ def test_forward_signal_caption_states_the_measured_norms(app, csvs):
     assert set(signal["seed"]) == {0}
     first, last = signal[signal["variant"] == "shortcut: add"]["norm"].iloc[[0, -1]]
     cap = find_caption_with(at, "Gaussian inputs at init")
-    assert (
-        "In the one seed run (seed 0) the mean norm with the shortcut (add) rises from "
-        f"{num(first)} at block 1 to {num(last)} at block 16" in cap
-    )
+    assert cap == W.signal_caption(R.signal(stack, seed=0, seeds=1), stack.values())
+    rises = f"rises from {num(first)} at block 1 to {num(last)} at block 16"
+    assert f"the mean norm with the shortcut (add) {rises}" in cap
 
 
 def test_identity_share_caption_measures_concat_cosine(app, csvs):
@@ -322,16 +338,15 @@ def test_degradation_and_cosine_captions_state_the_trained_numbers(app):
     final = next(d.value for d in at.dataframe if "accuracy" in d.value.columns)
     loss = final.set_index(["kind", "depth"])["loss"]
     cap = find_caption_with(at, "He et al.'s degradation")
+    assert cap == WS.degradation_caption(job_result())
     assert "Look for" not in cap
     for kind in ("plain", "residual"):
         deep, shallow = loss[(kind, 3)], loss[(kind, 1)]
-        said = cap.split(f"In the one seed run (seed 0) the loss of the 3-block {kind} stack ", 1)[
-            1
-        ]
-        assert said.startswith(f"({num(deep)}) is ")
-        assert f"that of the 1-block one ({num(shallow)})" in said.split(", so ")[0]
+        clause = cap.split(f"the loss of the 3-block {kind} stack ", 1)[1]
+        assert clause.startswith(f"({num(deep)}) is ")
+        assert f"that of the 1-block one ({num(shallow)})" in clause.split(", so ")[0]
         verdict = {1: "trains worse", -1: "trains better", 0: "little difference"}
-        assert verdict[rv.words.order(deep, shallow)] in said.split(", so ", 1)[1].split(";")[0]
+        assert verdict[rv.words.order(deep, shallow)] in clause.split(", so ", 1)[1].split(";")[0]
     # Concat adds nothing, so there is no cosine of summed terms: no cosine chart.
     sig = [f for f in chart_frames(at) if "stage" in f.columns and "cosine" in f.columns]
     assert not sig or sig[0]["cosine"].isna().all()
@@ -359,10 +374,11 @@ def test_seeds_from_the_url_on_the_init_sections(app, csvs):
         for name in ("forward_signal", "identity_share"):
             assert sorted(set(csvs[name]["seed"])) == list(range(int(n))), name
         cap = find_caption_with(at, "256 Gaussian inputs at init")
+        stack = SS.Stack(depth=6, width=16)
+        assert cap == W.signal_caption(R.signal(stack, seed=0, seeds=int(n)), stack.values())
+        assert cap.endswith(band_words(tuple(range(int(n)))))
         if label:
-            assert f"the median of 5 {label}" in cap and "In 5 of 5 seeds" in cap
-        else:
-            assert "In the one seed run (seed 0)" in cap
+            assert f"the median of 5 {label}" in cap
 
 
 def _lesion(app, **params):
@@ -395,12 +411,11 @@ def test_lesion_over_seeds_words_the_worst_block_from_every_seed(app, csvs):
         assert assert_worst_clear(les["block"], les["accuracy"], what=what) == row.worst_block
     assert res["worst_block"].tolist() == [2, 2, 4]
     cap = find_caption_with(at, "Veit et al. (2016): each trained stack")
-    assert "In 3 of 3 seeds for the residual stack it depends on the block" in cap
-    assert (
-        "The seeds disagree: in 2 of 3 (seeds 0-1) deleting block 2 hurts the residual stack "
-        "most; in 1 of 3 (seed 2) deleting block 4 hurts the residual stack most." in cap
-    )
-    assert cap.endswith("Lines: the median of 3 seeds (0-2); bands: their lowest to highest.")
+    assert cap == WS.lesion_account(job_result())
+    depends = WS.LESION_VERDICT_WORDS["depends on the block"].format(kind="residual", limit="5")
+    assert said([depends] * 3, (0, 1, 2)) in cap
+    b2, b4 = (f"deleting block {b} hurts the residual stack most" for b in (2, 4))
+    assert said([b2, b2, b4], (0, 1, 2)) in cap
     assert sorted(set(csvs["lesion"]["seed"])) == [0, 1, 2]
     # The job ran every seed's steps, counted as one total.
     job = next(iter(ui.jobs.REGISTRY._jobs.values()))
@@ -421,7 +436,8 @@ def test_degradation_over_two_seeds(app, csvs):
     final = csvs["degradation_final"]
     assert final["seed"].tolist() == [0] * 4 + [1] * 4
     cap = find_caption_with(at, "He et al.'s degradation")
-    assert "Lines: the median of 2 seeds (0-1)" in cap
+    assert cap == WS.degradation_caption(job_result())
+    assert cap.endswith(band_words((0, 1)))
     for kind in ("plain", "residual"):
         f = final[final["kind"] == kind].set_index(["seed", "depth"])["loss"]
         said = [rv.words.order(f[(s, 3)], f[(s, 1)]) for s in (0, 1)]
@@ -430,14 +446,13 @@ def test_degradation_over_two_seeds(app, csvs):
             -1: f"the 3-block {kind} stack ends with the lower loss",
             0: f"the two {kind} stacks end within 5% of each other",
         }
-        if said[0] == said[1]:
-            assert f"In 2 of 2 seeds {says[said[0]]}" in cap
-        else:
-            assert f"The seeds split evenly: in 1 of 2 (seed 0) {says[said[0]]}" in cap
+        for outcome in said:  # each seed's outcome, from the frame on screen
+            assert says[outcome] in cap
         assert (
             f"Final loss of the {kind} stacks, lowest to highest seed: 3 blocks "
             f"{span(f.xs(3, level='depth'))}, 1 blocks {span(f.xs(1, level='depth'))}." in cap
         )
     table_cap = find_caption_with(at, "After training")
+    assert table_cap == W.final_caption(job_result())
     assert "in each of the 2 seeds" in table_cap and "One row per seed and stack." in table_cap
     ui.jobs.REGISTRY.clear()

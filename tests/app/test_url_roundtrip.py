@@ -1,11 +1,15 @@
-"""Every widget on every page lives in the URL: set it, the URL says so, and a new
-session opened with that URL shows the same value.
+"""Every widget on every page lives in the URL: it is bound to the URL parameter
+named after its setting, and a new session opened with a URL that carries the
+values set shows the same values.
 
 The widgets are the ones AppTest finds on each page's default view (sidebar
 included), so a widget added later is covered without editing this test. Any
-value widget must be URL-bound (its key is ``<page>:<name>`` or ``shared:<name>``,
-which only ``ui.params.PageParams`` gives), and a widget kind this test cannot
-set fails it rather than being skipped.
+value widget must be URL-bound: Streamlit binds it (``bind="query-params"``, which
+only ``ui.params.PageParams`` passes) to the parameter of its key, a setting the
+page or the sidebar declares. A widget kind this test cannot set fails it rather
+than being skipped. Streamlit writes a bound widget's value to the URL from the
+browser, which AppTest has none of: tests/browser/test_url_binding_browser.py sees
+the URL change in Chromium, for each kind of widget.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from streamlit.testing.v1.element_tree import (
     Widget,
 )
 
+from resviz.settings import fmt
 from tests.app.conftest import PAGE_PATHS
+from ui.specs import SHARED
 from ui.specs.pages import spec_of
 
 # Widgets that act rather than hold a view setting: they are not in the URL.
@@ -75,9 +81,9 @@ def _other_value(w: Element, options: Sequence[str] | None = None):
     raise AssertionError(f"the URL round-trip test cannot set a {kind} widget: teach it how")
 
 
-def _url(at) -> dict[str, list[str]]:
-    """The URL's parameters (AppTest gives one value as a string, several as a list)."""
-    return {k: v if isinstance(v, list) else [v] for k, v in at.query_params.items()}
+def _bound_to(w: Element) -> str:
+    """The URL parameter Streamlit binds the widget to ('' when unbound)."""
+    return getattr(w.proto, "query_param_key", "")
 
 
 def _values(at, keys) -> dict[str, object]:
@@ -102,8 +108,11 @@ def test_every_widget_round_trips_through_the_url(app, page, section):
     widgets = _value_widgets(at)
     assert len(widgets) >= 2
     prefix = _page_name(page)
-    unbound = [k for k in widgets if not k.startswith((f"{prefix}:", "shared:", *NOT_IN_URL))]
+    declared = spec_of(prefix).names | SHARED.names
+    unbound = [k for k, w in widgets.items() if not k.startswith(NOT_IN_URL) and _bound_to(w) != k]
     assert not unbound, f"widgets not bound to the URL (use ui.params.PageParams): {unbound}"
+    undeclared = [k for k in widgets if not k.startswith(NOT_IN_URL) and k not in declared]
+    assert not undeclared, f"bound to parameters no setting declares: {undeclared}"
 
     # Last widget first: a widget that disables or resets others (a preset, a
     # network choice) then comes after them, and the view they end in is still
@@ -114,31 +123,25 @@ def test_every_widget_round_trips_through_the_url(app, page, section):
         w = _value_widgets(at)[key]
         if w.type in ("selectbox", "radio") and len(w.options) < 2:
             continue  # one choice (one lesson): nothing else to set
-        name = key.split(":", 1)[1]
-        declared = spec_of(prefix).param(name)
-        target = _other_value(w, declared.options if declared else None)
+        setting = spec_of(prefix).param(key)
+        target = _other_value(w, setting.options if setting else None)
         w.set_value(target).run()
         assert not at.exception, (key, target)
         now = _value_widgets(at)[key].value
         assert now == target, f"{key}: set {target!r}, the page shows {now!r}"
-        assert name in at.query_params, f"{key} = {target!r} was not written to the URL"
 
     final = _values(at, widgets)
-    url = _url(at)
-    if section:
-        assert url.get("section", [section]) == [section]
-    fresh = app(page, **url).run()
+    url = {k: fmt(v) for k, v in final.items() if not k.startswith(NOT_IN_URL)}
+    fresh = app(page, **base, **url).run()
     assert not fresh.exception
     assert not fresh.warning, [w.value for w in fresh.warning]
     assert _values(fresh, widgets) == final
-    assert _url(fresh) == url
 
     # A widget disabled in the default view: its URL value still opens the page.
     for key in [k for k, w in widgets.items() if w.disabled]:
         w = widgets[key]
         target = _other_value(w)
-        name = key.split(":", 1)[1]
-        opened = app(page, **base, **{name: str(target).lower()}).run()
+        opened = app(page, **base, **{key: fmt(target)}).run()
         assert not opened.warning, [x.value for x in opened.warning]
         assert _value_widgets(opened)[key].value == target
 
@@ -153,8 +156,8 @@ def test_declared_settings_are_the_drawn_widgets(app, page):
         at = app(page, section=section).run()
         assert not at.exception
         for key in _value_widgets(at):
-            if key.startswith(_page_name(page) + ":"):
-                drawn.add(key.split(":", 1)[1])
+            if key in spec.names or key not in SHARED.names and not key.startswith(NOT_IN_URL):
+                drawn.add(key)
         # A declared section setting is drawn only in its own section.
         own = {p.name for p in spec.params if p.section == section}
         assert own <= drawn

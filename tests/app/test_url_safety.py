@@ -25,7 +25,7 @@ def test_sinusoidal_d_off_step_or_not_ascii_falls_back_with_warning(app, d):
     at = app(SINUS, d=d).run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error
-    assert at.slider(key="sinusoidal_encoding:d").value == 4
+    assert at.slider(key="d").value == 4
     text = _warning_text(at)
     assert "`d`" in text and "using the default `4`" in text
     assert at.dataframe, "the table is drawn with the default d"
@@ -34,7 +34,7 @@ def test_sinusoidal_d_off_step_or_not_ascii_falls_back_with_warning(app, d):
 def test_sinusoidal_even_d_from_url_is_used(app):
     at = app(SINUS, d="32").run()
     assert not at.warning and not at.exception
-    assert at.slider(key="sinusoidal_encoding:d").value == 32
+    assert at.slider(key="d").value == 32
     assert [c for c in at.dataframe[0].value.columns if c.startswith("P(k,")][-1] == "P(k,31)"
 
 
@@ -44,32 +44,32 @@ def test_sinusoidal_even_d_from_url_is_used(app):
         (
             "app_pages/gradient_flow.py",
             {"steps": "205", "section": "Training"},
-            "gradient_flow:steps",
+            "steps",
             200,
         ),
         (
             "app_pages/gradient_flow.py",
             {"l": "0.33", "section": "Derivation"},
-            "gradient_flow:l",
+            "l",
             0.5,
         ),
         (
             "app_pages/gradient_flow.py",
             {"l": "٠.٥", "section": "Derivation"},
-            "gradient_flow:l",
+            "l",
             0.5,
         ),
-        ("app_pages/gradient_flow.py", {"depth": "١٢"}, "gradient_flow:depth", 10),
+        ("app_pages/gradient_flow.py", {"depth": "١٢"}, "depth", 10),
         (
             "app_pages/normalization.py",
             {"shift": "5.25", "section": "Invariances"},
-            "normalization:shift",
+            "shift",
             5.0,
         ),
         (
             "app_pages/skip_connections.py",
             {"steps": "410", "section": "Degradation"},
-            "skip_connections:steps",
+            "steps",
             400,
         ),
     ],
@@ -86,33 +86,35 @@ def test_off_step_and_non_ascii_values_are_refused(app, page, params, key, defau
 def test_on_step_float_from_url_is_used_and_round_trips(app):
     at = app("app_pages/gradient_flow.py", section="Derivation", l="0.35").run()
     assert not at.warning
-    assert at.slider(key="gradient_flow:l").value == 0.35
+    assert at.slider(key="l").value == 0.35
     assert at.query_params["l"] in ("0.35", ["0.35"])
 
 
 def test_seed_in_arabic_indic_digits_is_refused(app):
     at = app(SINUS, seed="٧").run()
-    assert at.number_input(key="shared:seed").value == 0
+    assert at.number_input(key="seed").value == 0
     assert "`seed`" in _warning_text(at)
 
 
 # ------------------------------------------------- widgets after the old sync()
 def test_shattered_gradients_toggle_is_in_the_url(app):
-    """``bn`` is drawn near the end of the page, after the old ``p.sync()`` call."""
+    """``bn`` is drawn near the end of the page, after the old ``p.sync()`` call: it
+    reads the URL and is bound to it (Chromium sees it written back:
+    tests/browser/test_url_binding_browser.py)."""
     at = app("app_pages/gradient_flow.py", section="Shattered", bn="false").run()
     assert not at.exception
     assert not at.warning, _warning_text(at)
-    assert at.toggle(key="gradient_flow:bn").value is False
-    assert at.query_params["bn"] in ("false", ["false"])
-    at.toggle(key="gradient_flow:bn").set_value(True).run()
-    assert "bn" not in at.query_params
+    assert at.toggle(key="bn").value is False
+    assert at.toggle(key="bn").proto.query_param_key == "bn"
+    at.toggle(key="bn").set_value(True).run()
+    assert at.toggle(key="bn").value is True and not at.warning
 
 
 def test_unknown_parameters_are_reported_once_and_removed(app):
     at = app("app_pages/gradient_flow.py", bogus="1", depth="12").run()
     assert "unknown parameter `bogus` ignored" in _warning_text(at)
     assert "bogus" not in at.query_params and at.query_params["depth"] in ("12", ["12"])
-    at.slider(key="gradient_flow:depth").set_value(13).run()
+    at.slider(key="depth").set_value(13).run()
     assert not at.warning
 
 

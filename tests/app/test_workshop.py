@@ -11,7 +11,6 @@ import pytest
 from tests.app.conftest import assert_no_notes, run_section_in_background
 from ui.lessons import load_lessons
 from ui.registry import PAGES
-from ui.specs import SHARED
 from ui.specs.pages import spec_of
 
 LESSONS, ERRORS = load_lessons()
@@ -68,7 +67,7 @@ def test_every_lesson_step_opens_with_its_settings(app, lesson_id, index):
     # A participant's page (this is one) never shows the presenter's notes.
     assert_no_notes(at, step)
     for name, value in step.settings:
-        key = f"{'shared' if SHARED.param(name) else step.page}:{name}"
+        key = name
         shown = at.session_state[key]
         want = spec.param(name).check(value) if spec.param(name) else value
         assert shown == want, (name, shown, want)
@@ -96,10 +95,10 @@ def test_predict_then_measure_and_back_to_the_step(app):
     assert_no_notes(at, step)
     assert at.get("vega_lite_chart"), "the section is shown once a prediction is locked in"
     # A participant plays with the settings, then comes back to the step's.
-    at.slider(key="gradient_flow:depth").set_value(5).run()
-    assert at.slider(key="gradient_flow:depth").value == 5
+    at.slider(key="depth").set_value(5).run()
+    assert at.slider(key="depth").value == 5
     at.button(key="lesson:reset").click().run()
-    assert at.slider(key="gradient_flow:depth").value == dict(step.settings)["depth"]
+    assert at.slider(key="depth").value == dict(step.settings)["depth"]
 
 
 def test_measured_answer_follows_the_settings_on_screen(app):
@@ -114,7 +113,7 @@ def test_measured_answer_follows_the_settings_on_screen(app):
     at.radio(key=f"lesson:choice:residuals:{index}").set_value("shrinks").run()
     at.button(key="lesson:lock").click().run()
     assert "Measured: " in " ".join(s.value for s in at.success)  # as the lesson expects
-    at.slider(key="gradient_flow:l").set_value(1.5).run()
+    at.slider(key="l").set_value(1.5).run()
     text = " ".join(w.value for w in at.warning)
     assert "Measured: " in text and "grows" in text
     assert any("the measurement says otherwise" in c.value for c in at.caption)
@@ -127,7 +126,7 @@ def test_presenter_steps_through_and_opens_a_step(app):
     link = at.code[0].value
     assert "lesson=residuals" in link and "step=1" in link
     at.button(key="workshop:next").click().run()
-    assert at.number_input(key="workshop:step").value == 2
+    assert at.number_input(key="step").value == 2
     assert "step=2" in at.code[0].value
     at.button(key="workshop:open").click().run()
     assert not at.exception
@@ -181,6 +180,6 @@ def test_the_presenter_sees_minutes_notes_and_the_why_after_the_reveal(app):
     assert any(v.startswith("Measured with this step's settings: **plain**") for v in shown)
     assert step.explain in shown
     # A step without a question: its why folded away for after the discussion.
-    at.number_input(key="workshop:step").set_value(1).run()
+    at.number_input(key="step").set_value(1).run()
     why = [e for e in at.expander if e.label.startswith("Why")]
     assert why and lesson.steps[0].explain in [m.value for m in why[0].markdown]

@@ -145,7 +145,7 @@ def test_participants_follow_vote_once_measure_with_their_seed(app, store):
         assert p.query_params["room"] == code and p.query_params["step"] == "1"
         assert p.query_params["member"] != secret
     # The presenter moves to a question step; each participant's poll follows.
-    pres.number_input(key="workshop:step").set_value(QI).run()
+    pres.number_input(key="step").set_value(QI).run()
     assert store.room(code).step == QI
     step = LESSON.steps[QI - 1]
     for p in people:
@@ -218,7 +218,7 @@ def test_a_reload_or_late_join_lands_on_the_current_step(app, store):
     pres, code, _ = _presenter(app)
     first = _join(app, code)
     url = dict(first.query_params)
-    pres.number_input(key="workshop:step").set_value(QI).run()
+    pres.number_input(key="step").set_value(QI).run()
     # A reload: a new session with the URL the participant had (step 1).
     again = app(PATH[LESSON.steps[0].page], **url).run()
     assert not again.exception
@@ -319,7 +319,7 @@ def test_a_move_that_lands_on_the_wrong_page_is_made_again(app, store):
     step's URL; the poll notices and moves the participant again."""
     pres, code, _ = _presenter(app)
     p = _join(app, code)
-    pres.number_input(key="workshop:step").set_value(QI).run()
+    pres.number_input(key="step").set_value(QI).run()
     p.run()
     _follow(p)
     assert LESSON.steps[QI - 1].title in [s.value for s in p.subheader]
@@ -337,7 +337,7 @@ def _reclaim(app, code, key, **kw):
 
 def test_the_key_reclaims_the_room_after_a_restart(app, store, tmp_path, monkeypatch):
     pres, code, key = _presenter(app)
-    pres.number_input(key="workshop:step").set_value(3).run()
+    pres.number_input(key="step").set_value(3).run()
     assert store.room(code).step == 3
     # The server restarts: a new process, a new store object on the same file, and
     # the presenter's session is gone. The reclaim link in a fresh session presents.
@@ -345,7 +345,7 @@ def test_the_key_reclaims_the_room_after_a_restart(app, store, tmp_path, monkeyp
     at = _reclaim(app, code, key)
     assert at.session_state[room_view.HOST][0] == code
     assert "key" not in at.query_params and "present" not in at.query_params  # off the screen
-    assert at.number_input(key="workshop:step").value == 3  # the room's step, not step 1
+    assert at.number_input(key="step").value == 3  # the room's step, not step 1
     assert at.subheader[-1].value == f"Room code: {code}" or any(
         s.value == f"Room code: {code}" for s in at.subheader
     )
@@ -360,7 +360,7 @@ def test_the_key_reclaims_the_room_after_a_restart(app, store, tmp_path, monkeyp
 @pytest.mark.parametrize("wrong", ["member", "guess", "other-room"])
 def test_a_participant_or_a_wrong_key_reclaims_nothing(app, store, caplog, wrong):
     pres, code, key = _presenter(app)
-    pres.number_input(key="workshop:step").set_value(2).run()
+    pres.number_input(key="step").set_value(2).run()
     member = _join(app, code)
     token = member.query_params["member"]
     given = {"member": token, "guess": "x" * 32, "other-room": store.create("residuals")[1]}[wrong]
@@ -393,7 +393,7 @@ def test_the_presenters_browser_presents_again_on_a_reload(app, store, browsers)
     # A reload of the same browser: a new session, the same cookie, no key anywhere.
     again = app(PATH["workshop"], lesson="residuals", step="1").run()
     assert again.session_state[room_view.HOST][0] == code
-    assert again.number_input(key="workshop:step").value == 3
+    assert again.number_input(key="step").value == 3
     again.button(key="workshop:next").click().run()
     assert store.room(code).step == 4
     # Another browser (a participant's) opening /workshop presents nothing.
@@ -407,7 +407,7 @@ def test_the_presenters_browser_presents_again_on_a_reload(app, store, browsers)
 # ------------------------------------------------------------ one browser, one member
 def test_the_same_browser_joining_again_is_the_same_participant(app, store, browsers):
     pres, code, _ = _presenter(app)
-    pres.number_input(key="workshop:step").set_value(QI).run()
+    pres.number_input(key="step").set_value(QI).run()
     browsers.use("ada")
     first = _join(app, code, "Ada")
     _follow(first)
@@ -468,7 +468,7 @@ def test_a_vote_the_store_did_not_take_says_not_sent_and_can_be_sent_again(
     app, store, monkeypatch, error
 ):
     pres, code, _ = _presenter(app)
-    pres.number_input(key="workshop:step").set_value(QI).run()
+    pres.number_input(key="step").set_value(QI).run()
     p = _follow(_join(app, code))
     token = p.query_params["member"]
     monkeypatch.setattr(room_view, "_store", FailOnce(store, error))
@@ -488,7 +488,7 @@ def test_a_vote_the_store_did_not_take_says_not_sent_and_can_be_sent_again(
 # ------------------------------------------------------------------------ removal
 def test_the_presenter_removes_a_participant(app, store):
     pres, code, secret = _presenter(app)
-    pres.number_input(key="workshop:step").set_value(QI).run()
+    pres.number_input(key="step").set_value(QI).run()
     bo = _follow(_join(app, code, "Bo"))
     token = bo.query_params["member"]
     bo.radio(key=f"room:vote:{code}:{QI}:1").set_value("plain").run()
@@ -514,7 +514,7 @@ def test_the_presenter_removes_a_participant(app, store):
 # ------------------------------------------------------------- staying in the room
 def test_workshop_and_the_banner_keep_a_participant_in_the_room(app, store):
     pres, code, _ = _presenter(app)
-    pres.number_input(key="workshop:step").set_value(2).run()
+    pres.number_input(key="step").set_value(2).run()
     p = _follow(_join(app, code))
     keys = {b.key for b in p.button}
     assert "lesson:next" not in keys and "lesson:prev" not in keys  # the presenter steps
@@ -550,7 +550,7 @@ def test_a_long_measurement_shows_its_progress_to_the_presenter(app, store, monk
     monkeypatch.setattr(lesson_view, "step_measurement", slow)
     jobs.REGISTRY.clear()
     pres, code, secret = _presenter(app)
-    pres.number_input(key="workshop:step").set_value(QI).run()
+    pres.number_input(key="step").set_value(QI).run()
     p = _follow(_join(app, code, "Ada"))
     token = p.query_params["member"]
     p.radio(key=f"room:vote:{code}:{QI}:1").set_value("plain").run()

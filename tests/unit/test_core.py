@@ -17,7 +17,7 @@ from resviz.core import (
     settings_of,
 )
 from resviz.recipes import RECIPES
-from resviz.words.seeds import SEEDS_DISAGREE, seeds_sentence
+from resviz.words.seeds import SEEDS_DISAGREE, agreement, seeds_answer
 
 
 def _one(*, width: int = 2, seed: int = 0) -> Result:
@@ -126,37 +126,39 @@ def _values(values: list[int]) -> Result:
     return combine(runs, list(range(1, len(values) + 1)))
 
 
+def _over(values: list[int]) -> Answer:
+    """The answer :func:`seeds_answer` gives from each seed's own reading (seeds 1..n),
+    worded as tested in tests/unit/words/test_seeds.py."""
+    m = _measure()
+    r = _values(values)
+    each = [m.read(run) for run in r.per_seed]
+    return Answer(*seeds_answer([a.answer for a in each], [a.sentence for a in each], r.seeds))
+
+
 def test_measure_states_an_answer_only_when_the_seeds_agree():
     """The captions' rule: all seeds up to 3, all but one beyond."""
     m = _measure()
     a = m.over(_values([21, 31, 41]))
-    assert a == Answer("high", "In 3 of 3 seeds: high. Seed 1: value 21")
+    assert a.answer == "high" and a == _over([21, 31, 41])
+    assert a.sentence.endswith("Seed 1: value 21")  # the first seed's own reading
     split = m.over(_values([11, 21, 31]))  # a majority of 2 is not agreement of 3
     assert split.answer == SEEDS_DISAGREE and split.answer not in m.choices
-    assert split.sentence == (
-        "The seeds disagree: 2 of 3 (seeds 2-3) say high; 1 of 3 (seed 1) say low. Seed 1: value 11"
-    )
+    assert split == _over([11, 21, 31]) and split.sentence.endswith("Seed 1: value 11")
     four = m.over(_values([11, 21, 31, 41, 51]))  # all but one of 5
-    assert four.answer == "high"
-    assert four.sentence == "In 4 of 5 seeds: high (not in seed 1). Seed 2: value 21"
+    assert four.answer == "high" and four == _over([11, 21, 31, 41, 51])
+    assert four.sentence.endswith("Seed 2: value 21")  # the first seed that says high
     assert m.over(_values([11, 12, 31, 41, 51])).answer == SEEDS_DISAGREE  # 3 of 5
 
 
 def test_measure_on_an_even_split_says_so_and_answers_no_choice():
     a = _measure().over(_values([11, 21]))
-    assert a.answer == SEEDS_DISAGREE
-    assert a.sentence == (
-        "The seeds split evenly: 1 of 2 (seed 1) say low; 1 of 2 (seed 2) say high. "
-        "Seed 1: value 11"
-    )
+    assert a.answer == SEEDS_DISAGREE and a == _over([11, 21])
 
 
 def test_measure_on_one_seed_says_it_is_one_run():
     m = _measure()
-    assert m.over(_values([31])) == Answer(
-        "high",
-        "In the one seed run (seed 1): high; run more seeds to see whether it holds. value 31",
-    )
+    one = m.over(_values([31]))
+    assert one.answer == "high" and one == _over([31]) and one.sentence.endswith("value 31")
     # A recipe without seeds (a fixed model's weights): its reading, as it is.
     assert m.over(_one(seed=3)) == Answer("high", "value 31")
 
@@ -169,15 +171,14 @@ def test_measure_on_one_seed_says_it_is_one_run():
 )  # fmt: skip
 def test_a_lesson_answer_and_a_caption_follow_one_rule(outcomes):
     """The same seeds' outcomes: the lesson's measure states an answer exactly when the
-    caption's sentence states a direction, and the same one."""
+    seeds agree (:attr:`Agreement.agreed`, the rule a caption's sentence follows: see
+    tests/unit/words/test_seeds.py), and the same one."""
     values = [30 if o == "a" else 10 for o in outcomes]  # "a" reads high, "b" low
     got = _measure().over(_values(values))
-    says = {"high": "it is high", "low": "it is low"}
-    caption = seeds_sentence(["high" if o == "a" else "low" for o in outcomes], says)
-    stated = not caption.startswith(("The seeds disagree", "The seeds split"))
-    assert (got.answer != SEEDS_DISAGREE) is stated, (got, caption)
-    if stated:
-        assert says[got.answer] in caption
+    rule = agreement(["high" if o == "a" else "low" for o in outcomes])
+    assert (got.answer != SEEDS_DISAGREE) is rule.agreed, got
+    if rule.agreed:
+        assert got.answer == rule.top
 
 
 # Timings are the one seed-free section whose numbers still change between runs (the

@@ -61,6 +61,7 @@ from ..lesson_state import explain, lessons, step_page_path
 from ..lessons import Lesson, Step
 from ..markdown import md_escape
 from ..section import missing_extra, say_missing_extra
+from ..st_internals import release_url_bindings
 from .store import (
     ROUND_OF,
     Member,
@@ -294,15 +295,15 @@ def open_room_step(room: Room, code: str, member: Member) -> None:
         return
     st.session_state[_SEEN] = (room.step, room.phase)
     step = lesson.steps[room.step - 1]
-    prefix = f"{step.page}:"
-    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(prefix)]:
-        del st.session_state[key]
+    for name in spec_of(step.page).names:
+        st.session_state.pop(name, None)
     st.session_state.pop(f"_params_seen:{step.page}", None)
-    st.session_state.pop("shared:seed", None)  # read again from the URL: theirs
+    st.session_state.pop("seed", None)  # read again from the URL: theirs
     query = step.query(lesson.id, room.step)
     query.pop("section", None)
     query.update({"seed": str(member.seed), ROOM: code, MEMBER: member.token})
     st.session_state["section"] = step.section or spec_of(step.page).sections[0]
+    release_url_bindings()
     st.switch_page(step_page_path(step), query_params=query)
 
 

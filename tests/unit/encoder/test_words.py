@@ -1,14 +1,16 @@
-"""The encoder playground's words over seeds: each direction is stated with its count
-when the seeds agree, and as the split when they do not (agree, split, tie, one seed),
-with the numbers of the seeds that show it."""
+"""The encoder playground's words over seeds. How seeds agree, split or tie is
+:func:`resviz.words.seeds.seeds_sentence`'s (tests/unit/words/test_seeds.py): here each
+function must give it the right outcome per seed and the right words for each
+outcome, with the numbers of the seeds that show it. Agree, split, tie, one seed, NaN,
+inf, zeros and negatives."""
 
 import math
 
 import pandas as pd
 import pytest
 
-import resviz as rv
 from resviz.encoder import words as W
+from resviz.words.seeds import seeds_sentence
 
 LABELS = ["the input", "block 1", "block 2"]
 
@@ -23,39 +25,69 @@ def test_by_seed():
 
 
 # --------------------------------------------------------------------- trends
-def test_trend_agrees_with_the_count_and_the_numbers_of_every_seed():
-    said = W.trend_over_seeds([[1, 2, 4], [1, 3, 9], [1, 5, 8]], LABELS, "the norm", (0, 1, 2))
-    assert said == (
-        "In 3 of 3 seeds the norm rises from the input (1) to block 2 (4–9), a factor of 4–9."
+def trend(values, seeds=(0, 1, 2), subject="the norm"):
+    return W.trend_over_seeds(values, LABELS, subject, seeds)
+
+
+def test_trend_words_each_seeds_direction_with_the_numbers_of_its_seeds():
+    rises = "the norm rises from the input (1) to block 2 (4–9), a factor of 4–9"
+    assert trend([[1, 2, 4], [1, 3, 9], [1, 5, 8]]) == seeds_sentence(
+        ["rises"] * 3, {"rises": rises}, (0, 1, 2)
     )
-
-
-def test_trend_split_names_each_side_with_its_seeds():
-    said = W.trend_over_seeds([[1, 2, 4], [1, 3, 9], [4, 2, 1]], LABELS, "the norm", (0, 1, 2))
-    assert said == (
-        "The seeds disagree: in 2 of 3 (seeds 0-1) the norm rises from the input (1) to "
-        "block 2 (4–9), a factor of 4–9; in 1 of 3 (seed 2) the norm falls from the "
-        "input (4) to block 2 (1), a factor of 4."
+    split = trend([[1, 2, 4], [1, 3, 9], [4, 2, 1]])
+    falls = "the norm falls from the input (4) to block 2 (1), a factor of 4"
+    assert split == seeds_sentence(
+        ["rises", "rises", "falls"], {"rises": rises, "falls": falls}, (0, 1, 2)
     )
+    one = trend([[2, 1, 0.5]], seeds=(7,))
+    said = "the norm falls from the input (2) to block 2 (0.5), a factor of 4"
+    assert one == seeds_sentence(["falls"], {"falls": said}, (7,))
 
 
-def test_trend_tie_flat_one_seed_and_not_finite():
-    tie = W.trend_over_seeds([[1, 1.1, 1.2], [1, 5, 0.1]], LABELS, "the norm", (0, 1))
-    assert tie.startswith("The seeds split evenly: in 1 of 2 (seed 0) the norm stays within a")
-    assert "factor of 1.2 from the input to block 2" in tie
-    assert "in 1 of 2 (seed 1) the norm falls from the input (1) to block 2 (0.1)" in tie
-    one = W.trend_over_seeds([[2, 1, 0.5]], LABELS, "the norm", (7,))
-    assert one == (
-        "In the one seed run (seed 7) the norm falls from the input (2) to block 2 (0.5), a "
-        "factor of 4; run more seeds to see whether it holds."
-    )
-    bad = W.trend_over_seeds([[1, math.inf, 2]] * 3, LABELS, "the norm", (0, 1, 2))
-    assert bad == "In 3 of 3 seeds the norm reaches a value that is not finite (NaN or Inf)."
-    # Four seeds: all but one is agreement.
-    four = W.trend_over_seeds([[1, 2, 4]] * 3 + [[4, 2, 1]], LABELS, "the norm", (0, 1, 2, 3))
-    assert four.startswith("In 3 of 4 seeds the norm rises") and "(not in seed 3)" in four
+def test_trend_ties_flat_returns_and_values_that_are_not_finite():
+    tie = trend([[1, 1.1, 1.2], [1, 5, 0.1]], seeds=(0, 1))
+    stays = "the norm stays within a factor of 1.2 from the input to block 2"
+    falls = "the norm falls from the input (1) to block 2 (0.1), a factor of 10"
+    assert tie == seeds_sentence(["stays", "falls"], {"stays": stays, "falls": falls}, (0, 1))
+    ends = trend([[2, 1, 2], [2, 1, 2]], seeds=(0, 1))
+    assert ends.endswith("the norm ends where it starts, at 2, from the input to block 2.")
+    zero = trend([[0, 0, 0]], seeds=(0,))  # no factor between zeros: it ends where it starts
+    assert "the norm ends where it starts, at 0, from the input to block 2" in zero
+    for bad in (math.inf, math.nan):
+        said = trend([[1, bad, 2]] * 3)
+        assert said == seeds_sentence(
+            ["not finite"] * 3,
+            {"not finite": "the norm reaches a value that is not finite (NaN or Inf)"},
+            (0, 1, 2),
+        )
     with pytest.raises(ValueError):
         W.trend_over_seeds([[1, 2]], LABELS, "the norm", (0,))
+    with pytest.raises(ValueError):
+        W.trend_over_seeds([[1, 2, 3]], LABELS, "the norm", (0, 1))
+
+
+def test_trend_factor_never_hides_a_seed_without_one():
+    """A range of factors is quoted over the seeds that have one, and says so: an end
+    at exactly 0, a change of sign or an overflow has no factor."""
+    zero = trend([[2, 1, 0.5], [2, 1, 0.0], [4, 2, 1]])
+    assert zero.endswith(
+        "the norm falls from the input (2–4) to block 2 (0–1), a factor of 4 in 2 of them "
+        "(the others end at 0, change sign or overflow)."
+    )
+    sign = trend([[2, 1, -0.5], [2, 1, 0.5], [4, 2, 1]], subject="x")
+    assert "(-0.5 to 1), a factor of 4 in 2 of them (the others end at 0" in sign
+    negative = trend([[-2, -1, -4]], seeds=(0,), subject="x")
+    assert "x falls from the input (-2) to block 2 (-4), a factor of 2" in negative
+    big = trend([[1e-300, 1, 1e300], [1, 2, 4]], seeds=(0, 1), subject="x")
+    assert big.endswith(
+        "a factor of 4 in 1 of them (the others end at 0, change sign or overflow)."
+    )
+
+
+def test_trend_under_the_floor_is_worded_by_where_it_goes_under():
+    said = W.trend_over_seeds([[0.84, 1e-15, 1e-16]], LABELS, "the distance", (0,), floor=1e-13)
+    assert "the distance falls from the input (0.84) below float64 resolution (< 1e-13) by " in said
+    assert "block 1" in said and "e-16" not in said
 
 
 def _stream(seed_norms):
@@ -70,10 +102,10 @@ def _stream(seed_norms):
 
 
 def test_stream_norm_words_read_the_input_and_every_sublayer():
-    said = W.stream_norm_words(_stream({0: [1, 2, 4], 1: [1, 2, 8]}))
-    assert said == (
-        "In 2 of 2 seeds the mean token norm rises from the input (1) to after L1 ffn "
-        "(4–8), a factor of 4–8."
+    values = {0: [1, 2, 4], 1: [1, 2, 8]}
+    labels = ["the input", "after L1 attn", "after L1 ffn"]
+    assert W.stream_norm_words(_stream(values)) == W.trend_over_seeds(
+        list(values.values()), labels, "the mean token norm", (0, 1)
     )
 
 
@@ -86,27 +118,46 @@ def _ratio(per_seed):
     return pd.DataFrame(rows)
 
 
-def test_update_ratio_agree_split_and_tie():
-    agree = W.update_ratio_words(_ratio({0: [0.1, 0.3, 0.2], 1: [0.1, 0.4, 0.2]}))
-    assert agree == (
-        "The ratio ranges from 0.1 to 0.4 over seeds 0-1. In 2 of 2 seeds every sublayer's "
-        "output is smaller than the stream it reads (largest ratio 0.3–0.4). In 2 of 2 "
-        "seeds the largest ratio is L1 ffn's."
-    )
-    split = W.update_ratio_words(
+SMALLER = "every sublayer's output is smaller than the stream it reads (largest ratio {})"
+LARGER = "some sublayer's output is at least as large as the stream it reads (largest ratio {})"
+
+
+def test_update_ratio_words_over_seeds():
+    seeds = (0, 1, 2)
+    said = W.update_ratio_words(
         _ratio({0: [0.1, 0.3, 0.2], 1: [0.1, 2.0, 0.2], 2: [0.1, 0.2, 1.5]})
     )
-    assert (
-        "The seeds disagree: in 2 of 3 (seeds 1-2) some sublayer's output is at least as "
-        "large as the stream it reads (largest ratio 1.5–2); in 1 of 3 (seed 0) every "
-        "sublayer's output is smaller than the stream it reads (largest ratio 0.3)." in split
+    below = seeds_sentence(
+        ["all below 1", "not all", "not all"],
+        {"all below 1": SMALLER.format("0.3"), "not all": LARGER.format("1.5–2")},
+        seeds,
     )
-    assert (
-        "The seeds disagree: in 2 of 3 (seeds 0-1) the largest ratio is L1 ffn's; in 1 of 3 "
-        "(seed 2) the largest ratio is L2 attn's." in split
+    where = seeds_sentence(
+        ["L1 ffn", "L1 ffn", "L2 attn"],
+        {w: f"the largest ratio is {w}'s" for w in ("L1 ffn", "L2 attn")},
+        seeds,
     )
-    tie = W.update_ratio_words(_ratio({0: [0.1, 0.3, 0.2], 1: [0.1, 0.2, 0.3]}))
-    assert "The seeds split evenly: in 1 of 2 (seed 0) the largest ratio is L1 ffn's" in tie
+    assert said == f"The ratio ranges from 0.1 to 2 over seeds 0-2. {below} {where}"
+
+
+def test_update_ratio_of_exactly_one_zeros_and_one_seed():
+    said = W.update_ratio_words(_ratio({3: [0.5, 1.0, 0.0]}))
+    assert said.startswith("The ratio ranges from 0 to 1 over seed 3. ")
+    assert seeds_sentence(["not all"], {"not all": LARGER.format("1")}, (3,)) in said
+
+
+def test_update_ratio_that_is_not_finite_is_said_so():
+    assert W.update_ratio_words(_ratio({0: [math.nan, math.inf, math.nan]})) == (
+        "No ratio is finite (seed 0)."
+    )
+    said = W.update_ratio_words(_ratio({0: [0.5, math.nan, 0.2], 1: [math.nan] * 3}))
+    not_finite = "some sublayer's ratio is not finite (NaN or Inf)"
+    assert seeds_sentence(["not finite"] * 2, {"not finite": not_finite}, (0, 1)) in said
+    where = {"L1 attn": "the largest ratio is L1 attn's", "none": "no ratio is a number"}
+    assert said.endswith(seeds_sentence(["L1 attn", "none"], where, (0, 1)))
+    # An Inf is the largest ratio, never one below 1.
+    said = W.update_ratio_words(_ratio({0: [0.5, math.inf, 0.2]}))
+    assert "every sublayer's output is smaller" not in said and "L1 ffn's" in said
 
 
 # ---------------------------------------------------------------- final share
@@ -120,23 +171,27 @@ def _share(per_seed, part):
     return pd.DataFrame(rows)
 
 
-def test_share_words_agree_split_and_the_three_ways_x_L_is_made():
+def test_share_words_the_three_ways_x_L_is_made():
     every = [True, True, True]
-    agree = W.share_words(_share({0: [0.6, 0.2, 0.2], 1: [0.7, 0.1, 0.2]}, every))
-    assert "so the bars sum to 1 (here 1)." in agree
-    assert "In 2 of 2 seeds the largest share is embedding's (0.6–0.7)." in agree
-    split = W.share_words(
+    said = W.share_words(
         _share({0: [0.6, 0.2, 0.2], 1: [0.2, 0.7, 0.1], 2: [0.5, 0.3, 0.2]}, every)
     )
-    assert (
-        "The seeds disagree: in 2 of 3 (seeds 0, 2) the largest share is embedding's (0.5–0.6); "
-        "in 1 of 3 (seed 1) the largest share is L1 attn's (0.7)." in split
+    largest = seeds_sentence(
+        ["embedding", "L1 attn", "embedding"],
+        {"embedding": "the largest share is embedding's (0.5–0.6)",
+         "L1 attn": "the largest share is L1 attn's (0.7)"},
+        (0, 1, 2),
+    )  # fmt: skip
+    assert said == W.HEAD + (
+        "x_L is the sum of these components (residuals, and no norm on the stream itself), "
+        f"so the bars sum to 1 (here 1). {largest}"
     )
     last = W.share_words(_share({0: [0.3, -0.1, 1.0], 1: [0.2, 0.1, 1.0]}, [False, False, True]))
     assert "so its bar (L1 ffn) is 1; the other bars" in last and "(from -0.1 to 0.3)" in last
-    post = W.share_words(_share({0: [0.6, 0.3, 0.4], 1: [0.5, 0.2, 0.1]}, [False] * 3))
-    assert "need not sum to 1 (here 0.8–1.3)" in post
-    assert "In 2 of 2 seeds the largest projection is embedding's (0.5–0.6)." in post
+    post = W.share_words(_share({4: [0.6, 0.3, 0.4]}, [False] * 3))
+    assert "need not sum to 1 (here 1.3)" in post
+    largest = {"embedding": "the largest projection is embedding's (0.6)"}
+    assert post.endswith(seeds_sentence(["embedding"], largest, (4,)))
 
 
 # --------------------------------------------------------------- rank collapse
@@ -157,28 +212,42 @@ def _collapse(per_seed):
     return pd.DataFrame(rows)
 
 
-def test_collapse_words_agree_and_split_on_the_shortcut_comparison():
-    agree = W.collapse_words(_collapse({0: [0.8, 1e-3, 0.75, 1e-4], 1: [0.7, 2e-3, 0.7, 1e-5]}))
-    assert "Your model: in 2 of 2 seeds the distance stays within a factor of" in agree
-    assert (
-        "Attention only, no shortcuts: in 2 of 2 seeds the distance falls from the input "
-        "(0.8) to block 1 (1e-5–1e-4), a factor of 8000–8e4." in agree
+MINE, FLIPPED = '"your model"', '"your model, no shortcuts"'
+ATTN, PURE = '"attention only, shortcuts"', '"attention only, no shortcuts"'
+
+
+def test_collapse_words_each_variant_then_the_shortcut_comparisons():
+    frame = _collapse(
+        {0: [0.8, 1e-3, 0.75, 1e-4], 1: [0.7, 2e-3, 1e-6, 1e-5], 2: [0.7, 2e-3, 0.7, 0.7]}
     )
-    assert (
-        'In 2 of 2 seeds "your model" ends further from rank one after block 1 than "your '
-        'model, no shortcuts" (0.7–0.8 against 0.001–0.002).' in agree
+    said = W.collapse_words(frame)
+    seeds = (0, 1, 2)
+    pure = [[0.8, 1e-4], [0.8, 1e-5], [0.8, 0.7]]
+    trend = W.trend_over_seeds(pure, ["the input", "block 1"], "the distance", seeds, floor=W.FLOOR)
+    assert f"Attention only, no shortcuts: {trend[:1].lower()}{trend[1:]}" in said
+    ends = "after block 1"
+    mine = f"{MINE} ends further from rank one {ends} than {FLIPPED} (0.7–0.8 against 0.001–0.002)"
+    assert seeds_sentence(["apart"] * 3, {"apart": mine}, seeds) in said
+    attn = seeds_sentence(
+        ["apart", "closer", "same"],
+        {"apart": f"{ATTN} ends further from rank one {ends} than {PURE} (0.75 against 1e-4)",
+         "closer": f"{ATTN} ends closer to rank one {ends} than {PURE} (1e-6 against 1e-5)",
+         "same": f"{ATTN} and {PURE} end about as far from rank one {ends} (0.7 against 0.7)"},
+        seeds,
+    )  # fmt: skip
+    assert said.endswith(attn)
+
+
+def test_collapse_words_at_rounding_and_values_that_are_not_finite():
+    said = W.collapse_words(_collapse({0: [0.8, math.inf, 1e-15, 0.0]}))
+    none = f"{MINE} and {FLIPPED} cannot be compared after block 1 (a value is not finite)"
+    assert seeds_sentence(["none"], {"none": none}, (0,)) in said
+    under = (
+        f"{ATTN} and {PURE} both end below float64 resolution (< 1e-13) after block 1: "
+        "rounding cannot tell them apart"
     )
-    split = W.collapse_words(
-        _collapse(
-            {0: [0.8, 1e-3, 0.75, 1e-4], 1: [0.7, 2e-3, 1e-6, 1e-5], 2: [0.7, 2e-3, 0.7, 0.7]}
-        )
-    )
-    assert (
-        'The seeds split evenly: in 1 of 3 (seed 0) "attention only, shortcuts" ends further '
-        'from rank one after block 1 than "attention only, no shortcuts" (0.75 against '
-        '1e-4); in 1 of 3 (seed 1) "attention only, shortcuts" ends closer' in split
-    )
-    assert "in 1 of 3 (seed 2) " in split and "end about as far from rank one" in split
+    assert said.endswith(seeds_sentence(["unresolved"], {"unresolved": under}, (0,)))
+    assert "e-15" not in said  # a distance under the floor is never quoted
 
 
 def test_cosine_and_attention_spread_quote_every_seed():
@@ -189,109 +258,15 @@ def test_cosine_and_attention_spread_quote_every_seed():
         {"seed": [0, 0, 1, 1], "query": ["a", "a", "a", "a"], "key": ["a", "b", "a", "b"],
          "weight": [0.5, 0.5, 0.9, 0.1]}
     )  # fmt: skip
-    said = W.attention_spread_words(att, 1, 2)
-    assert said == (
+    assert W.attention_spread_words(att, 1, 2) == (
         "In the map shown (seed 1) the weights lie between 0.1 and 0.9; uniform attention "
         "(1/2) would give each 0.5, and the largest is 1.8 times that (over seeds 0-1: 1–1.8 "
         "times)."
     )
-
-
-# ------------------------------------------------------------------- training
-def _curves(per_seed):
-    rows = []
-    for s, (a, b) in per_seed.items():
-        for v, losses in (("mine", a), ("other", b)):
-            for step, loss in enumerate(losses, 1):
-                rows.append({"seed": s, "variant": v, "step": step, "loss": loss})
-    return pd.DataFrame(rows)
-
-
-def test_loss_race_agree_split_tie_and_one_seed():
-    down, flat = [3.0, 2.0, 1.0], [3.0, 3.0, 3.0]
-    agree = W.loss_race_words(_curves({0: (down, flat), 1: (down, flat)}), "mine", "other", 2)
-    assert agree == (
-        'In 2 of 2 seeds "mine" ends with the lower mean loss over the last 2 steps both '
-        "have (1.5 against 3)."
+    one = att[att["seed"] == 0]  # one seed, every weight alike: no range and no "over"
+    assert W.attention_spread_words(one, 0, 2) == (
+        "In the map shown (seed 0) the weights all equal 0.5; uniform attention (1/2) would "
+        "give each 0.5, and the largest is 1 times that."
     )
-    split = W.loss_race_words(
-        _curves({0: (down, flat), 1: (flat, down), 2: (down, flat)}), "mine", "other", 2
-    )
-    assert split == (
-        'The seeds disagree: in 2 of 3 (seeds 0, 2) "mine" ends with the lower mean loss '
-        'over the last 2 steps both have (1.5 against 3); in 1 of 3 (seed 1) "other" ends '
-        "with the lower mean loss over the last 2 steps both have (3 against 1.5)."
-    )
-    tie = W.loss_race_words(_curves({0: (down, flat), 1: (flat, down)}), "mine", "other", 2)
-    assert tie.startswith("The seeds split evenly: in 1 of 2 (seed 0)")
-    one = W.loss_race_words(_curves({3: (down, flat)}), "mine", "other", 2)
-    assert one.startswith('In the one seed run (seed 3) "mine" ends with the lower mean')
-    assert one.endswith('The 2-step mean of "mine" is below that of "other" from step 2 on.')
-
-
-def test_trained_collapse_and_correct_guesses_per_seed():
-    rows = []
-    for s, (before, after) in {0: (0.1, 0.5), 1: (0.2, 0.6), 2: (0.3, 0.1)}.items():
-        for w, r in (("init", before), ("trained", after)):
-            rows.append({"seed": s, "variant": "your model", "weights": w, "block": 2,
-                         "residual": r})  # fmt: skip
-    said = W.trained_collapse_words(pd.DataFrame(rows), 2)
-    assert said == (
-        "The seeds disagree: in 2 of 3 (seeds 0-1) after layer 2, your model's distance "
-        "from rank one rises with training (at init 0.1–0.2, trained 0.5–0.6): training "
-        "pulls the tokens apart; in 1 of 3 (seed 2) after layer 2, your model's distance from "
-        "rank one falls with training (at init 0.3, trained 0.1)."
-    )
-    preds = pd.DataFrame(
-        {"seed": [0, 0, 1, 1], "variant": ["a", "b", "a", "b"], "correct": [1, 0, 1, 1]}
-    )
-    assert W.correct_words(preds) == (
-        "Correct guesses at the masked positions: a: 1 of 1 (seed 0), 1 of 1 (seed 1); "
-        "b: 0 of 1 (seed 0), 1 of 1 (seed 1)."
-    )
-
-
-def test_the_playground_words_are_the_librarys():
-    assert rv.encoder.words.share_words is W.share_words
-
-
-def test_trend_factor_never_hides_a_seed_without_one():
-    """A range of factors is quoted over the seeds that have one, and says so: an end
-    at exactly 0 or a change of sign has no factor."""
-    zero = W.trend_over_seeds([[2, 1, 0.5], [2, 1, 0.0], [4, 2, 1]], LABELS, "the norm", (0, 1, 2))
-    assert zero == (
-        "In 3 of 3 seeds the norm falls from the input (2–4) to block 2 (0–1), a factor of 4 "
-        "in 2 of them (the others end at 0, change sign or overflow)."
-    )
-    sign = W.trend_over_seeds([[2, 1, -0.5], [2, 1, 0.5], [4, 2, 1]], LABELS, "x", (0, 1, 2))
-    assert "(-0.5 to 1), a factor of 4 in 2 of them (the others end at 0" in sign
-    big = W.trend_over_seeds([[1e-300, 1, 1e300], [1, 2, 4]], LABELS, "x", (0, 1))
-    assert big.endswith(
-        "a factor of 4 in 1 of them (the others end at 0, change sign or overflow)."
-    )
-
-
-def _init_trained(before: float, after: float, seed: int = 0) -> pd.DataFrame:
-    return pd.DataFrame(
-        {"seed": [seed] * 2, "variant": ["your model"] * 2, "weights": ["init", "trained"],
-         "block": [6, 6], "residual": [before, after]}
-    )  # fmt: skip
-
-
-def test_trained_collapse_states_no_direction_from_rounding():
-    """Two distances under float64's resolution are rounding: neither rises nor falls,
-    and neither is printed as a value."""
-    both = W.trained_collapse_words(_init_trained(3e-16, 8e-16), 6)
-    assert both == (
-        "In the one seed run (seed 0) after layer 6, your model's distance from rank one is "
-        "below float64 resolution (< 1e-13) at init and trained; run more seeds to see "
-        "whether it holds."
-    )
-    one = W.trained_collapse_words(
-        pd.concat([_init_trained(3e-16, 0.2), _init_trained(0.21, 0.2, 1)]), 6
-    )
-    assert one.startswith(
-        "The seeds split evenly: in 1 of 2 (seed 0) after layer 6, your model's distance from "
-        "rank one rises with training (at init < 1e-13, trained 0.2)"
-    )
-    assert "e-16" not in one and "stays about the same with training, within 5%" in one
+    zeros = W.attention_spread_words(one.assign(weight=0.0), 0, 2)
+    assert zeros.endswith("the weights all equal 0; uniform attention (1/2) would give each 0.5.")

@@ -1,14 +1,26 @@
-"""The gradient-flow page's sentences that depend on the data: each outcome."""
+"""The gradient-flow page's sentences that depend on the data: each outcome. The
+agreement phrase itself ("In 3 of 3 seeds", "The seeds disagree") is tested in
+tests/unit/words/test_seeds.py: here each topic's clauses and numbers, with the phrase
+built by the shared functions."""
 
 import math
+from collections.abc import Mapping, Sequence
 
 import pytest
 
 import resviz as rv
 from resviz.gradients import recipes as R
-from resviz.words.numbers import agreement_words
-from resviz.words.seeds import log_span, span
-from tests.margins import AT_INIT, assert_clear
+from resviz.words.numbers import agreement_words, format_log10, log_trend_words
+from resviz.words.seeds import log_span, seeds_sentence, span
+from tests.margins import AT_INIT, assert_clear, rank_tolerance
+from tests.unit.words.agree import sentence
+
+
+def split(groups: Mapping[str, Sequence[int]]) -> str:
+    """A caption's sentence whose seeds split: each clause and the seeds that give it."""
+    by_seed = {s: clause for clause, seeds in groups.items() for s in seeds}
+    seeds = sorted(by_seed)
+    return seeds_sentence([by_seed[s] for s in seeds], {c: c for c in groups}, seeds)
 
 
 def _words(measured, reference, name="λ^L", **kw):
@@ -106,7 +118,7 @@ def _zero_count_clear(sigma) -> int:  # noqa: ANN001 - a Series of singular valu
     """How many singular values are 0 to float64's rank tolerance (``n eps max``), each
     side checked clear of it: a dead ReLU unit gives one 25 times or more under it
     (seeds 0-2), the others sit 1e12 times or more over it."""
-    tol = float(sigma.max()) * len(sigma) * 2.220446049250313e-16
+    tol = rank_tolerance(sigma)
     zero, kept = sigma[sigma <= tol], sigma[sigma > tol]
     if len(zero):
         assert_clear(zero.max(), tol, side="below", margin=10, kind="factor", what="zero sigma")
@@ -143,8 +155,8 @@ def test_trend_over_seeds_agree_split_tie_and_one():
     curves = _towards_input(r, "weights", G.PLAIN, "log10_grad_norm")
     factors = [10 ** (c[0] - c[-1]) for c in curves]
     text = W.trend_over_seeds("the plain stack's ||dL/dW||", curves, r.seeds)
-    assert text == (
-        f"In 3 of 3 seeds the plain stack's ||dL/dW|| falls by a factor of {span(factors, 2)}."
+    assert text == sentence(
+        f"the plain stack's ||dL/dW|| falls by a factor of {span(factors, 2)}", r.seeds
     )
     for f in factors:  # 18.6-24.8 at init, checked 5% clear of 10
         assert_clear(f, 10, side="above", margin=AT_INIT, kind="factor", what="fall of ||dL/dW||")
@@ -164,16 +176,24 @@ def test_trend_over_seeds_agree_split_tie_and_one():
             what="fall of the plain stack's ||dL/dW|| towards the input",
         )
     assert [W.trend_kind(c) for c in curves] == ["falls", "stays", "falls"]
+    # Seeds 0 and 2 fall (the range of their factors); seed 1, alone, with its own numbers.
+    falls = span([10 ** (c[0] - c[-1]) for c in (curves[0], curves[2])], 2)
     text = W.trend_over_seeds("it", curves, r.seeds)
-    assert text.startswith("The seeds disagree: in 2 of 3 (seeds 0, 2) it falls by a factor of ")
-    assert "; in 1 of 3 (seed 1) it stays within a factor of " in text
+    assert text == split(
+        {f"it falls by a factor of {falls}": [0, 2], f"it {log_trend_words(curves[1])}": [1]}
+    )
+    assert log_trend_words(curves[1]).startswith("stays within a factor of ")
     # Two of those seeds split evenly.
     text = W.trend_over_seeds("it", curves[:2], r.seeds[:2])
-    assert text.startswith("The seeds split evenly: in 1 of 2 (seed 0) it falls by a factor")
-    # One seed: its own numbers, and the reminder that one seed shows no spread.
+    assert text == split(
+        {f"it {log_trend_words(curves[0])}": [0], f"it {log_trend_words(curves[1])}": [1]}
+    )
+    # One seed: its own numbers (first and last too), and that one seed shows no spread.
     one = W.trend_over_seeds("it", curves[:1], [0])
-    assert one.startswith("In the one seed run (seed 0) it falls by a factor of ")
-    assert ", from " in one and one.endswith("run more seeds to see whether it holds.")
+    assert one == sentence(f"it {log_trend_words(curves[0])}", [0])
+    assert log_trend_words(curves[0]).startswith(
+        f"falls by a factor of {span([10 ** (curves[0][0] - curves[0][-1])], 2)}, from "
+    )
 
 
 def test_larger_gradient_over_seeds_agree_split_tie():
@@ -181,8 +201,7 @@ def test_larger_gradient_over_seeds_agree_split_tie():
     p, q = _gains(r, G.PLAIN), _gains(r, G.RESIDUAL)
     _assert_each_clear([a - b for a, b in zip(p, q, strict=True)], "plain over residual gain")
     text = W.larger_gradient_over_seeds(p, q, r.seeds)
-    assert text.startswith("In 3 of 3 seeds the residual stack passes the larger gradient")
-    assert f"{log_span(p)} plain, {log_span(q)} residual" in text
+    assert text == sentence(_larger("residual", p, q), r.seeds)
     # 5 blocks of width 8, ReLU, LayerNorm: the seeds split, and each side quotes its own.
     r = R.per_layer(seeds=3, depth=5, width=8, act="relu", norm="layer")
     p, q = _gains(r, G.PLAIN), _gains(r, G.RESIDUAL)
@@ -191,12 +210,38 @@ def test_larger_gradient_over_seeds_agree_split_tie():
     says = ["plain" if a > b else "residual" for a, b in zip(p, q, strict=True)]
     assert len(set(says)) == 2, says
     text = W.larger_gradient_over_seeds(p, q, r.seeds)
-    assert text.startswith("The seeds disagree: in 2 of 3 ")
-    for s, who in zip(r.seeds, says, strict=True):
-        assert f"seed {s}) the {who} stack" in text or f"{s}" in text
+    groups = {}
+    for who in ("plain", "residual"):  # each side with its own seeds' gains
+        ix = [k for k, w in enumerate(says) if w == who]
+        groups[_larger(who, [p[k] for k in ix], [q[k] for k in ix])] = [r.seeds[k] for k in ix]
+    assert text == split(groups)
     i, j = says.index("plain"), says.index("residual")
     tie = W.larger_gradient_over_seeds([p[i], p[j]], [q[i], q[j]], [i, j])
-    assert tie.startswith(f"The seeds split evenly: in 1 of 2 (seed {i}) the plain stack")
+    assert tie == split(
+        {_larger("plain", [p[i]], [q[i]]): [i], _larger("residual", [p[j]], [q[j]]): [j]}
+    )
+
+
+def _larger(who, plain, residual):
+    """The clause saying ``who``'s stack passes the larger gradient, with the gains."""
+    return (
+        f"the {who} stack passes the larger gradient back to its input (||dL/dx_0|| / "
+        f"||dL/dx_L||: {log_span(plain)} plain, {log_span(residual)} residual)"
+    )
+
+
+def _change(plain, residual):
+    """The clause saying how each stack's gradient changes (both gains of one sign each)."""
+
+    def how(logs):
+        assert len({g > 0 for g in logs}) == 1, logs
+        return "grows" if logs[0] > 0 else "shrinks"
+
+    return (
+        f"the plain stack's gradient {how(plain)} from the output back to the input (to "
+        f"{log_span(plain)} times its size at the output) and the residual stack's "
+        f"{how(residual)} (to {log_span(residual)} times)"
+    )
 
 
 def _assert_each_clear(logs, what):
@@ -209,11 +254,9 @@ def _assert_each_clear(logs, what):
 def test_stream_change_over_seeds_agree_and_split():
     r = R.per_layer(seeds=3)
     _assert_each_clear(_gains(r, G.PLAIN) + _gains(r, G.RESIDUAL), "input gain")
-    text = W.stream_change_over_seeds(_gains(r, G.PLAIN), _gains(r, G.RESIDUAL), r.seeds)
-    assert text.startswith(
-        "In 3 of 3 seeds the plain stack's gradient shrinks from the output back to the input"
-    )
-    assert "the residual stack's grows" in text
+    p, q = _gains(r, G.PLAIN), _gains(r, G.RESIDUAL)
+    assert max(p) < 0 < min(q)  # the plain stack's shrinks, the residual stack's grows
+    assert W.stream_change_over_seeds(p, q, r.seeds) == sentence(_change(p, q), r.seeds)
     # 2 ReLU blocks of width 8, Xavier init: the plain stack's gradient shrinks in seeds
     # 0 and 2 (to 0.40 and 0.68 times) and grows in seed 1 (1.33 times); the residual
     # one's grows in all three (2.1-3.2 times). Each checked 5% clear of 1. (With small
@@ -221,9 +264,10 @@ def test_stream_change_over_seeds_agree_and_split():
     r = R.per_layer(seeds=3, depth=2, width=8, act="relu", init="xavier")
     p, q = _gains(r, G.PLAIN), _gains(r, G.RESIDUAL)
     _assert_each_clear(p + q, "input gain")
-    kinds = {(a > 0, b > 0) for a, b in zip(p, q, strict=True)}
-    assert len(kinds) > 1
-    assert W.stream_change_over_seeds(p, q, r.seeds).startswith("The seeds disagree: in 2 of 3")
+    assert [a > 0 for a in p] == [False, True, False] and min(q) > 0
+    assert W.stream_change_over_seeds(p, q, r.seeds) == split(
+        {_change([p[0], p[2]], [q[0], q[2]]): [0, 2], _change([p[1]], [q[1]]): [1]}
+    )
 
 
 def test_agreement_over_seeds_holds_per_seed():
@@ -233,9 +277,10 @@ def test_agreement_over_seeds_holds_per_seed():
     for run in r.per_seed:  # 0.2-0.3% off λ^L, far inside AGREE_RTOL
         _holds(run, True, "nearly all that is left")
     worst = max(abs(run.measured / run.identity_term - 1) for run in r.per_seed)
-    assert text == (
-        "In 3 of 3 seeds the measurement at x_0 agrees with λ^L (9.31e-10) within "
-        f"{rv.format_number(worst * 100, 2)}%."
+    assert text == sentence(  # λ^L = 0.5^30
+        "the measurement at x_0 agrees with λ^L (9.31e-10) within "
+        f"{rv.format_number(worst * 100, 2)}%",
+        r.seeds,
     )
     assert worst <= rv.gradients.words.AGREE_RTOL
     # l = 0.9 with a LayerNorm before each branch: seeds 0 and 1 agree within 5%, seed 2
@@ -249,10 +294,18 @@ def test_agreement_over_seeds_holds_per_seed():
     assert [run.agrees for run in r.per_seed] == [True, True, False]
     ms = [run.values["log10_measured"] for run in r.per_seed]
     text = W.agreement_over_seeds(ms, r.log10_identity_term, r.seeds)
-    assert text.startswith("The seeds disagree: in 2 of 3 (seeds 0-1) the measurement at x_0 ")
-    assert "agrees with λ^L" in text and "in 1 of 3 (seed 2) the measurement at x_0 is " in text
+    ref = f"λ^L ({format_log10(r.log10_identity_term)})"
+
+    def agrees(runs):
+        worst = max(abs(run.measured / run.identity_term - 1) for run in runs)
+        return (
+            f"the measurement at x_0 agrees with {ref} within {rv.format_number(worst * 100, 2)}%"
+        )
+
+    differs = f"the measurement at x_0 is {log_span([ms[2] - r.log10_identity_term])} times {ref}"
+    assert text == split({agrees(r.per_seed[:2]): [0, 1], differs: [2]})
     tie = W.agreement_over_seeds(ms[1:], r.log10_identity_term, r.seeds[1:])
-    assert tie.startswith("The seeds split evenly: in 1 of 2 (seed 1) the measurement")
+    assert tie == split({agrees(r.per_seed[1:2]): [1], differs: [2]})
     why = W.why_over_seeds([run.ratio for run in r.per_seed], r.seeds, 0.9, "layer", True)
     assert why.startswith("Seeds 0-1: With these near-zero branches")
     assert " Seed 2: " in why
@@ -275,21 +328,39 @@ def test_why_over_seeds_one_reason_quotes_ranges():
 def test_zero_sv_over_seeds_agree_split_and_none():
     relu = R.derivation(seeds=3, act="relu")
     text = W.zero_sv_over_seeds([run.spectrum for run in relu.per_seed], relu.seeds)
-    ks = [W._zero_sv_counts(run.spectrum)[0] for run in relu.per_seed]
+    ks = [W.findings._zero_sv_counts(run.spectrum)[0] for run in relu.per_seed]
     for run, k in zip(relu.per_seed, ks, strict=True):
         s = run.spectrum
         j = s[(s["variant"] == "residual: x + f(x)") & (s["matrix"] == "branch J")]["sigma"]
         assert _zero_count_clear(j) == k
     assert min(ks) > 0
-    assert text.startswith(f" In 3 of 3 seeds {span(ks)} of J's 64 singular values are 0")
-    assert text.endswith("so I + J passes all of them.")
+    assert text == " " + sentence(_zero_sv(relu.per_seed), relu.seeds)
     tanh = R.derivation(seeds=3, act="tanh")
     assert W.zero_sv_over_seeds([run.spectrum for run in tanh.per_seed], tanh.seeds) == ""
     # A tanh branch (no zero) beside two ReLU ones: the split is said.
     mixed = [tanh.per_seed[0].spectrum, *(run.spectrum for run in relu.per_seed[1:])]
     text = W.zero_sv_over_seeds(mixed, [0, 1, 2])
-    assert text.startswith(" The seeds disagree: in 2 of 3 (seeds 1-2) ")
-    assert "in 1 of 3 (seed 0) none of J's singular values is 0" in text
+    none = "none of J's singular values is 0 to float64's rounding"
+    assert text == " " + split({_zero_sv(relu.per_seed[1:]): [1, 2], none: [0]})
+
+
+def _zero_sv(runs) -> str:
+    """The clause for seeds whose residual J has singular values that are 0 (at most
+    :func:`rank_tolerance` of J's), I + J's smallest well above it."""
+    ks, tols, lows = [], [], []
+    for run in runs:
+        res = run.spectrum[run.spectrum["variant"] == "residual: x + f(x)"]
+        j = res[res["matrix"] == "branch J"]["sigma"]
+        ks.append(_zero_count_clear(j))
+        tols.append(rank_tolerance(j))
+        lows.append(res[res["matrix"] == "block"]["sigma"].min())
+        assert_clear(lows[-1], tols[-1], side="above", margin=1e6, kind="factor", what="I + J")
+    return (
+        f"{span(ks)} of J's 64 singular values are 0 to float64's rounding (at most "
+        f"{rv.format_number(max(tols))}): J passes no gradient along those directions, while "
+        f"every singular value of I + J is at least {rv.format_number(min(lows))}, so I + J "
+        "passes all of them"
+    )
 
 
 def test_below_half_over_seeds_names_each_seeds_lag():
@@ -330,23 +401,29 @@ def _first_over_last(r, variant):
     return out
 
 
+def _first_last(first, last, step) -> str:
+    """The clause comparing the first block's gradient norm with the last block's, at
+    step 0 (``first``: each seed's ratio) and at ``step`` (``last``)."""
+
+    def rel(ratios):
+        assert len({q > 1 for q in ratios}) == 1, ratios  # all on one side of 1
+        return "larger than" if ratios[0] > 1 else "smaller than"
+
+    return (
+        f"the first block's gradient norm is {rel(first)} the last block's at step 0 "
+        f"({span(first)} times) and {rel(last).split()[0]} at step {step} ({span(last)} times)"
+    )
+
+
 def test_first_vs_last_over_seeds_agree_tie_and_one():
     # 4 tanh blocks of width 64, 20 steps: in every seed the plain stack's first block
     # has the smaller gradient at step 0 (0.70-0.75 times) and at step 19 (0.77-0.87).
     r = R.training(seeds=3, depth=4, width=64, steps=20)
     assert all(a < 1 and b < 1 for a, b in _first_over_last(r, "plain: f(x)"))
     text = W.first_vs_last_over_seeds(r.layers, r.seeds)
-    plain = text.split("residual: x + f(x): ")[0]
-    assert plain.startswith(
-        "plain: f(x): In 3 of 3 seeds the first block's gradient norm is smaller than the "
-        "last block's at step 0 ("
-    )
-    ratios = []
-    for run in r.per_seed:
-        g = run.layers[(run.layers["variant"] == "plain: f(x)") & (run.layers["step"] == 0)]
-        g = g.set_index("block")["grad_norm"]
-        ratios.append(g.iloc[0] / g.iloc[-1])
-    assert f"at step 0 ({span(ratios)} times)" in plain
+    plain = text.split(" residual: x + f(x): ")[0]
+    first, last = zip(*_first_over_last(r, "plain: f(x)"), strict=True)
+    assert plain == "plain: f(x): " + sentence(_first_last(first, last, 19), r.seeds)
     # 5 blocks of width 8: the residual stack's seeds each tell another story (first
     # block smaller then larger in seed 0, 0.89 then 1.16 times; smaller at both in seed
     # 1, 0.58 and 0.62; larger at both in seed 2, 1.14 and 1.29). At 4 blocks, the
@@ -356,11 +433,12 @@ def test_first_vs_last_over_seeds_agree_tie_and_one():
     assert [(a > 1, b > 1) for a, b in ratios] == [(False, True), (False, False), (True, True)]
     text = W.first_vs_last_over_seeds(r.layers, r.seeds)
     resid = text.split("residual: x + f(x): ")[1]
-    assert resid.startswith("The seeds split evenly: in 1 of 3 (seed 0) the first block's")
-    assert "in 1 of 3 (seed 1)" in resid and "in 1 of 3 (seed 2)" in resid
+    assert resid == split({_first_last([a], [b], 19): [s] for s, (a, b) in enumerate(ratios)})
     # One seed's run (what a frame without a seed column is).
     one = W.first_vs_last_over_seeds(r.per_seed[0].layers, [0])
-    assert "In the one seed run (seed 0) the first block's gradient norm is" in one
+    assert one.split("residual: x + f(x): ")[1] == sentence(
+        _first_last([ratios[0][0]], [ratios[0][1]], 19), [0]
+    )
 
 
 def test_first_vs_last_over_seeds_a_zero_norm_is_not_a_division_error():

@@ -17,7 +17,9 @@ from resviz.norms import training_words as NT
 from resviz.norms import words as NW
 from resviz.norms.words import GROWTH
 from resviz.recipes import RECIPES
-from tests.margins import AT_INIT, assert_clear
+from resviz.words.seeds import seeds_sentence, span
+from tests.margins import AT_INIT, assert_clear, printed
+from tests.unit.words.agree import lead, sentence
 from ui.specs.normalization import SPEC
 
 NUM = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"
@@ -82,10 +84,10 @@ def test_four_views_are_the_library_frames_and_the_halves_of_sample_0():
 def test_batchnorm_halves_are_worded_from_every_seed():
     alike = R.four_views(seed=0)
     words = NW.bn_halves_seeds([x.halves for x in alike.per_seed], alike.seeds)
-    assert words.startswith("In 3 of 3 seeds the halves of sample 0 come out alike")
-    for x in alike.per_seed:  # 0.998-1.03, at init: well inside a factor of 1.5
-        q = float(x.halves.set_index("view").loc["BatchNorm", "ratio"])
+    qs = [float(x.halves.set_index("view").loc["BatchNorm", "ratio"]) for x in alike.per_seed]
+    for q in qs:  # 0.998-1.03, at init: well inside a factor of 1.5
         assert_clear(max(q, 1 / q), 1.5, side="below", margin=AT_INIT, kind="factor")
+    assert words == sentence(_alike(qs), alike.seeds)
     # Two samples of two tokens: in seed 0 sample 0 is half the batch and its halves
     # differ by a factor of 1.83 (the old caption called them alike at every
     # setting); in seeds 1 and 2 they come out alike. The seeds disagree: said so.
@@ -100,9 +102,19 @@ def test_batchnorm_halves_are_worded_from_every_seed():
         assert_clear(q, 1.5, side="below", margin=AT_INIT, kind="factor", what=what)
         assert_clear(q, 1 / 1.5, side="above", margin=AT_INIT, kind="factor", what=what)
     words = NW.bn_halves_seeds([x.halves for x in small.per_seed], small.seeds)
-    assert words.startswith("The seeds disagree: in 2 of 3 (seeds 1-2) the halves of sample 0 ")
-    m = re.search(rf"in 1 of 3 \(seed 0\) the halves of sample 0 still differ: {NUM} times", words)
-    assert m and float(m[1]) == pytest.approx(ratios[0], rel=5e-3)
+    differ = (
+        f"the halves of sample 0 still differ: {span(ratios[:1])} times (each feature's std "
+        "is 1 over the whole batch, not over sample 0 alone)"
+    )
+    says = {"alike": _alike(ratios[1:]), "differ": differ}
+    assert words == seeds_sentence(["differ", "alike", "alike"], says, small.seeds)
+    m = re.search(rf"still differ: {NUM} times", words)
+    assert m and float(m[1]) == printed(ratios[0])
+
+
+def _alike(ratios: list[float]) -> str:
+    """The clause for seeds whose BatchNorm halves (``ratios``) come out alike."""
+    return f"the halves of sample 0 come out alike (within a factor of 1.5): {span(ratios)} times"
 
 
 def test_textbook_values_and_the_eps_bound():
@@ -135,7 +147,7 @@ def test_batch_dependence_words_quote_the_summary():
     s = r.summary.set_index(["mode", "scenario"])["max_abs_change"]
     words = NW.batch_change_words(r.summary, "train")
     m = re.search(rf"other samples x10: {NUM}", words)
-    assert float(m[1]) == pytest.approx(s["train", "other samples x10"], rel=5e-3)
+    assert float(m[1]) == printed(s["train", "other samples x10"])
     assert "batch of 1 token: cannot be normalized" in words
     # Eval mode uses fixed running statistics: nothing moves, exactly.
     assert (s["eval"] == 0).all()
@@ -150,8 +162,8 @@ def test_batch_dependence_words_quote_the_summary():
     ]
     words = NW.batch_change_words(many.summary, "train")
     m = re.search(rf"other samples x10: {NUM}–{NUM};", words)
-    assert float(m[1]) == pytest.approx(min(changes), rel=5e-3)
-    assert float(m[2]) == pytest.approx(max(changes), rel=5e-3)
+    assert float(m[1]) == printed(min(changes))
+    assert float(m[2]) == printed(max(changes))
 
 
 def test_prepost_words_follow_the_stream():
@@ -186,7 +198,7 @@ def test_prepost_seeds_come_from_the_core_and_the_words_quote_each():
         # At init: 2.6-3.2, far over the factor of 1.25 that "grows" takes.
         assert_clear(factors[-1], GROWTH, side="above", margin=AT_INIT, kind="factor")
     words = NW.stream_seeds([x.stream for x in r.per_seed], r.seeds, "it")
-    m = re.search(rf"^In 5 of 5 seeds it grows by a factor of {NUM}–{NUM}, from", words)
+    m = re.search(rf"^{re.escape(lead(r.seeds))}it grows by a factor of {NUM}–{NUM}, from", words)
     assert m, words
     assert float(m[1]) == pytest.approx(min(factors), abs=0.05)
     assert float(m[2]) == pytest.approx(max(factors), abs=0.05)
@@ -243,13 +255,13 @@ def test_warmup_words_read_the_trained_runs_of_every_seed():
             what = f"{place} final loss without warm-up against with, seed {seed}"
             assert_clear(a, b, side="below", margin=0.1, kind="rel", what=what)
         m = re.search(
-            rf"In 3 of 3 seeds {place} without warm-up ends lower \({NUM}–{NUM} without, "
+            rf"{re.escape(lead(r.seeds))}{place} without warm-up ends lower \({NUM}–{NUM} without, "
             rf"{NUM}–{NUM} with\)",
             words,
         )
         assert m, words
         got = [float(x) for x in m.groups()]
-        assert got == pytest.approx([min(no), max(no), min(warm), max(warm)], rel=5e-3)
+        assert got == printed([min(no), max(no), min(warm), max(warm)])
 
 
 def _runs(rows: list[tuple[str, int, float, bool]]) -> pd.DataFrame:

@@ -1,15 +1,27 @@
 """The normalization page's words over seeds (resviz.norms.words): each direction is
 stated with how many seeds show it when they agree, and as a split when they do
-not; each number is quoted as its range over the seeds."""
+not; each number is quoted as its range over the seeds. The agreement phrase itself
+("In 3 of 3 seeds", "The seeds disagree") is tested in tests/unit/words/test_seeds.py:
+here each topic's clauses and numbers, with the phrase built by the shared functions."""
 
 import re
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
 from resviz.norms import training_words as NT
 from resviz.norms import words as NW
+from resviz.words.seeds import seeds_sentence
+from tests.unit.words.agree import sentence
 
 NUM = r"(-?\d+(?:\.\d+)?(?:e-?\d+)?)"
+
+
+def split(groups: Mapping[str, Sequence[int]]) -> str:
+    """A caption's sentence whose seeds split: each clause and the seeds that give it."""
+    by_seed = {s: clause for clause, seeds in groups.items() for s in seeds}
+    seeds = sorted(by_seed)
+    return seeds_sentence([by_seed[s] for s in seeds], {c: c for c in groups}, seeds)
 
 
 def _halves(bn_ratio: float) -> pd.DataFrame:
@@ -22,31 +34,39 @@ def _halves(bn_ratio: float) -> pd.DataFrame:
 
 
 def test_bn_halves_agree_split_and_tie():
-    agree = NW.bn_halves_seeds([_halves(1.1), _halves(0.9), _halves(1.2)], (0, 1, 2))
-    assert agree == (
-        "In 3 of 3 seeds the halves of sample 0 come out alike (within a factor of 1.5): "
-        "0.9–1.2 times."
+    alike = "the halves of sample 0 come out alike (within a factor of 1.5): {} times"
+    differ = (
+        "the halves of sample 0 still differ: {} times (each feature's std is 1 over the "
+        "whole batch, not over sample 0 alone)"
     )
-    split = NW.bn_halves_seeds([_halves(1.83), _halves(1.1), _halves(0.9)], (0, 1, 2))
-    assert split.startswith("The seeds disagree: in 2 of 3 (seeds 1-2) the halves of sample 0 ")
-    assert "in 1 of 3 (seed 0) the halves of sample 0 still differ: 1.83 times" in split
+    agree = NW.bn_halves_seeds([_halves(1.1), _halves(0.9), _halves(1.2)], (0, 1, 2))
+    assert agree == sentence(alike.format("0.9–1.2"), [0, 1, 2])
+    got = NW.bn_halves_seeds([_halves(1.83), _halves(1.1), _halves(0.9)], (0, 1, 2))
+    assert got == split({alike.format("0.9–1.1"): [1, 2], differ.format("1.83"): [0]})
     tie = NW.bn_halves_seeds([_halves(2.0), _halves(1.0)], (4, 5))
-    assert tie.startswith("The seeds split evenly: in 1 of 2 (seed 4) ")
+    assert tie == split({differ.format("2"): [4], alike.format("1"): [5]})
     one = NW.bn_halves_seeds([_halves(2.0)], (7,))
-    assert one.startswith("In the one seed run (seed 7) the halves of sample 0 still differ: 2 ")
+    assert one == sentence(differ.format("2"), [7])
     assert NW.halves_words([_halves(1.0), _halves(1.0)], "raw") == "100 times"
     assert NW.halves_words([_halves(1.0)], "BatchNorm") == "exactly"
     assert NW.halves_words([_halves(1.5), _halves(2.5)], "BatchNorm") == "1.5–2.5 times"
 
 
 def test_textbook_gap_is_called_a_difference_only_where_it_is():
+    apart = (
+        "the gap is more than 10 times the formulas' misfit: the two LayerNorms are not the "
+        "same function"
+    )
+    within = (
+        "the gap is within 10 times the formulas' misfit, too small here to tell the two "
+        "LayerNorms apart"
+    )
     agree = NW.textbook_seeds([0.04, 0.05], [1e-6, 1e-6], (0, 1))
-    assert agree.startswith("In 2 of 2 seeds the gap is more than 10 times")
-    split = NW.textbook_seeds([0.04, 1e-6, 0.03], [1e-6, 1e-6, 1e-6], (0, 1, 2))
-    assert split.startswith("The seeds disagree: in 2 of 3 (seeds 0, 2) the gap is more")
-    assert "in 1 of 3 (seed 1) the gap is within 10 times" in split
+    assert agree == sentence(apart, [0, 1])
+    got = NW.textbook_seeds([0.04, 1e-6, 0.03], [1e-6, 1e-6, 1e-6], (0, 1, 2))
+    assert got == split({apart: [0, 2], within: [1]})
     tie = NW.textbook_seeds([0.04, 1e-6], [1e-6, 1e-6], (0, 1))
-    assert tie.startswith("The seeds split evenly")
+    assert tie == split({apart: [0], within: [1]})
 
 
 def _table(invariant: dict[str, list[bool]]) -> pd.DataFrame:
@@ -67,19 +87,23 @@ def _table(invariant: dict[str, list[bool]]) -> pd.DataFrame:
 def test_invariances_one_sentence_when_every_seed_agrees_else_per_norm():
     same = _table({"LayerNorm": [True, True], "RMSNorm": [False, True]})
     got = NW.invariance_seeds([same, same, same], ("LayerNorm", "RMSNorm"), (0, 1, 2))
-    assert got == "In 3 of 3 seeds that holds for LayerNorm: every row; RMSNorm: scale."
+    assert got == sentence("that holds for LayerNorm: every row; RMSNorm: scale", [0, 1, 2])
     other = _table({"LayerNorm": [True, True], "RMSNorm": [False, False]})
     got = NW.invariance_seeds([same, other, same], ("LayerNorm", "RMSNorm"), (0, 1, 2))
-    assert "In 3 of 3 seeds it holds for LayerNorm in every row." in got
-    assert (
-        "The seeds disagree: in 2 of 3 (seeds 0, 2) it holds for RMSNorm in scale; in 1 of 3 "
-        "(seed 1) it holds for RMSNorm in no row." in got
+    # One sentence per norm: LayerNorm's seeds agree, RMSNorm's split.
+    assert got == " ".join(
+        [
+            sentence("it holds for LayerNorm in every row", [0, 1, 2]),
+            split({"it holds for RMSNorm in scale": [0, 2], "it holds for RMSNorm in no row": [1]}),
+        ]
     )
     tie = NW.invariance_seeds([same, other], ("RMSNorm",), (0, 1))
-    assert tie.startswith("The seeds split evenly")
+    assert tie == split(
+        {"it holds for RMSNorm in scale": [0], "it holds for RMSNorm in no row": [1]}
+    )
     # More than 3 seeds: all but one is agreement, and the odd seed is named.
     four = NW.invariance_seeds([same, same, other, same], ("RMSNorm",), (0, 1, 2, 3))
-    assert four == "In 3 of 4 seeds it holds for RMSNorm in scale (not in seed 2)."
+    assert four == sentence("it holds for RMSNorm in scale", [0, 1, 2, 3], not_in=[2])
 
 
 def _stream(pre: list[float]) -> pd.DataFrame:
@@ -92,17 +116,20 @@ def _stream(pre: list[float]) -> pd.DataFrame:
 def test_stream_growth_over_seeds():
     grows = [_stream([1, 5, 11.4]), _stream([1, 6, 12.2]), _stream([1, 4, 11.8])]
     got = NW.stream_seeds(grows, (0, 1, 2), "the stream")
-    assert got == "In 3 of 3 seeds the stream grows by a factor of 11–12, from 1 to 11.4–12.2."
-    split = NW.stream_seeds([grows[0], _stream([1, 1.1, 1.2]), grows[1]], (0, 1, 2), "it")
-    assert split == (
-        "The seeds disagree: in 2 of 3 (seeds 0, 2) it grows by a factor of 11–12, from 1 to "
-        "11.4–12.2; in 1 of 3 (seed 1) it ends within a factor of 1.25 of where it starts "
-        "(from 1 to 1.2)."
+    assert got == sentence("the stream grows by a factor of 11–12, from 1 to 11.4–12.2", [0, 1, 2])
+    got = NW.stream_seeds([grows[0], _stream([1, 1.1, 1.2]), grows[1]], (0, 1, 2), "it")
+    assert got == split(
+        {
+            "it grows by a factor of 11–12, from 1 to 11.4–12.2": [0, 2],
+            "it ends within a factor of 1.25 of where it starts (from 1 to 1.2)": [1],
+        }
     )
     tie = NW.stream_seeds([_stream([2, 1]), _stream([1, 2])], (0, 1), "it")
-    assert tie == (
-        "The seeds split evenly: in 1 of 2 (seed 0) it falls by a factor of 2, from 2 to 1; "
-        "in 1 of 2 (seed 1) it grows by a factor of 2, from 1 to 2."
+    assert tie == split(
+        {
+            "it falls by a factor of 2, from 2 to 1": [0],
+            "it grows by a factor of 2, from 1 to 2": [1],
+        }
     )
 
 
@@ -119,17 +146,23 @@ def _grads(post8: float, pre8: float) -> pd.DataFrame:
 
 def test_deepest_ratios_over_seeds():
     agree = NW.deepest_ratios_seeds([_grads(1.0, 0.45), _grads(0.95, 0.5)], (0, 1))
+    pre, post = "Pre-LN's is the smaller at L = 8", "Post-LN's is the smaller at L = 8"
     assert agree == (
         "At L = 8 it is 0.95–1 for Post-LN and 0.45–0.5 for Pre-LN; sqrt(1/8) = 0.354. "
-        "In 2 of 2 seeds Pre-LN's is the smaller at L = 8."
+        + sentence(pre, [0, 1])
     )
-    split = NW.deepest_ratios_seeds(
+    got = NW.deepest_ratios_seeds(
         [_grads(1.0, 0.45), _grads(0.4, 0.5), _grads(1.0, 0.5)], (0, 1, 2)
     )
-    assert "The seeds disagree: in 2 of 3 (seeds 0, 2) Pre-LN's is the smaller" in split
-    assert "in 1 of 3 (seed 1) Post-LN's is the smaller at L = 8." in split
+    assert got == (
+        "At L = 8 it is 0.4–1 for Post-LN and 0.45–0.5 for Pre-LN; sqrt(1/8) = 0.354. "
+        + split({pre: [0, 2], post: [1]})
+    )
     tie = NW.deepest_ratios_seeds([_grads(1.0, 0.45), _grads(0.5, 0.5)], (0, 1))
-    assert "The seeds split evenly" in tie and "the two are level at L = 8" in tie
+    assert tie == (
+        "At L = 8 it is 0.5–1 for Post-LN and 0.45–0.5 for Pre-LN; sqrt(1/8) = 0.354. "
+        + split({pre: [0], "the two are level at L = 8": [1]})
+    )
     one = pd.DataFrame([{"variant": v, "n_layers": 1, "ratio_to_L1": 1.0} for v in "ab"])
     assert NW.deepest_ratios_seeds([one], (0,)).startswith("Only L = 1")
 
@@ -156,18 +189,19 @@ def test_warmup_words_agree_split_tie_and_live():
     a = _history(0, [4, 2, 1], [4, 3, 2])
     b = _history(1, [4, 2, 1.2], [4, 3, 2.5])
     c = _history(2, [4, 3, 3], [4, 2, 1])
+    without = "Post-LN without warm-up ends lower ({} without, {} with)"
+    with_ = "Post-LN with warm-up ends lower ({} without, {} with)"
     got = NT.warmup_seeds(pd.concat([a, b]), 10)
-    assert got == "In 2 of 2 seeds Post-LN without warm-up ends lower (1–1.2 without, 2–2.5 with). "
+    assert got == sentence(without.format("1–1.2", "2–2.5"), [0, 1]) + " "
     got = NT.warmup_seeds(pd.concat([a, b, c]), 10)
     assert got == (
-        "The seeds disagree: in 2 of 3 (seeds 0-1) Post-LN without warm-up ends lower (1–1.2 "
-        "without, 2–2.5 with); in 1 of 3 (seed 2) Post-LN with warm-up ends lower (3 without, "
-        "1 with). "
+        split({without.format("1–1.2", "2–2.5"): [0, 1], with_.format("3", "1"): [2]}) + " "
     )
-    assert NT.warmup_seeds(pd.concat([a, c]), 10).startswith("The seeds split evenly")
+    got = NT.warmup_seeds(pd.concat([a, c]), 10)
+    assert got == split({without.format("1", "2"): [0], with_.format("3", "1"): [2]}) + " "
     # One seed (no seed column): the one-seed sentence.
     one = NT.warmup_seeds(a.drop(columns="seed"), 10)
-    assert one.startswith("In the one seed run (seed 0) Post-LN without warm-up ends lower")
+    assert one == sentence(without.format("1", "2"), [0]) + " "
     # Live: the run with warm-up is one step behind; compared at the step both reached.
     live = a[~((a["variant"] == "Post-LN, warm-up 10") & (a["step"] == 2))]
     got = NT.warmup_seeds(live, 10)
@@ -244,14 +278,15 @@ def test_stability_finding_states_who_parts_and_how_many_seeds_show_it():
             },
         )
 
-    got = NT.stability_finding(pd.concat([parted(0, 1), parted(1, 2)]), NO_NORM)
-    assert got == (
-        "In 2 of 2 seeds the stacks without a norm (residual only and neither) diverged, at "
-        "step 1–2, and those with one (residual + LayerNorm (post) and LayerNorm only (post)) "
-        "did not: their loss over the last 10 steps is 1–1.01."
+    parts = (
+        "the stacks without a norm (residual only and neither) diverged, at step {}, and "
+        "those with one (residual + LayerNorm (post) and LayerNorm only (post)) did not: "
+        "their loss over the last 10 steps is 1–1.01"
     )
+    got = NT.stability_finding(pd.concat([parted(0, 1), parted(1, 2)]), NO_NORM)
+    assert got == sentence(parts.format("1–2"), [0, 1])
     one = NT.stability_finding(parted(0, 1).drop(columns="seed"), NO_NORM)
-    assert one.startswith("In the one seed run (seed 0) the stacks without a norm")
+    assert one == sentence(parts.format("1"), [0])
 
     # Nothing diverges: the gradients part by 10 times or more, or they do not.
     def calm(seed: int, grad_without: float) -> pd.DataFrame:
@@ -264,15 +299,20 @@ def test_stability_finding_states_who_parts_and_how_many_seeds_show_it():
             },
         )
 
-    got = NT.stability_finding(calm(0, 4e4), NO_NORM)
-    assert "no run diverged, and the stacks without a norm drew the larger gradients" in got
-    assert "(largest norm 4e4, against 0.4)" in got
+    larger = (
+        "no run diverged, and the stacks without a norm drew the larger gradients (largest "
+        "norm 4e4, against 0.4); every run's loss over its last 10 steps is 1–2"
+    )
+    apart = (
+        "no run diverged, and the largest gradient norm of the stacks without a norm ({}) and "
+        "of those with one (0.4) are less than 10 times apart; every run's loss over its last "
+        "10 steps is 1–2"
+    )
+    assert NT.stability_finding(calm(0, 4e4), NO_NORM) == sentence(larger, [0])
     level = NT.stability_finding(pd.concat([calm(0, 0.39), calm(1, 0.5)]), NO_NORM)
-    assert level.startswith("In 2 of 2 seeds no run diverged, and the largest gradient norm")
-    assert "(0.39–0.5) and of those with one (0.4) are less than 10 times apart" in level
-    assert level.endswith("every run's loss over its last 10 steps is 1–2.")
-    split = NT.stability_finding(pd.concat([calm(0, 4e4), calm(1, 0.5)]), NO_NORM)
-    assert split.startswith("The seeds split evenly")
+    assert level == sentence(apart.format("0.39–0.5"), [0, 1])
+    got = NT.stability_finding(pd.concat([calm(0, 4e4), calm(1, 0.5)]), NO_NORM)
+    assert got == split({larger: [0], apart.format("0.5"): [1]})
 
     # A run with a norm diverges too: named, with the ones that did not.
     odd = _stability(

@@ -9,6 +9,7 @@ from resviz.core import settings_of
 from resviz.recipes import MEASURES
 from resviz.shortcuts import recipes as R
 from resviz.shortcuts import settings as SS
+from resviz.words.seeds import seeds_answer
 from tests.margins import assert_clear, assert_lesion_clear
 
 
@@ -33,7 +34,7 @@ def test_last_block_term(settings, answer):
             assert_clear(share, 0.5, side=side, margin=0.1, what="identity_share at block 16")
     got = MEASURES["skip_last_block_term"].at(settings, seed=0)
     assert got.answer == answer
-    head = f"In 3 of 3 seeds: {answer}. Seed 0: "
+    head = seeds_answer([answer] * 3, [""] * 3, (0, 1, 2))[1]  # every seed gives it
     assert got.sentence.startswith(head)
     said = got.sentence.removeprefix(head)
     last = R.signal(**settings, seed=0, seeds=1).terms.iloc[-1]
@@ -84,10 +85,7 @@ def test_residual_lesion(settings, answer):
     if answer == "suffers":  # the cheapest: .at() runs the recipe and reads it the same
         at = MEASURES["skip_residual_lesion"].at(settings, seed=0)  # one seed, said so
         assert at.answer == got.answer
-        assert at.sentence == (
-            f"In the one seed run (seed 0): {answer}; run more seeds to see whether it "
-            f"holds. {got.sentence}"
-        )
+        assert (at.answer, at.sentence) == seeds_answer([answer], [got.sentence], [0])
 
 
 @pytest.mark.parametrize("name", ["stack", "paths"])

@@ -2,6 +2,7 @@
 setting that would make its claim false if it were stated for every setting."""
 
 import math
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -11,7 +12,7 @@ from resviz.shortcuts import recipes as R
 from resviz.shortcuts import settings as SS
 from resviz.shortcuts import training_words as WS
 from resviz.shortcuts import words as W
-from resviz.words.seeds import span
+from resviz.words.seeds import band_words, seeds_sentence, span
 from tests.margins import AT_INIT, assert_clear, assert_lesion_clear, assert_worst_clear
 
 SEED_NET = {"preset": SS.PRESETS[1]}
@@ -63,7 +64,7 @@ def test_share_caption_rezero_claim_is_measured():
     assert (r.terms["identity_share"] < 1.0).all()
     cap = W.share_caption(r)
     assert "Here identity_share ranges from" in cap and ", seed" not in cap
-    assert cap.endswith("One run (seed 0): raise Seeds in the sidebar to see the spread.")
+    assert cap.endswith(band_words((0,)))
     # Over seeds the range is the lowest and highest of every seed's, each named.
     r = R.signal(**_v(mode="scaled", alpha=1.0, learnable=False), seeds=3)
     t = r.terms
@@ -127,35 +128,42 @@ def test_intros_say_what_is_trained():
 # ----------------------------------------------------------------- over seeds
 # Each direction is worded from every seed: tested on agree, split and tie, with
 # made-up numbers (every outcome) and with real runs where the seeds really split.
+# What is this topic's is each seed's clause and which seeds give it; the sentence
+# around them ("In 3 of 3 seeds ...") is resviz.words.seeds.seeds_sentence's, tested
+# once in tests/unit/words/test_seeds.py: here the captions are compared with it.
+
+
+def said(clauses, seeds):
+    """seeds_sentence of each seed's clause (one per seed, in seed order)."""
+    return seeds_sentence(clauses, dict(zip(clauses, clauses, strict=True)), seeds)
 
 
 def test_trend_seeds_agree_split_tie_and_one():
     labels = ["block 1", "block 2", "block 3"]
     up, up2, down = [1.0, 2.0, 8.0], [1.1, 3.0, 9.0], [8.0, 2.0, 1.0]
-    assert W.trend_seeds([up, up2, [1.0, 1.5, 4.0]], labels, "the norm", [0, 1, 2]) == (
-        "In 3 of 3 seeds the norm rises from block 1 to block 3 (block 1: 1–1.1; block 3: 4–9)."
-    )
+    # Each clause quotes the lowest to highest of the seeds that give it, and only theirs.
+    rises = "the norm rises from block 1 to block 3 (block 1: 1–1.1; block 3: 4–9)"
+    agree = W.trend_seeds([up, up2, [1.0, 1.5, 4.0]], labels, "the norm", [0, 1, 2])
+    assert agree == said([rises] * 3, [0, 1, 2])
+    rises = "the norm rises from block 1 to block 3 (block 1: 1–1.1; block 3: 8–9)"
+    falls = "the norm falls from block 1 to block 3 (block 1: 8; block 3: 1)"
     split = W.trend_seeds([up, down, up2], labels, "the norm", [4, 5, 6])
-    assert split.startswith("The seeds disagree: in 2 of 3 (seeds 4, 6) the norm rises")
-    assert (
-        "in 1 of 3 (seed 5) the norm falls from block 1 to block 3 (block 1: 8; block 3: 1)"
-        in split
-    )
-    tie = W.trend_seeds([up, down], labels, "the norm", [0, 1])
-    assert tie.startswith("The seeds split evenly: in 1 of 2 (seed 0) the norm rises")
-    flat = W.trend_seeds([[1.0, 1.2, 1.1], [1.0, 1.1, 1.0]], labels, "the norm", [0, 1])
-    assert flat == (
-        "In 2 of 2 seeds the norm stays within a factor of 1.5 from block 1 to block 3 "
-        "(at most 1.2 in any of them; values 1–1.2)."
-    )
-    one = W.trend_seeds([up], labels, "the norm", [3])
-    assert one == (
-        "In the one seed run (seed 3) the norm rises from 1 at block 1 to 8 at block 3 "
-        "(a factor of 8); run more seeds to see whether it holds."
-    )
-    # More than 3 seeds: all but one is enough, and the other one is named.
+    assert split == said([rises, falls, rises], [4, 5, 6])
+    # More than 3 seeds: all but one is enough (the sentence names the other one).
     four = W.trend_seeds([up, up2, up, down], labels, "the norm", [0, 1, 2, 3])
-    assert four.startswith("In 3 of 4 seeds the norm rises") and four.endswith("(not in seed 3).")
+    assert four == said([rises, rises, rises, falls], [0, 1, 2, 3])
+    tie = W.trend_seeds([up, down], labels, "the norm", [0, 1])
+    rises = "the norm rises from block 1 to block 3 (block 1: 1; block 3: 8)"
+    assert tie == said([rises, falls], [0, 1])
+    flat = W.trend_seeds([[1.0, 1.2, 1.1], [1.0, 1.1, 1.0]], labels, "the norm", [0, 1])
+    stays = (
+        "the norm stays within a factor of 1.5 from block 1 to block 3 (at most 1.2 in any "
+        "of them; values 1–1.2)"
+    )
+    assert flat == said([stays] * 2, [0, 1])
+    # One seed: its own trend, with its numbers and factor.
+    one = W.trend_seeds([up], labels, "the norm", [3])
+    assert one == said(["the norm rises from 1 at block 1 to 8 at block 3 (a factor of 8)"], [3])
 
 
 def test_signal_caption_over_seeds_states_each_curve_from_every_seed():
@@ -172,12 +180,17 @@ def test_signal_caption_over_seeds_states_each_curve_from_every_seed():
     added = r.signal[r.signal["variant"] != "plain"].groupby("seed")["norm"].agg(["first", "last"])
     for q in [*(ends["first"] / ends["last"]), *(added["last"] / added["first"])]:
         assert_clear(q, 1.5, side="above", margin=AT_INIT, kind="factor", what="norm's change")
-    assert (
-        "In 3 of 3 seeds the mean norm without a shortcut falls from block 1 to block 16 "
-        f"(block 1: {span(ends['first'])}; block 16: {span(ends['last'])})." in cap
+    falls = (
+        "the mean norm without a shortcut falls from block 1 to block 16 "
+        f"(block 1: {span(ends['first'])}; block 16: {span(ends['last'])})"
     )
-    assert "In 3 of 3 seeds the mean norm with the shortcut (add) rises" in cap
-    assert cap.endswith("Lines: the median of 3 seeds (0-2); bands: their lowest to highest.")
+    assert said([falls] * 3, r.seeds) in cap
+    rises = (
+        "the mean norm with the shortcut (add) rises from block 1 to block 16 "
+        f"(block 1: {span(added['first'])}; block 16: {span(added['last'])})"
+    )
+    assert said([rises] * 3, r.seeds) in cap
+    assert cap.endswith(band_words(r.seeds))
 
 
 def _curves(plain, residual, step=100):
@@ -193,28 +206,35 @@ def test_degradation_seeds_agree_split_tie_and_one():
     agree = [_curves((0.4, 0.9), (0.5, 0.3)), _curves((0.5, 1.0), (0.6, 0.2))]
     text = WS.degradation_seeds(agree, 2, 8, [0, 1])
     assert text.startswith("At each stack's last evaluation (step 100):")
-    assert (
-        "In 2 of 2 seeds the 8-block plain stack ends with the higher loss, so the deeper "
-        "plain stack trains worse (degradation). Final loss of the plain stacks, lowest to "
-        "highest seed: 8 blocks 0.9–1, 2 blocks 0.4–0.5." in text
+    worse = (
+        "the 8-block plain stack ends with the higher loss, so the deeper plain stack trains "
+        "worse (degradation)"
     )
-    assert "In 2 of 2 seeds the 8-block residual stack ends with the lower loss" in text
+    better = (
+        "the 8-block residual stack ends with the lower loss, so the deeper residual stack "
+        "trains better"
+    )
+    final = (
+        " Final loss of the plain stacks, lowest to highest seed: 8 blocks 0.9–1, 2 blocks 0.4–0.5."
+    )
+    assert said([worse] * 2, [0, 1]) + final in text
+    assert said([better] * 2, [0, 1]) in text
     split = [_curves((0.4, 0.9), (0.5, 0.3))] * 2 + [_curves((0.9, 0.4), (0.5, 0.51))]
+    plain_better = (
+        "the 8-block plain stack ends with the lower loss, so the deeper plain stack trains better"
+    )
+    level = "the two residual stacks end within 5% of each other, so depth makes little difference"
     text = WS.degradation_seeds(split, 2, 8, [0, 1, 2])
-    assert (
-        "The seeds disagree: in 2 of 3 (seeds 0-1) the 8-block plain stack ends with the "
-        "higher loss, so the deeper plain stack trains worse (degradation); in 1 of 3 "
-        "(seed 2) the 8-block plain stack ends with the lower loss" in text
-    )
-    assert "in 1 of 3 (seed 2) the two residual stacks end within 5% of each other" in text
+    assert said([worse, worse, plain_better], [0, 1, 2]) in text
+    assert said([better, better, level], [0, 1, 2]) in text
     tie = WS.degradation_seeds(split[1:], 2, 8, [1, 2])
-    assert "The seeds split evenly: in 1 of 2 (seed 1) the 8-block plain stack" in tie
+    assert said([worse, plain_better], [1, 2]) in tie and said([better, level], [1, 2]) in tie
     one = WS.degradation_seeds(agree[:1], 2, 8, [7])
-    assert (
-        "In the one seed run (seed 7) the loss of the 8-block plain stack (0.9) is higher "
-        "than that of the 2-block one (0.4), by a factor of 2.25, so the deeper plain stack "
-        "trains worse (degradation); run more seeds to see whether it holds." in one
+    higher = (
+        "the loss of the 8-block plain stack (0.9) is higher than that of the 2-block one "
+        "(0.4), by a factor of 2.25, so the deeper plain stack trains worse (degradation)"
     )
+    assert said([higher], [7]) in one
     # A run stopped in its second seed: the steps differ, and the caption says so.
     assert "(steps 40 to 100)" in WS.degradation_seeds(
         [agree[0], _curves((1, 1), (1, 1), 40)], 2, 8
@@ -232,22 +252,18 @@ def _cos(init, trained, variant="residual, 8 blocks"):
 
 
 def test_cosine_seeds_agree_split_tie_and_one():
-    assert WS.cosine_seeds([_cos(0.5, 0.3), _cos(0.4, 0.2)], [0, 1]) == (
-        "In 2 of 2 seeds the mean cosine of residual, 8 blocks falls from init to trained "
-        "(init 0.4–0.5; trained 0.2–0.3)."
-    )
+    cos = "the mean cosine of residual, 8 blocks"
+    falls = f"{cos} falls from init to trained (init 0.4–0.5; trained 0.2–0.3)"
+    assert WS.cosine_seeds([_cos(0.5, 0.3), _cos(0.4, 0.2)], [0, 1]) == said([falls] * 2, [0, 1])
     split = WS.cosine_seeds([_cos(0.5, 0.3), _cos(0.4, 0.6), _cos(0.4, 0.2)], [0, 1, 2])
-    assert split.startswith(
-        "The seeds disagree: in 2 of 3 (seeds 0, 2) the mean cosine of residual, 8 blocks "
-        "falls from init to trained"
-    )
-    assert "in 1 of 3 (seed 1) the mean cosine of residual, 8 blocks rises" in split
+    rises = f"{cos} rises from init to trained (init 0.4; trained 0.6)"
+    assert split == said([falls, rises, falls], [0, 1, 2])
     tie = WS.cosine_seeds([_cos(0.5, 0.3), _cos(0.4, 0.41)], [0, 1])
-    assert "The seeds split evenly" in tie and "stays within 5% from init to trained" in tie
-    assert WS.cosine_seeds([_cos(0.5, 0.25)], [2]) == (
-        "In the one seed run (seed 2) the mean cosine of residual, 8 blocks falls from 0.5 to "
-        "0.25 (a factor of 2); run more seeds to see whether it holds."
-    )
+    falls = f"{cos} falls from init to trained (init 0.5; trained 0.3)"
+    stays = f"{cos} stays within 5% from init to trained (init 0.4; trained 0.41)"
+    assert tie == said([falls, stays], [0, 1])
+    one = WS.cosine_seeds([_cos(0.5, 0.25)], [2])
+    assert one == said([f"{cos} falls from 0.5 to 0.25 (a factor of 2)"], [2])
     # A variant with no finite cosine anywhere is not worded (nothing of it is drawn).
     assert WS.cosine_seeds([_cos(math.nan, math.nan, "residual, 1 blocks")], [0]) == ""
 
@@ -272,14 +288,19 @@ def test_cosine_caption_over_real_seeds_that_split():
             what = f"relative change of the mean cosine, {variant}, seed {s}"
             assert_clear(change, 0.05, side=side, margin=0.025, what=what)
             assert rv.words.order(m["trained"], m["init"]) == want[s], (variant, s)
+    # The caption words each variant from those outcomes (cosine_seeds, tested above on
+    # every outcome), after its note on ReLU, and ends with what the bands are.
     cap = WS.cosine_caption(r, v)
-    assert (
-        "The seeds split evenly: in 1 of 3 (seed 0) the mean cosine of residual, 2 blocks "
-        "stays within 5%" in cap
-    )
-    assert "in 1 of 3 (seed 1) the mean cosine of residual, 2 blocks rises" in cap
-    assert "in 1 of 3 (seed 2) the mean cosine of residual, 2 blocks falls" in cap
-    assert "In 3 of 3 seeds the mean cosine of residual, 6 blocks falls" in cap
+    assert WS.cosine_seeds([run.cosine for run in r.per_seed], r.seeds) in cap
+    assert "cannot be negative there" in cap and cap.endswith(band_words(r.seeds))
+    stays = "the mean cosine of residual, 2 blocks stays within 5% from init to trained"
+    assert stays in cap and "the mean cosine of residual, 6 blocks falls" in cap
+
+
+def verdict_words(v, kind):
+    """A stack's lesion verdict, as the caption words it over seeds (5 points: the
+    small-drop line, LESION_SMALL_DROP)."""
+    return WS.LESION_VERDICT_WORDS[v].format(kind=kind, limit="5", need="66.7%")
 
 
 def _row(worst, learned=True, drop=0.1):
@@ -287,19 +308,15 @@ def _row(worst, learned=True, drop=0.1):
 
 
 def test_worst_block_seeds_agree_split_tie():
-    assert WS.worst_block_seeds([_row(2), _row(2), _row(2)], "residual", [0, 1, 2]) == (
-        "In 3 of 3 seeds deleting block 2 hurts the residual stack most."
+    b2, b3 = (f"deleting block {b} hurts the residual stack most" for b in (2, 3))
+    assert WS.worst_block_seeds([_row(2), _row(2), _row(2)], "residual", [0, 1, 2]) == said(
+        [b2] * 3, [0, 1, 2]
     )
-    assert WS.worst_block_seeds([_row(3), _row(2), _row(2)], "residual", [0, 1, 2]) == (
-        "The seeds disagree: in 2 of 3 (seeds 1-2) deleting block 2 hurts the residual stack "
-        "most; in 1 of 3 (seed 0) deleting block 3 hurts the residual stack most."
-    )
+    split = WS.worst_block_seeds([_row(3), _row(2), _row(2)], "residual", [0, 1, 2])
+    assert split == said([b3, b2, b2], [0, 1, 2])
     tie = WS.worst_block_seeds([_row(3), _row(5, learned=False)], "plain", [0, 1])
-    assert tie == (
-        "The seeds split evenly: in 1 of 2 (seed 0) deleting block 3 hurts the plain stack "
-        "most; in 1 of 2 (seed 1) the plain stack did not learn, so no deletion can be said "
-        "to hurt it most."
-    )
+    unlearned = "the plain stack did not learn, so no deletion can be said to hurt it most"
+    assert tie == said(["deleting block 3 hurts the plain stack most", unlearned], [0, 1])
     assert "no deletion lowers" in WS.worst_block_seeds([_row(3, drop=0.0)], "plain", [0])
 
 
@@ -322,16 +339,14 @@ def test_lesion_caption_over_real_seeds():
                 assert worst == row["worst_block"] == [2, 2, 4][s]
     cap = WS.lesion_seeds_caption([x.summary for x in r.per_seed], r.seeds, r.classes)
     res = r.summary[r.summary["kind"] == "residual"]
-    assert "In 3 of 3 seeds for the residual stack it depends on the block" in cap
-    assert (
-        "The seeds disagree: in 2 of 3 (seeds 0-1) deleting block 2 hurts the residual stack "
-        "most; in 1 of 3 (seed 2) deleting block 4 hurts the residual stack most." in cap
-    )
+    assert said([verdict_words("depends on the block", "residual")] * 3, r.seeds) in cap
+    b2, b4 = (f"deleting block {b} hurts the residual stack most" for b in (2, 4))
+    assert said([b2, b2, b4], r.seeds) in cap
     assert (
         f"Over seeds 0-2, the residual stack's intact accuracy is {span(res['intact'])}; "
         f"a deletion changes it by {span(-100 * res['mean_drop'])} points on average"
     ) in cap
-    assert "In 3 of 3 seeds the plain stack suffers" in cap
+    assert said([verdict_words("suffers", "plain")] * 3, r.seeds) in cap
     # 4 blocks, 100 steps, seeds 0-1: both seeds' residual stacks suffer (every deletion
     # 11 points or more), block 2 worst (15.7 and 20.5 points over the runner-up).
     r = R.lesion(l_depth=4, l_steps=100, seeds=2)
@@ -342,15 +357,15 @@ def test_lesion_caption_over_real_seeds():
         assert assert_lesion_clear(intact, les["accuracy"], what=what) == "suffers"
         assert assert_worst_clear(les["block"], les["accuracy"], what=what) == 2
     cap = WS.lesion_seeds_caption([x.summary for x in r.per_seed], r.seeds, r.classes)
-    assert "In 2 of 2 seeds the residual stack suffers" in cap
-    assert "In 2 of 2 seeds deleting block 2 hurts the residual stack most." in cap
+    assert said([verdict_words("suffers", "residual")] * 2, r.seeds) in cap
+    assert said(["deleting block 2 hurts the residual stack most"] * 2, r.seeds) in cap
     assert "does not shrug a deletion off" in cap
     # One seed: that seed's own sentence, with its numbers.
     one = R.lesion(l_depth=4, l_steps=100, seeds=1, seed=1)
     cap = WS.lesion_seeds_caption([one.per_seed[0].summary], one.seeds, one.classes)
     row = one.summary[one.summary["kind"] == "residual"].iloc[0]
     sentence = rv.shortcuts.lesion_sentence(row, 3)
-    assert f"In the one seed run (seed 1) {sentence[0].lower()}{sentence[1:-1]}; run more" in cap
+    assert said([f"{sentence[0].lower()}{sentence[1:-1]}"], one.seeds) in cap
 
 
 def test_worst_block_seeds_names_tied_blocks_together():
@@ -358,11 +373,96 @@ def test_worst_block_seeds_names_tied_blocks_together():
     # alone "hurts most"; the lesion frame shows the tie.
     les = pd.DataFrame({"kind": "plain", "block": [2, 3, 4], "accuracy": [1 / 3, 0.5, 1 / 3]})
     row = {"worst_block": 2, "learned": True, "worst_drop": 0.6}
-    assert WS.worst_block_seeds([row, row], "plain", [0, 1], [les, les]) == (
-        "In 2 of 2 seeds deleting block 2 or 4 hurts the plain stack most (tied)."
-    )
+    tied = "deleting block 2 or 4 hurts the plain stack most (tied)"
+    assert WS.worst_block_seeds([row, row], "plain", [0, 1], [les, les]) == said([tied] * 2, [0, 1])
     alone = les.assign(accuracy=[1 / 3, 0.5, 0.4])
-    assert WS.worst_block_seeds([row], "plain", [5], [alone]) == (
-        "In the one seed run (seed 5) deleting block 2 hurts the plain stack most; run more "
-        "seeds to see whether it holds."
+    assert WS.worst_block_seeds([row], "plain", [5], [alone]) == said(
+        ["deleting block 2 hurts the plain stack most"], [5]
     )
+
+
+# ----------------------------------------------------------------- around the sections
+@pytest.mark.parametrize(
+    ("mode", "full", "notes"),
+    [("scaled", True, ["Projecting back acts only with Shortcut = concat."]),
+     ("scaled", False, []),
+     ("concat", True, ["λ acts only with Shortcut = scaled (here: concat)."]),
+     ("add", False, ["λ acts only with Shortcut = scaled (here: add)."]),
+     ("none", True, ["λ acts only with Shortcut = scaled (here: none).",
+                     "Projecting back acts only with Shortcut = concat.",
+                     "Where the shortcut joins: no shortcut here to join."]),
+     ("none", False, ["λ acts only with Shortcut = scaled (here: none)."])],
+)  # fmt: skip
+def test_settings_notes_name_the_shortcut_each_setting_waits_for(mode, full, notes):
+    assert W.settings_notes(mode, full) == " ".join(notes)
+
+
+def test_task_caption_and_code_intro_name_the_seed():
+    assert W.task_caption(0, 1) == "The points of seed 0."
+    assert W.task_caption(7, 3) == (
+        "The points of seed 7; each of the 3 seeds trains on points of its own."
+    )
+    assert "the same weights as the page's seed 4 (same creation order)" in W.code_intro(4)
+
+
+@pytest.mark.parametrize(
+    ("step", "total", "seeds", "said"),
+    [(0, 300, 3, "Seed 5 (1 of 3): step 0 of 100."), (99, 300, 3, "Seed 5 (1 of 3): step 99 of 100."),
+     (100, 300, 3, "Seed 6 (2 of 3): step 0 of 100."), (300, 300, 3, "Seed 7 (3 of 3): step 100 of 100."),
+     (40, 60, 1, "Seed 5 (1 of 1): step 40 of 60."), (1, 2, 3, "Seed 6 (2 of 3): step 0 of 1."),
+     (0, 0, 2, "Seed 5 (1 of 2): step 0 of 1.")],
+)  # fmt: skip
+def test_seed_progress_counts_every_seeds_steps_in_one_total(step, total, seeds, said):
+    # The last seed keeps a step past its share (the total is the seeds' steps summed);
+    # fewer steps than seeds, or none, still name a seed and a step.
+    assert (
+        W.seed_progress(step, total, seeds, 5) == f"{said} The curves below are this seed's so far."
+    )
+
+
+def _trained(stopped=(False,), seconds=(1.25,), diverged=()):
+    runs = tuple(
+        SimpleNamespace(stopped=st, seconds=sec) for st, sec in zip(stopped, seconds, strict=True)
+    )
+    curves = pd.DataFrame(
+        {"variant": ["plain, 8 blocks", "residual, 8 blocks"], "step": [40, 100], "seed": 3,
+         "diverged": [bool(diverged), False], "divergence": ["loss is NaN", ""]}
+    )  # fmt: skip
+    return SimpleNamespace(per_seed=runs, curves=curves)
+
+
+def test_final_caption_and_stopped_say_what_the_run_did():
+    one = _trained()
+    assert not W.stopped(one)
+    assert W.final_caption(one) == (
+        "After training (1.2 s for all four stacks, lesions and cosines included)."
+    )
+    many = _trained(stopped=(False, True), seconds=(0.0, 2.5))
+    assert W.stopped(many)
+    assert W.final_caption(many) == (
+        "After training (2.5 s for all four stacks in each of the 2 seeds, lesions and "
+        "cosines included). One row per seed and stack. Training was stopped early: the step "
+        "column says where each stack ended."
+    )
+
+
+def test_diverged_words_one_warning_per_diverged_stack():
+    assert W.diverged_words(_trained()) == []
+    assert W.diverged_words(_trained(diverged=True)) == [
+        "plain, 8 blocks diverged at step 40 (loss is NaN); training of that stack stopped "
+        "there (dashed vertical line)."
+    ]
+    many = _trained(stopped=(False, False), seconds=(1.0, 1.0), diverged=True)
+    assert W.diverged_words(many) == [
+        "plain, 8 blocks diverged at step 40 (loss is NaN) in seed 3; training of that stack "
+        "stopped there."
+    ]
+
+
+def test_lesion_account_is_the_seeds_caption_then_the_bands():
+    r = R.lesion(l_depth=3, l_steps=20, seeds=2)
+    runs = r.per_seed
+    caption = WS.lesion_seeds_caption(
+        [x.summary for x in runs], r.seeds, r.classes, [x.lesion for x in runs]
+    )
+    assert WS.lesion_account(r) == f"{caption} {band_words(r.seeds)}"

@@ -1,4 +1,7 @@
-"""Wording functions on NaN, Inf, ties, zeros, negatives, overflow and one seed (issue 34)."""
+"""Wording functions on NaN, Inf, ties, zeros, negatives, overflow and one seed (issue 34).
+
+The seed-agreement phrase around each clause is tested in test_seeds.py; here the
+clauses, compared through :mod:`tests.unit.words.agree`."""
 
 import math
 
@@ -10,9 +13,9 @@ from resviz.norms import words as N
 from resviz.norms.training_words import GRAD_PART, stability_finding
 from resviz.words.numbers import ratio_words, trend_words
 from resviz.words.sentences import change, compare, share_of, spread_vs, trend
+from tests.unit.words.agree import lead, sentence
 
 NAN, INF = math.nan, math.inf
-ONE = "; run more seeds to see whether it holds."
 
 
 @pytest.mark.parametrize(
@@ -98,26 +101,26 @@ NUMS = "(||dL/dx_0|| / ||dL/dx_L||: {} plain, {} residual)"
 @pytest.mark.parametrize(
     ("plain", "residual", "said"),
     [
-        ([1.0], [1.0], "In the one seed run (seed 0) the two stacks' gradients back at their "
-         "input are the same " + NUMS.format(10, 10) + ONE),
-        ([NAN], [1.0], "In the one seed run (seed 0) the two stacks' gradients back at their "
-         "input are not comparable: one is not finite " + NUMS.format("NaN", 10) + ONE),
-        ([2.0], [1.0], f"In the one seed run (seed 0) the plain stack {PASSES} "
-         + NUMS.format(100, 10) + ONE),
-        ([1.0, 1.0], [0.0, 0.0], f"In 2 of 2 seeds the plain stack {PASSES} "
-         + NUMS.format(10, 1) + "."),
+        ([1.0], [1.0], "the two stacks' gradients back at their input are the same "
+         + NUMS.format(10, 10)),
+        ([NAN], [1.0], "the two stacks' gradients back at their input are not comparable: one "
+         "is not finite " + NUMS.format("NaN", 10)),
+        ([2.0], [1.0], f"the plain stack {PASSES} " + NUMS.format(100, 10)),
+        ([1.0, 1.0], [0.0, 0.0], f"the plain stack {PASSES} " + NUMS.format(10, 1)),
     ],
 )  # fmt: skip
 def test_larger_gradient_tie_nan_one_seed(plain, residual, said):
-    assert G.larger_gradient_over_seeds(plain, residual, list(range(len(plain)))) == said
+    seeds = list(range(len(plain)))
+    assert G.larger_gradient_over_seeds(plain, residual, seeds) == sentence(said, seeds)
 
 
 def test_first_vs_last_zero_and_overflow():
     rows = [(0, 1, 1.0), (0, 2, 0.0), (5, 1, 1e308), (5, 2, 1e-308)]
     frame = pd.DataFrame(rows, columns=["step", "block", "grad_norm"]).assign(variant="v")
-    assert G.first_vs_last_over_seeds(frame, [0]) == (
-        "v: In the one seed run (seed 0) the first block's gradient norm is larger than the "
-        "last block's at step 0 (infinitely many times) and larger at step 5 (1e616 times)" + ONE
+    assert G.first_vs_last_over_seeds(frame, [0]) == "v: " + sentence(
+        "the first block's gradient norm is larger than the last block's at step 0 "
+        "(infinitely many times) and larger at step 5 (1e616 times)",
+        [0],
     )
 
 
@@ -128,20 +131,18 @@ def _stream(a, b):
 @pytest.mark.parametrize(
     ("ends", "said"),
     [
-        ([(0.0, 0.0)], "In the one seed run (seed 0) s ends within a factor of 1.25 of where "
-         "it starts (from 0 to 0)" + ONE),
-        ([(NAN, 1.0)], "In the one seed run (seed 0) s is not finite at an end (from NaN to 1)" + ONE),
-        ([(1e-300, 1e300)], "In the one seed run (seed 0) s grows by a factor of 1e600, from "
-         "1e-300 to 1e300" + ONE),
-        ([(2.0, 0.0)], "In the one seed run (seed 0) s falls from 2 to 0" + ONE),
-        ([(0.0, 1.0), (1.0, 3.0)], "In 2 of 2 seeds s grows by a factor of 3 where it starts "
-         "above 0, from 0–1 to 1–3."),
-        ([(1.0, 3.0), (1.0, 3.0)], "In 2 of 2 seeds s grows by a factor of 3, from 1 to 3."),
+        ([(0.0, 0.0)], "s ends within a factor of 1.25 of where it starts (from 0 to 0)"),
+        ([(NAN, 1.0)], "s is not finite at an end (from NaN to 1)"),
+        ([(1e-300, 1e300)], "s grows by a factor of 1e600, from 1e-300 to 1e300"),
+        ([(2.0, 0.0)], "s falls from 2 to 0"),
+        ([(0.0, 1.0), (1.0, 3.0)], "s grows by a factor of 3 where it starts above 0, from 0–1 "
+         "to 1–3"),
+        ([(1.0, 3.0), (1.0, 3.0)], "s grows by a factor of 3, from 1 to 3"),
     ],
 )  # fmt: skip
 def test_stream_seeds_edges(ends, said):
-    frames = [_stream(a, b) for a, b in ends]
-    assert N.stream_seeds(frames, list(range(len(ends))), "s") == said
+    frames, seeds = [_stream(a, b) for a, b in ends], list(range(len(ends)))
+    assert N.stream_seeds(frames, seeds, "s") == sentence(said, seeds)
 
 
 def _grads(post, pre):
@@ -162,20 +163,17 @@ def _grads(post, pre):
 )
 def test_deepest_ratios_nan_and_tie(post, pre, said):
     text = N.deepest_ratios_seeds([_grads(post, pre)], [0])
-    assert text.endswith(f"In the one seed run (seed 0) {said}{ONE}")
+    assert text.endswith(sentence(said, [0]))
 
 
 def test_norms_nan_and_overflow():
-    assert N.textbook_seeds([NAN], [1.0], [0]) == (
-        "In the one seed run (seed 0) the gap or the misfit is not a number, so the two "
-        "cannot be compared" + ONE
+    assert N.textbook_seeds([NAN], [1.0], [0]) == sentence(
+        "the gap or the misfit is not a number, so the two cannot be compared", [0]
     )
-    assert N.textbook_seeds([0.0], [0.0], [0]).startswith(
-        "In the one seed run (seed 0) the gap is within"
-    )
+    assert N.textbook_seeds([0.0], [0.0], [0]).startswith(lead([0]) + "the gap is within")
     ratio = pd.DataFrame({"view": ["BatchNorm"], "ratio": [NAN]})
-    assert N.bn_halves_seeds([ratio], [0]) == (
-        "In the one seed run (seed 0) the ratio of the halves of sample 0 is not a number" + ONE
+    assert N.bn_halves_seeds([ratio], [0]) == sentence(
+        "the ratio of the halves of sample 0 is not a number", [0]
     )
 
     def halves(a, b):
@@ -190,10 +188,11 @@ def test_norms_nan_and_overflow():
 def test_stability_equal_zero_gradients_are_not_a_direction():
     rows = [("plain", s, 1.0, 0.0) for s in range(3)] + [("LN", s, 1.0, 0.0) for s in range(3)]
     history = pd.DataFrame(rows, columns=["variant", "step", "loss", "grad_norm"])
-    assert stability_finding(history, ["plain"]) == (
-        "In the one seed run (seed 0) no run diverged, and the largest gradient norm of the "
-        f"stacks without a norm (0) and of those with one (0) are less than {GRAD_PART:g} "
-        "times apart; every run's loss over its last 10 steps is 1" + ONE
+    assert stability_finding(history, ["plain"]) == sentence(
+        "no run diverged, and the largest gradient norm of the stacks without a norm (0) and "
+        f"of those with one (0) are less than {GRAD_PART:g} times apart; every run's loss over "
+        "its last 10 steps is 1",
+        [0],
     )
 
 

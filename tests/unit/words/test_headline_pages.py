@@ -1,6 +1,7 @@
 """Each section's headline (resviz/<topic>/headline.py) for normalization, sinusoidal
 encoding, the encoder playground and pretrained models: worded for NaN, Inf, ties,
-zeros, negatives and one seed."""
+zeros, negatives and one seed. The agreement phrase itself is tested in test_seeds.py:
+here each topic's clause, compared through :mod:`tests.unit.words.agree`."""
 
 import math
 
@@ -12,6 +13,7 @@ from resviz.positional import headline as P
 from resviz.pretrained import headline as T
 from resviz.pretrained.stream.travel import travel
 from resviz.words.headline import Figure
+from tests.unit.words.agree import headline, split
 
 INF, NAN = math.inf, math.nan
 
@@ -25,9 +27,10 @@ def _halves(raw, ln, bn, rms):
 
 def test_four_views_says_whether_batchnorm_evens_the_halves():
     h = N.four_views([_halves(100, 12, 1.0, 100), _halves(104, 10, 1.03, 97)], [0, 1])
-    assert h.line == (
-        "In 2 of 2 seeds BatchNorm brings sample 0's two halves within a factor of 1.5; after "
-        "RMSNorm the ratio is 97–100, after LayerNorm 10–12."
+    assert h.line == headline(
+        "BatchNorm brings sample 0's two halves within a factor of 1.5; after RMSNorm the "
+        "ratio is 97–100, after LayerNorm 10–12",
+        [0, 1],
     )
     assert h.figures == (
         Figure("left half ÷ right half, raw", "100–104"),
@@ -37,21 +40,19 @@ def test_four_views_says_whether_batchnorm_evens_the_halves():
     h = N.four_views(
         [_halves(INF, NAN, 2.0, 0.0), _halves(1, 1, 0.5, 1), _halves(1, 1, 1, 1)], [0, 1, 2]
     )
-    assert h.line == (
-        "The seeds disagree on BatchNorm: further apart in 2 of 3; within 1.5 in 1; after "
-        "RMSNorm the ratio is 0–1, after LayerNorm 1 (and NaN)."
-    )
+    seeds = split("BatchNorm", {"further apart": [0, 1], "within 1.5": [2]})
+    assert h.line == seeds[:-1] + "; after RMSNorm the ratio is 0–1, after LayerNorm 1 (and NaN)."
     assert h.figures[0].value == "1 (and Inf)"
 
 
 def test_textbook_gap_against_the_misfit():
-    assert N.textbook([0.04, 0.039], [1e-5, 1e-5], [0, 1]).line == (
-        "In 2 of 2 seeds the largest gap between the two LayerNorms is 0.039–0.04, as the "
-        "formulas predict: not the same function."
+    assert N.textbook([0.04, 0.039], [1e-5, 1e-5], [0, 1]).line == headline(
+        "the largest gap between the two LayerNorms is 0.039–0.04, as the formulas predict: "
+        "not the same function",
+        [0, 1],
     )
-    assert N.textbook([1e-7], [1e-7], [0]).line == (
-        "In the one seed run (seed 0) the two LayerNorms differ by at most 1e-7, too little to "
-        "tell them apart."
+    assert N.textbook([1e-7], [1e-7], [0]).line == headline(
+        "the two LayerNorms differ by at most 1e-7, too little to tell them apart", [0]
     )
 
 
@@ -63,13 +64,13 @@ def _table(counts):
 def test_invariances_count_the_rows_each_norm_ignores():
     norms = ("LayerNorm", "RMSNorm")
     same = [_table({"LayerNorm": 4, "RMSNorm": 2})] * 3
-    assert N.invariances(same, norms, [0, 1, 2]).line == (
-        "In 3 of 3 seeds LayerNorm is invariant in 4 of the 4 rows, RMSNorm in 2."
+    assert N.invariances(same, norms, [0, 1, 2]).line == headline(
+        "LayerNorm is invariant in 4 of the 4 rows, RMSNorm in 2", [0, 1, 2]
     )
-    split = [_table({"LayerNorm": 4, "RMSNorm": 2}), _table({"LayerNorm": 4, "RMSNorm": 0})]
-    assert N.invariances(split, norms, [0, 1]).line == (
-        "The seeds split evenly on the counts of invariant rows: (LayerNorm 4, RMSNorm 2) in 1 "
-        "of 2; (LayerNorm 4, RMSNorm 0) in 1."
+    two = [_table({"LayerNorm": 4, "RMSNorm": 2}), _table({"LayerNorm": 4, "RMSNorm": 0})]
+    assert N.invariances(two, norms, [0, 1]).line == split(
+        "the counts of invariant rows",
+        {"(LayerNorm 4, RMSNorm 2)": [0], "(LayerNorm 4, RMSNorm 0)": [1]},
     )
 
 
@@ -85,20 +86,18 @@ def _batch(seed, train, ev):
 
 def test_batch_dependence_modes_ties_and_nan():
     h = N.batch(pd.concat([_batch(0, 3.0, 0.0), _batch(1, 2.0, 0.0)]), [0, 1])
-    assert h.line == (
-        "In 2 of 2 seeds the batch-mates move the token's output more in training mode than in "
-        "eval mode."
+    assert h.line == headline(
+        "the batch-mates move the token's output more in training mode than in eval mode", [0, 1]
     )
     assert h.figures == (
         Figure("largest change, train mode", "2–3"),
         Figure("largest change, eval mode", "0"),
     )
-    assert N.batch(_batch(0, NAN, 0.0), [0]).line == (
-        "In the one seed run (seed 0) a mode has no batch that can be normalized."
+    assert N.batch(_batch(0, NAN, 0.0), [0]).line == headline(
+        "a mode has no batch that can be normalized", [0]
     )
-    assert N.batch(_batch(0, 0.0, 0.0).drop(columns="seed"), [0]).line == (
-        "In the one seed run (seed 0) the batch-mates move the token's output as much in both "
-        "modes."
+    assert N.batch(_batch(0, 0.0, 0.0).drop(columns="seed"), [0]).line == headline(
+        "the batch-mates move the token's output as much in both modes", [0]
     )
 
 
@@ -110,20 +109,19 @@ def _stream(pre, post):
 
 def test_prepost_says_how_the_pre_ln_stream_changes():
     h = N.prepost([_stream([1, 3, 6], [1, 1, 1]), _stream([1, 3, 6.5], [1, 1, 1.0001])], [0, 1], 2)
-    assert h.line == (
-        "In 2 of 2 seeds Pre-LN's ||x_l||²/d grows 6–6.5 times over 2 layers; Post-LN's is 1 "
-        "after every layer."
+    assert h.line == headline(
+        "Pre-LN's ||x_l||²/d grows 6–6.5 times over 2 layers; Post-LN's is 1 after every layer",
+        [0, 1],
     )
-    assert N.prepost([_stream([1, 1.1, 1.2], [1, 1, 1])], [0], 1).line == (
-        "In the one seed run (seed 0) Pre-LN's ||x_l||²/d ends within a factor of 1.25 of its "
-        "start over 1 layer; Post-LN's is 1 after every layer."
+    assert N.prepost([_stream([1, 1.1, 1.2], [1, 1, 1])], [0], 1).line == headline(
+        "Pre-LN's ||x_l||²/d ends within a factor of 1.25 of its start over 1 layer; Post-LN's "
+        "is 1 after every layer",
+        [0],
     )
     # A stream from exactly 0 grows by no finite factor.
     zero = N.prepost([_stream([0, 0, 0], [1, 1, 1]), _stream([2, 1, 0.5], [1, 1, 1])], [0, 1], 2)
-    assert zero.line == (
-        "The seeds split evenly on Pre-LN's stream: grows in 1 of 2; falls in 1; Post-LN's is "
-        "1 after every layer."
-    )
+    seeds = split("Pre-LN's stream", {"grows": [0], "falls": [1]})
+    assert zero.line == seeds[:-1] + "; Post-LN's is 1 after every layer."
 
 
 def _history(seed, without, with_, diverged=False):
@@ -138,9 +136,9 @@ def _history(seed, without, with_, diverged=False):
 
 def test_warmup_lower_diverged_and_nothing_yet():
     both = pd.concat([_history(0, [3, 2, 1], [3, 2, 0.5]), _history(1, [3, 2, 1], [3, 2, 0.5])])
-    assert N.warmup(both, 5).line == "In 2 of 2 seeds Post-LN ends lower with warm-up."
-    assert N.warmup(_history(0, [3, NAN], [3, 2, 0.5], diverged=True), 5).line == (
-        "In the one seed run (seed 0) Post-LN diverges without warm-up only."
+    assert N.warmup(both, 5).line == headline("Post-LN ends lower with warm-up", [0, 1])
+    assert N.warmup(_history(0, [3, NAN], [3, 2, 0.5], diverged=True), 5).line == headline(
+        "Post-LN diverges without warm-up only", [0]
     )
     assert N.warmup(_history(0, [], []), 5) is None
 
@@ -183,24 +181,23 @@ GRAD = {"residual only": [1, 1e5], "neither": [1, 1e4], "res + LN": [0.3, 0.3], 
 
 def test_stability_says_which_stacks_diverge_over_seeds():
     both = pd.concat([_stab(s, LOSS, GRAD, NO_NORM) for s in (0, 1, 2)])
-    assert N.stability(both, NO_NORM).line == (
-        "In 3 of 3 seeds the stacks without a norm diverge and those with one do not."
+    assert N.stability(both, NO_NORM).line == headline(
+        "the stacks without a norm diverge and those with one do not", [0, 1, 2]
     )
     calm = {k: [2, 1] for k in LOSS}
     one = N.stability(_stab(4, calm, GRAD), NO_NORM)  # no divergence, 10^4+ times larger
-    assert one.line == (
-        "In the one seed run (seed 4) no stack diverges, and those without a norm draw "
-        "gradients 10 or more times larger."
+    assert one.line == headline(
+        "no stack diverges, and those without a norm draw gradients 10 or more times larger", [4]
     )
     tie = {k: [1.0, 1.0] for k in LOSS}  # equal gradients: no direction
-    split = pd.concat([_stab(0, calm, tie), _stab(1, LOSS, GRAD, ["neither"])])
-    assert N.stability(split, NO_NORM).line == (
-        "The seeds split evenly on which stacks diverge: none diverges, gradients alike in 1 "
-        'of 2; only "neither" diverges in 1.'
+    two = pd.concat([_stab(0, calm, tie), _stab(1, LOSS, GRAD, ["neither"])])
+    assert N.stability(two, NO_NORM).line == split(
+        "which stacks diverge",
+        {"none diverges, gradients alike": [0], 'only "neither" diverges': [1]},
     )
     with_norm_only = {k: v for k, v in LOSS.items() if k not in NO_NORM}
-    assert N.stability(_stab(0, with_norm_only, tie), NO_NORM).line == (
-        "In the one seed run (seed 0) no stack diverges."
+    assert N.stability(_stab(0, with_norm_only, tie), NO_NORM).line == headline(
+        "no stack diverges", [0]
     )
     assert N.stability(_stab(0, {}, {}), NO_NORM) is None
 
@@ -296,20 +293,17 @@ def _enc_stream(seed, first, values):
 
 def test_stream_rises_stays_and_a_split_with_nan_zeros_and_negatives():
     two = pd.concat([_enc_stream(0, 1.0, [2, 4]), _enc_stream(1, 1.0, [2, 3])])
-    assert (
-        E.stream(two).line
-        == "In 2 of 2 seeds the mean token norm rises 3–4 times over 2 sublayers."
+    assert E.stream(two).line == headline(
+        "the mean token norm rises 3–4 times over 2 sublayers", [0, 1]
     )
-    assert E.stream(_enc_stream(0, 1.0, [1.1, 1.2])).line == (
-        "In the one seed run (seed 0) the mean token norm stays within a factor of 1.2 over 2 "
-        "sublayers."
+    assert E.stream(_enc_stream(0, 1.0, [1.1, 1.2])).line == headline(
+        "the mean token norm stays within a factor of 1.2 over 2 sublayers", [0]
     )
     odd = pd.concat(
         [_enc_stream(0, 1.0, [NAN, 4]), _enc_stream(1, 0.0, [0, 0]), _enc_stream(2, -1.0, [-2, -4])]
     )
-    assert E.stream(odd).line == (
-        "The seeds split evenly on the stream's norm: not finite in 1 of 3; ends where it "
-        "starts in 1; falls in 1."
+    assert E.stream(odd).line == split(
+        "the stream's norm", {"not finite": [0], "ends where it starts": [1], "falls": [2]}
     )
 
 
@@ -332,9 +326,10 @@ def test_collapse_with_and_without_shortcuts():
         _collapse(1, four([0.8, 0.79], [0.8, 1e-15], [0.8, 0.7], [0.8, 0.0])),
     ]
     h = E.collapse(pd.concat(frames))
-    assert h.line == (
-        "In 2 of 2 seeds the tokens end further from rank one with shortcuts than without, in "
-        "your model and in attention alone."
+    assert h.line == headline(
+        "the tokens end further from rank one with shortcuts than without, in your model and "
+        "in attention alone",
+        [0, 1],
     )
     assert h.figures[1] == Figure(
         "distance from rank one after block 1, your model, no shortcuts", "< 1e-13"
@@ -346,10 +341,11 @@ def test_collapse_with_and_without_shortcuts():
         "attention only, shortcuts": (True, [0.8, NAN]),
         "attention only, no shortcuts": (False, [0.8, 1e-20]),
     }
-    assert E.collapse(_collapse(0, off)).line == (
-        "In the one seed run (seed 0) your model's tokens end about as far from rank one with "
-        "shortcuts as without; attention alone's cannot be compared with and without shortcuts "
-        "(a value is not finite)."
+    assert E.collapse(_collapse(0, off)).line == headline(
+        "your model's tokens end about as far from rank one with shortcuts as without; "
+        "attention alone's cannot be compared with and without shortcuts (a value is not "
+        "finite)",
+        [0],
     )
 
 
@@ -360,19 +356,16 @@ def _race(seed, a, b):
 
 
 def test_loss_race_ties_inf_none_and_negatives():
-    split = pd.concat([_race(0, [3, 1], [3, 2]), _race(1, [3, 1], [3, 1.02])])
-    h = E.loss_race(split, "your model", "other")
-    assert h.line == (
-        'The seeds split evenly on which model ends lower: "your model" lower in 1 of 2; level '
-        "in 1."
-    )
+    two = pd.concat([_race(0, [3, 1], [3, 2]), _race(1, [3, 1], [3, 1.02])])
+    h = E.loss_race(two, "your model", "other")
+    assert h.line == split("which model ends lower", {'"your model" lower': [0], "level": [1]})
     assert h.figures[1] == Figure("final loss, other (mean of the last 10 steps)", "2.01–2.5")
-    assert E.loss_race(_race(0, [3, INF], [3, 2]), "your model", "other").line == (
-        'In the one seed run (seed 0) a final loss of "your model" or "other" is not finite.'
+    assert E.loss_race(_race(0, [3, INF], [3, 2]), "your model", "other").line == headline(
+        'a final loss of "your model" or "other" is not finite', [0]
     )
     assert E.loss_race(_race(0, [3], []), "your model", "other").figures == ()
-    assert E.loss_race(_race(0, [-1, -2], [0, 0]), "your model", "other").line == (
-        'In the one seed run (seed 0) "your model" ends with the lower loss.'
+    assert E.loss_race(_race(0, [-1, -2], [0, 0]), "your model", "other").line == headline(
+        '"your model" ends with the lower loss', [0]
     )
 
 

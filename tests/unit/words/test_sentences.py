@@ -13,6 +13,7 @@ from resviz.words.sentences import (
     ratio_words,
     trend_words,
 )
+from tests.margins import printed
 
 
 @pytest.mark.parametrize(
@@ -36,7 +37,15 @@ from resviz.words.sentences import (
 def test_format_number(x, text):
     assert format_number(x) == text
     if math.isfinite(x):
-        assert float(text) == pytest.approx(x, rel=5e-3)
+        assert float(text) == printed(x)
+
+
+@pytest.mark.parametrize("x", [1.005, 9.9949, 0.0010049, 1234.5, -9.995e-7, 9.995e12, 1 / 3, 0.0])
+def test_a_printed_number_is_within_the_printed_tolerance(x):
+    """tests/margins.py's :func:`printed`, the tolerance every test reading a number off
+    a page uses, holds for the pages' own formatting, at its worst roundings too."""
+    assert float(format_number(x)) == printed(x)
+    assert float(format_number(x, 2)) == printed(x, 2)
 
 
 def test_trend_words_grows_and_falls():

@@ -1,0 +1,86 @@
+"""The gradient-flow page's sentences: what it finds, worded over every seed
+(:mod:`~resviz.gradients.words.findings`: whether the measured gain at the input
+follows the identity term λ^L, which stack passes the larger gradient back, how a
+curve changes, ...), and each section's captions and accounts put together from them
+(:mod:`~resviz.gradients.words.captions`), and what each section opens with
+(:mod:`~resviz.gradients.words.intro`)."""
+
+from resviz.gradients.words.captions import (
+    acf_account,
+    derivation_figures,
+    divergence_warnings,
+    flagged,
+    gradients_shown_caption,
+    heatmap_account,
+    input_gains,
+    lag1_caption,
+    measured_logs,
+    median_note,
+    norms_account,
+    ratio_account,
+    spectrum_account,
+    streams_account,
+    sweep_account,
+    sweep_caption,
+    sweep_words,
+    towards_input,
+    training_seeds_caption,
+    weights_account,
+)
+from resviz.gradients.words.findings import (
+    AGREE_RTOL,
+    agreement_over_seeds,
+    below_half_over_seeds,
+    first_vs_last_over_seeds,
+    larger_gradient_over_seeds,
+    scaled_shortcut_words,
+    stream_change_over_seeds,
+    trend_kind,
+    trend_over_seeds,
+    why_over_seeds,
+    zero_sv_over_seeds,
+    zero_sv_words,
+)
+from resviz.gradients.words.intro import IDENTITY_TERM, SCALED_SHORTCUT, TRAINING, shattered_intro
+from resviz.words.seeds import log_span, seed_progress
+
+__all__ = [
+    "AGREE_RTOL",
+    "IDENTITY_TERM",
+    "SCALED_SHORTCUT",
+    "TRAINING",
+    "acf_account",
+    "agreement_over_seeds",
+    "below_half_over_seeds",
+    "derivation_figures",
+    "divergence_warnings",
+    "first_vs_last_over_seeds",
+    "flagged",
+    "gradients_shown_caption",
+    "heatmap_account",
+    "input_gains",
+    "lag1_caption",
+    "larger_gradient_over_seeds",
+    "log_span",
+    "measured_logs",
+    "median_note",
+    "norms_account",
+    "ratio_account",
+    "scaled_shortcut_words",
+    "seed_progress",
+    "shattered_intro",
+    "spectrum_account",
+    "stream_change_over_seeds",
+    "streams_account",
+    "sweep_account",
+    "sweep_caption",
+    "sweep_words",
+    "towards_input",
+    "training_seeds_caption",
+    "trend_kind",
+    "trend_over_seeds",
+    "why_over_seeds",
+    "weights_account",
+    "zero_sv_over_seeds",
+    "zero_sv_words",
+]
