@@ -54,9 +54,7 @@ def _on_screen(at, step) -> dict:  # noqa: ANN001
         if name == "seed":
             continue
         if name == "seeds":  # the sidebar's (shared), auto: the section's own default
-            choice = (
-                at.session_state["seeds"] if "seeds" in at.session_state else "auto"
-            )
+            choice = at.session_state["seeds"] if "seeds" in at.session_state else "auto"
             out[name] = seeds_count(str(choice), int(names[name]))
             continue
         key = name
