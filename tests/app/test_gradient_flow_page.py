@@ -11,6 +11,7 @@ from resviz import gradients as G
 from resviz.gradients import headline as H
 from resviz.gradients import words as W
 from resviz.recipes import MEASURES
+from resviz.words.seeds import seeds_answer
 from tests.app.conftest import (
     chart_frames,
     clean,
@@ -214,7 +215,7 @@ def test_lesson_measure_answers_from_the_numbers_shown(app):
     out = MEASURES["gradflow_input_gradient"].at(settings, 0)
     assert out.answer == ("plain" if plain > resid else "residual") == "plain"
     # The measure reads each of the seeds the page shows; its count is the caption's.
-    assert out.sentence.startswith("In 3 of 3 seeds: plain. Seed 0: ")
+    assert out.sentence.startswith(seeds_answer(["plain"] * 3, [""] * 3, (0, 1, 2))[1])
     r = rv.recipes.gradients.per_layer(**settings)
     assert find_caption_with(at, "passes the larger gradient") == _larger(r)
     assert all(p > q for p, q in zip(W.input_gains(r, G.PLAIN), W.input_gains(r, G.RESIDUAL)))

@@ -25,6 +25,7 @@ from tests.app.conftest import (
     recorded_csvs,
 )
 from tests.margins import AT_INIT, assert_clear, assert_far_from_divergence
+from tests.unit.words.agree import lead
 
 PAGE = "app_pages/normalization.py"
 
@@ -226,8 +227,7 @@ def test_stability_caption_when_nothing_diverges(app, monkeypatch):
     _assert_caption_matches_summary(at, summary, "0.001")
     assert "blow up" not in find_caption_with(at, "At learning rate")
     assert (
-        "In the one seed run (seed 0) no run diverged, and the largest gradient norm of the "
-        "stacks without a norm ("
+        lead([0]) + "no run diverged, and the largest gradient norm of the stacks without a norm ("
     ) in page_text(at)
     # Each run's first loss and its mean over the last ten steps, read from the data.
     caption = next(c.value for c in at.caption if "At learning rate" in c.value)

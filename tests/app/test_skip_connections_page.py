@@ -126,9 +126,9 @@ def test_controls_that_do_nothing_here_are_disabled_with_a_note(app):
     at.selectbox(key="mode").set_value("none").run()
     assert at.selectbox(key="join").disabled
     # The network box names the preset by its widths; the URL keeps its value.
-    assert at.selectbox(key="preset").format_func(
-        SPEC.param("preset").options[1]
-    ) == ("widths 25, 25, 43, 43, 54, 54")
+    assert at.selectbox(key="preset").format_func(SPEC.param("preset").options[1]) == (
+        "widths 25, 25, 43, 43, 54, 54"
+    )
 
 
 def test_modes_toggles_and_inconsistent_settings(app):
