@@ -10,7 +10,14 @@ import ui.jobs
 from resviz import encoder as PG
 from resviz.encoder import captions as C
 from resviz.words.seeds import band_words
-from tests.app.conftest import chart_frames, clean, find_caption_with, find_job, open_section
+from tests.app.conftest import (
+    chart_frames,
+    clean,
+    find_caption_with,
+    find_job,
+    open_section,
+    recorded_csvs,
+)
 from tests.margins import AT_INIT, assert_clear
 from ui.specs import encoder_playground as S
 
@@ -190,17 +197,7 @@ def test_train_button_finishes_and_redraws_views(app):
 def csvs(monkeypatch):
     """Every CSV the page offers, by name: the frames of every seed the captions are
     worded from (a banded chart draws only their median and range)."""
-    import ui.views
-
-    seen = {}
-    original = ui.views.csv_button
-
-    def record(df, name, label="Download CSV"):  # noqa: ANN001, ANN202
-        seen[name] = df
-        original(df, name, label)
-
-    monkeypatch.setattr(ui.views, "csv_button", record)
-    return seen
+    return recorded_csvs(monkeypatch)
 
 
 def per_seed(df):
