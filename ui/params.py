@@ -25,7 +25,6 @@ directive inside one, where escaping characters cannot stop autolinks
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import streamlit as st
@@ -54,13 +53,6 @@ _RUN_KEY = "_params_run"
 _PAGE_KEY = "_params_page"  # the page the last PageParams was drawn for
 
 
-@dataclass
-class _Spec:
-    name: str
-    default: Any
-    parse: Callable[[str], Any]
-
-
 def begin_run() -> None:
     """Start collecting this script run's URL-bound widgets (the entry point calls it)."""
     st.session_state[_RUN_KEY] = []
@@ -79,7 +71,7 @@ def finish_run() -> None:
     from .specs import SHARED
 
     known = set(ROUTING).union(
-        SHARED.names, *(p.specs for p in group), *(p.spec.names for p in group)
+        SHARED.names, *(p.drawn for p in group), *(p.spec.names for p in group)
     )
     unknown = sorted(k for k in st.query_params.keys() if k not in known)
     for p in owners:
@@ -153,7 +145,7 @@ class PageParams:
         self.page = page
         self.owns_url = owns_url
         self.spec: PageSpec = SHARED if page == "shared" else spec_of(page)
-        self.specs: dict[str, _Spec] = {}
+        self.drawn: set[str] = set()  # the settings whose widgets this run drew
         self.problems: list[str] = []
         self._box = (container or st).empty()
         self.fresh = f"_params_seen:{page}" not in st.session_state
@@ -191,7 +183,7 @@ class PageParams:
         is written as its label), when not as :func:`resviz.settings.fmt` does."""
         from resviz.settings import InvalidSetting, fmt
 
-        self.specs[name] = _Spec(name, default, parse)
+        self.drawn.add(name)
         if name in st.session_state:  # drawn before, or set by a preset or a lesson
             return name
         raw = st.query_params.get_all(name)
