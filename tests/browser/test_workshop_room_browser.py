@@ -119,6 +119,7 @@ def test_presenter_and_three_participants_on_two_replicas(room_proxy, browser):
     reclaim = re.search(r"\S+/workshop\?present=[A-Z0-9]{6}&key=\S+", pp.inner_text("body"))
     assert reclaim is not None and f"present={code}" in reclaim.group(0)
     assert "key=" not in pp.url
+    wait_ready(pp)  # the run that drew the key has ended: no stale element still shown
     assert pp.locator("[data-testid='stImage'] img").count() == 2
     screenshot(pp, "room_presenter_key")
     pp.get_by_role("button", name="I have saved it: hide the key").click()
