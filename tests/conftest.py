@@ -19,6 +19,14 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import settings
+
+from tests.examples import QUICK
+
+# Property tests: a tenth of the examples under `make check` (tests/examples.py).
+settings.register_profile("full")
+settings.register_profile("check", max_examples=10)
+settings.load_profile("check" if QUICK else "full")
 
 SERIAL = ("tests/browser/", "tests/install/")
 

@@ -6,7 +6,7 @@ section's finding, stated as a direction, where the section has one to show.
 
 * :class:`Shows`: the default view's text (every element's, wherever the page draws
   it) states the finding: each pattern is found in it. Checked in
-  ``tests/app/test_pages.py::test_page_default_view``, which draws every default
+  ``tests/app/test_sections.py::test_section_contract``, which draws every default
   view anyway.
 * :class:`Trained`: the finding appears once a background run has finished, which
   the default view does not start; ``test`` (``path::name``) runs the section at its

@@ -3,18 +3,15 @@
 from pathlib import Path
 
 import pytest
-from altair.vegalite.v6.schema.core import Root
 
 from tests.app.conftest import (
     PAGE_PATHS,
     SECTION_CASES,
     SECTION_IDS,
     SWEEP_COUNTS,
-    page_text,
     section_params,
 )
-from tests.findings import FINDINGS, NoFinding, Trained, missing, section_id
-from tests.readable import problems, spec_of
+from tests.findings import FINDINGS, NoFinding, Trained
 from ui.registry import PAGES
 from ui.views import BUDGET_MARK
 
@@ -47,33 +44,6 @@ def test_home_lists_every_page(app):
     assert links == [p.url_path for p in PAGES]
 
 
-@pytest.mark.parametrize(("page", "section"), SECTION_CASES, ids=SECTION_IDS)
-def test_page_default_view(app, page, section):
-    """Each section's default view, opened by deep link."""
-    at = app(page, **section_params(section)).run()
-    _assert_clean(at)
-    assert at.title, "page drew no title"
-    # Its default setting shows the section's finding, where it has one (tests/findings.py).
-    started = any(b.key and b.key.endswith(":start") for b in at.button)
-    gaps = missing(section_id(page, section), page_text(at), started)
-    assert not gaps, gaps
-    if page.endswith("workshop.py"):  # the presenter's page: a step, its link and QR code
-        assert at.get("image") and at.code, "workshop page drew no link or QR code"
-        assert not at.warning and not at.error
-        return
-    # A background-run section draws its charts once its run is started.
-    assert at.get("vega_lite_chart") or at.dataframe or started, "page drew no chart or table"
-    assert at.get("download_button"), "page has no CSV download"
-    assert not at.warning  # a clean URL gives no warning
-    # Charts are sent without per-rerun schema validation; validate them here. Each reads
-    # on a phone: every series drawn named in a legend that fits, titles whole
-    # (tests/readable.py).
-    for el in at.get("vega_lite_chart"):
-        spec, datasets = spec_of(el)
-        Root.validate(spec)
-        assert not problems(spec, datasets), problems(spec, datasets)
-
-
 def test_every_section_declares_its_finding():
     """Each section says what its default setting shows, or why it shows none; a
     finding that comes with a background run names the test that runs its default."""
@@ -96,7 +66,7 @@ def test_widget_sweep(app, page, section):
 
     The sweep runs one seed (``seeds=1`` in the URL): it is about every widget's
     path, and each section's default view runs its default seeds
-    (:func:`test_page_default_view`); the sidebar's Seeds is swept over 1, 2 and
+    (``tests/app/test_sections.py``); the sidebar's Seeds is swept over 1, 2 and
     auto, its largest values left to the pages' own seeds tests."""
     at = app(page, seeds="1", **section_params(section)).run()
     _assert_clean(at)

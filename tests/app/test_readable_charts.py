@@ -1,6 +1,6 @@
 """The charts a background run draws read on a phone too (``tests/readable.py``): every
 series named in a legend that fits, lines told apart by dash, titles whole. Each
-section's default view is checked in ``test_pages.py::test_page_default_view``; these
+section's default view is checked in ``test_sections.py::test_section_contract``; these
 sections draw their charts once a run has finished, here one seed with short settings
 (Warm-up and the playground's Training take 10-15 s: their series names are checked
 in ``tests/unit/charts/test_series.py``)."""

@@ -5,17 +5,19 @@ section's screenshots are kept in docs/images/ to look at.
 
 The spec-level checks (every series named, labels and titles that fit the narrowest
 chart) run on every section's default view without a browser
-(``tests/app/test_pages.py::test_page_default_view``, ``tests/readable.py``); every
-section's default view is checked as drawn, at both sizes, where the shipped install
-serves them (``tests/install/test_shipped.py``); this looks at two sections with the
-most series after their charts are drawn, and keeps their screenshots."""
+(``tests/app/test_sections.py``, ``tests/readable.py``). Here every section's default
+view is checked as drawn, at both sizes, with no error box; and two sections with the
+most series are looked at after their charts are drawn, their screenshots kept."""
 
+import urllib.parse
+from importlib import import_module
 from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import ROOT, wait_ready
-from tests.browser.whole_charts import SIZES, assert_charts_whole
+from tests.browser.conftest import ROOT, screenshot, wait_ready
+from tests.browser.whole_charts import SIZES, assert_charts_whole, whole_at_both_sizes
+from ui.registry import PAGES
 
 pytestmark = pytest.mark.browser
 
@@ -49,3 +51,43 @@ def test_charts_are_whole_on_a_desktop_and_a_phone(server, browser, size):
             pg.set_viewport_size({"width": w, "height": h})
     finally:
         ctx.close()
+
+
+ERRORS = "[data-testid='stException'], [data-testid='stAlertContentError']"
+
+
+def views() -> list[tuple[str, str]]:
+    """(name, path and query) of every page's every section, each as its own link."""
+    out = [("home", "/")]
+    for info in PAGES:
+        if info.url_path == "workshop":
+            continue
+        for section in import_module(f"ui.specs.{info.url_path}").SPEC.sections:
+            query = urllib.parse.urlencode({"section": section})
+            out.append((f"{info.url_path} > {section}", f"/{info.url_path}?{query}"))
+    return out
+
+
+def test_every_section_draws_whole_charts_and_no_error_box(server, browser):
+    """Every section's default view as a browser draws it: no error box, and its charts
+    whole at a desktop's width and at a phone's."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    pg = ctx.new_page()
+    charts, problems = 0, []
+    try:
+        for name, path in views():
+            pg.goto(server.url + path)
+            wait_ready(pg, timeout=180_000)
+            boxes = pg.locator(ERRORS)
+            said = [boxes.nth(i).inner_text()[:300] for i in range(boxes.count())]
+            problems += [f"{name}: {s}" for s in said]
+            n, wrong = whole_at_both_sizes(pg, name)
+            charts, problems = charts + n, problems + wrong
+    except BaseException:
+        screenshot(pg, "readable_tour_failed")
+        raise
+    finally:
+        ctx.close()
+    print(f"\n{len(views())} views with no error box; {charts} charts checked")
+    assert not problems, "\n".join(problems)
+    assert charts >= len(views())  # most sections draw a chart or two at their defaults

@@ -14,6 +14,7 @@ extra runs the app's entry point and its Workshop page (segno's QR codes) under 
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 import venv
@@ -44,12 +45,26 @@ def imported_modules(*paths: Path) -> set[str]:
 
 # resviz.pretrained imports transformers and the hub client when a model is loaded: the
 # `pretrained` extra brings them; the rest of the library needs only the base wheel.
-PRETRAINED = imported_modules(ROOT / "resviz" / "pretrained")
-LIBRARY = imported_modules(*(p for p in (ROOT / "resviz").iterdir() if p.name != "pretrained"))
-APP = imported_modules(
-    ROOT / "streamlit_app.py", ROOT / "app_pages", ROOT / "ui", ROOT / "deploy" / "cloud"
-)
-TESTS = imported_modules(ROOT / "tests", ROOT / "benchmarks", ROOT / "conftest.py")
+# Scanned when a test asks (every file parsed: seconds), not at collection.
+@functools.cache
+def scanned(part: str) -> frozenset[str]:
+    """The third-party modules a part imports: ``pretrained``, ``library``, ``app``,
+    ``tests`` (read from its files), or ``notebook`` (the exported notebook's setup)."""
+    resviz = ROOT / "resviz"
+    found = {
+        "pretrained": lambda: imported_modules(resviz / "pretrained"),
+        "library": lambda: imported_modules(
+            *(p for p in resviz.iterdir() if p.name != "pretrained")
+        ),
+        "app": lambda: imported_modules(
+            ROOT / "streamlit_app.py", ROOT / "app_pages", ROOT / "ui", ROOT / "deploy" / "cloud"
+        ),
+        "tests": lambda: imported_modules(
+            ROOT / "tests", ROOT / "benchmarks", ROOT / "conftest.py"
+        ),
+        "notebook": notebook_modules,
+    }[part]()
+    return frozenset(found)
 
 
 def notebook_modules() -> set[str]:
@@ -63,8 +78,6 @@ def notebook_modules() -> set[str]:
     return found - {"resviz"}
 
 
-NOTEBOOK = notebook_modules()
-
 APP_CHECK = """
 from streamlit.testing.v1 import AppTest
 at = AppTest.from_file("streamlit_app.py", default_timeout=120).run()
@@ -76,10 +89,10 @@ print("APP_OK", at.title[0].value)
 
 
 def test_the_scan_finds_what_each_part_is_known_to_import() -> None:
-    assert {"torch", "numpy", "pandas", "altair"} <= LIBRARY
-    assert {"streamlit", "segno"} <= APP and "streamlit" not in LIBRARY
-    assert {"pytest", "nbclient", "nbformat", "playwright", "hypothesis"} <= TESTS
-    assert {"altair", "pandas", "vl_convert"} <= NOTEBOOK
+    assert {"torch", "numpy", "pandas", "altair"} <= scanned("library")
+    assert {"streamlit", "segno"} <= scanned("app") and "streamlit" not in scanned("library")
+    assert {"pytest", "nbclient", "nbformat", "playwright", "hypothesis"} <= scanned("tests")
+    assert {"altair", "pandas", "vl_convert"} <= scanned("notebook")
 
 
 class Venv:
@@ -116,7 +129,7 @@ def test_each_extra_installs_what_its_files_import(wheel: Path, tmp_path: Path) 
     env.pip(*constraints, "torch")  # torch first: the build this machine offers (README)
 
     env.pip(*constraints, str(wheel))
-    assert env.missing(LIBRARY) == []
+    assert env.missing(scanned("library")) == []
     # The README's example, in this venv as a user has it now: torch and the bare wheel.
     assert_readme_example_runs(env.py, tmp_path / "venv", tmp_path / "readme")
     assert env.missing({"streamlit", "segno"}) != [], "the bare wheel brought the app's packages"
@@ -125,13 +138,13 @@ def test_each_extra_installs_what_its_files_import(wheel: Path, tmp_path: Path) 
     assert env.missing({"transformers"}) != [], "the bare wheel brought transformers"
 
     env.pip(*constraints, f"{wheel}[notebook]")
-    assert env.missing(NOTEBOOK) == []
+    assert env.missing(scanned("notebook")) == []
 
     env.pip(*constraints, f"{wheel}[pretrained]")
-    assert env.missing(PRETRAINED) == []
+    assert env.missing(scanned("pretrained")) == []
 
     env.pip(*constraints, f"{wheel}[app]")
-    assert env.missing(APP) == []
+    assert env.missing(scanned("app")) == []
     app = subprocess.run(
         [env.py, "-c", APP_CHECK],
         cwd=ROOT,
@@ -143,4 +156,4 @@ def test_each_extra_installs_what_its_files_import(wheel: Path, tmp_path: Path) 
     assert "APP_OK Workshop" in app.stdout
 
     env.pip(*constraints, f"{wheel}[test]")
-    assert env.missing(TESTS) == []
+    assert env.missing(scanned("tests")) == []

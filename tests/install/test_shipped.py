@@ -3,11 +3,19 @@
 The dev venv holds every extra; a user's install holds what its file says. One clean venv
 is made here by the Makefile's own ``setup`` target (``requirements.txt`` with
 ``constraints.txt``: what ``make run``, ``make workshop`` and the container install; never
-the dev venv), and shared by three checks, so the suite builds it once:
+the dev venv), and shared by three checks, so the suite builds it once. What only a clean
+install can get wrong is a missing or mismatched package, so each check looks for that:
 
-1. ``make run`` itself (the Makefile's recipe, on that venv) serves every page, every
-   section's first view and every lesson step (as its own page, with the prediction
-   locked in, and on the presenter's Workshop page) in Chromium with no error box.
+1. ``make run`` itself (the Makefile's recipe, on that venv): every module of the library
+   and the app imports there, and the server draws, with no error box and its charts
+   whole on a desktop and a phone, one page for each part of the install: the home page,
+   a page of the app's own packages (Gradient flow), the Pretrained page (transformers,
+   safetensors), the Workshop page (segno's QR codes), and one lesson step as a
+   participant opens it, its prediction locked in. Every section and every lesson step
+   is drawn with the dev venv: each section's contract in AppTest
+   (``tests/app/test_sections.py``), its charts whole in Chromium
+   (``tests/browser/test_readable_browser.py``), every lesson step in AppTest
+   (``tests/app/test_workshop.py``, ``tests/app/test_lesson_answers.py``).
 2. The Cloud file (``deploy/cloud/requirements.txt``) brings exactly that environment on
    the Python at hand (nothing to install, nothing left over), and its entry point serves
    the Pretrained page and the lesson's last step. Its resolution for every Python Cloud
@@ -35,7 +43,6 @@ import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -51,14 +58,12 @@ from tests.install.test_deploy import (
     uid_of_image_user,
 )
 from ui.lessons import load_lessons
-from ui.registry import PAGES
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 # The 90-minute lesson: every step of the 20- and 60-minute ones is one of its steps
-# (checked here), and its real-model step is on the Pretrained page. Every step served:
-# the 90-minute lesson's, and those of any other lesson (Inside a real model) it lacks.
+# (checked here), and its real-model step is on the Pretrained page.
 _LESSONS = load_lessons()[0]
 LESSON = _LESSONS["residuals_90"]
 assert all(
@@ -67,12 +72,6 @@ assert all(
     if lid.startswith("residuals")
     for step in lesson.steps
 ), "a 20- or 60-minute lesson has a step the 90-minute lesson does not"
-STEPS = [(LESSON.id, i) for i in range(1, len(LESSON.steps) + 1)] + [
-    (lid, i)
-    for lid, lesson in _LESSONS.items()
-    if not lid.startswith("residuals")
-    for i in range(1, len(lesson.steps) + 1)
-]
 ERRORS = "[data-testid='stException'], [data-testid='stAlertContentError']"
 BASE_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 
@@ -184,16 +183,13 @@ def no_error_box(pg, what: str) -> None:
     assert not said, f"{what}: {said}"
 
 
-def views() -> list[tuple[str, str]]:
-    """(name, path and query) of every page's every section, each as its own link."""
-    out = [("home", "/")]
-    for info in PAGES:
-        if info.url_path == "workshop":
-            continue
-        for section in import_module(f"ui.specs.{info.url_path}").SPEC.sections:
-            query = urllib.parse.urlencode({"section": section})
-            out.append((f"{info.url_path} > {section}", f"/{info.url_path}?{query}"))
-    return out
+# One page for each part of the install (the home page: the entry point and navigation).
+VIEWS = [
+    ("home", "/"),
+    ("the app's packages: Gradient flow", "/gradient_flow"),
+    ("transformers and safetensors: Pretrained", "/pretrained"),
+    ("segno: Workshop", "/workshop"),
+]
 
 
 # ------------------------------------------------------------ 1. requirements.txt alone
@@ -215,55 +211,74 @@ def make_run(app_venv: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         yield url
 
 
-def test_make_run_serves_every_section_from_requirements_alone(make_run: str, browser) -> None:
+def test_every_module_imports_from_requirements_alone(app_venv: Path, tmp_path: Path) -> None:
+    """Every module of the library and of the app imports in the clean venv: a package
+    that requirements.txt lacks fails here, whichever page would have needed it."""
+    code = (
+        "import importlib, pkgutil, sys\n"
+        "names = []\n"
+        "for top in ('resviz', 'ui'):\n"
+        "    pkg = importlib.import_module(top)\n"
+        "    names += [top] + [m.name for m in pkgutil.walk_packages(pkg.__path__, top + '.')]\n"
+        "for name in names:\n"
+        "    importlib.import_module(name)\n"
+        "print(len(names))\n"
+    )
+    done = subprocess.run(
+        [str(app_venv / "bin" / "python"), "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=clean_env(app_venv, tmp_path),
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert int(done.stdout.split()[-1]) > 100  # the walk found the library's modules
+
+
+def test_make_run_serves_a_page_for_each_part_of_the_install(make_run: str, browser) -> None:
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     pg = ctx.new_page()
     charts, problems = 0, []
-    for name, path in views():
+    for name, path in VIEWS:
         pg.goto(make_run + path)
         settled(pg, name)
         no_error_box(pg, name)
         # Its charts whole on a desktop and on a phone (tests/browser/whole_charts.py).
         n, wrong = whole_at_both_sizes(pg, name)
         charts, problems = charts + n, problems + wrong
-    screenshot(pg, "shipped_last_section")
+    assert "needs the pretrained models' packages" not in pg.inner_text("body")
+    screenshot(pg, "shipped_last_view")
     ctx.close()
-    print(f"\nrendered with no error box: {len(views())} views; {charts} charts checked")
+    print(f"\nrendered with no error box: {len(VIEWS)} views; {charts} charts checked")
     assert not problems, "\n".join(problems)
-    assert charts >= len(views())  # most sections draw a chart or two at their defaults
+    assert charts >= 2  # Gradient flow's two charts at least, at each size
 
 
-@pytest.mark.parametrize(("lesson_id", "index"), STEPS, ids=[f"{a}-{b}" for a, b in STEPS])
-def test_make_run_serves_every_lesson_step_from_requirements_alone(
-    make_run: str, browser, lesson_id: str, index: int
-) -> None:
-    """The step as a participant opens it, its prediction locked in and measured, then
-    the same step on the presenter's Workshop page."""
-    lesson = _LESSONS[lesson_id]
-    step = lesson.steps[index - 1]
+def test_make_run_serves_a_lesson_step_from_requirements_alone(make_run: str, browser) -> None:
+    """The lesson's first question as a participant opens it, its prediction locked in
+    and measured, then the same step on the presenter's Workshop page."""
+    index = next(i for i, s in enumerate(LESSON.steps, 1) if s.predict is not None)
+    step = LESSON.steps[index - 1]
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     pg = ctx.new_page()
     try:
-        query = urllib.parse.urlencode(step.query(lesson.id, index))
-        what = f"{lesson.id} step {index} ({step.page})"
+        query = urllib.parse.urlencode(step.query(LESSON.id, index))
+        what = f"{LESSON.id} step {index} ({step.page})"
         pg.goto(f"{make_run}/{step.page}?{query}")
         settled(pg, what)
-        if step.predict is not None:
-            choice = step.predict.choices[0]
-            pg.locator("[data-testid='stRadio']").get_by_text(choice, exact=True).click(
-                timeout=90_000
-            )
-            lock = pg.get_by_role("button", name="Lock in my prediction")
-            lock.click()
-            lock.wait_for(state="detached", timeout=60_000)
-            settled(pg, what)
+        choice = step.predict.choices[0]
+        pg.locator("[data-testid='stRadio']").get_by_text(choice, exact=True).click(timeout=90_000)
+        lock = pg.get_by_role("button", name="Lock in my prediction")
+        lock.click()
+        lock.wait_for(state="detached", timeout=60_000)
+        settled(pg, what)
         no_error_box(pg, what)
-        pg.goto(f"{make_run}/workshop?lesson={lesson.id}&step={index}")
+        pg.goto(f"{make_run}/workshop?lesson={LESSON.id}&step={index}")
         settled(pg, f"{what} on the Workshop page")
         no_error_box(pg, f"{what} on the Workshop page")
-        assert f"Step {index} of {len(lesson.steps)}" in pg.inner_text("body")
+        assert f"Step {index} of {len(LESSON.steps)}" in pg.inner_text("body")
     except BaseException:
-        screenshot(pg, f"shipped_failed_{lesson.id}_{index}")
+        screenshot(pg, f"shipped_failed_{LESSON.id}_{index}")
         raise
     finally:
         ctx.close()

@@ -52,6 +52,7 @@ def test_budget_limits_come_from_the_environment_or_fall_back(env, field, value)
     assert getattr(rv.Budget.from_mapping(env), field) == value
 
 
+@pytest.mark.slow
 def test_estimates_never_import_torch_dynamo():
     """Counting on the meta device must not run torch's Python reference ops:
     their first use imports torch._dynamo (over a second and 70 MB on a server
@@ -149,6 +150,7 @@ print(1024 * (kb("VmHWM") - before))
     return int(out.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_layer_gradients_never_hold_a_second_copy_of_the_weights():
     """One backward pass measures every block's weight gradient, but drops each as soon as
     it is measured. A 100 x 512 stack has 100 MB of weights (125 MB with activations);
@@ -184,6 +186,7 @@ def test_backward_with_streams_measures_weight_gradients_and_keeps_none():
     assert len(grads) == cfg.n_blocks + 1 and float(loss) > 0
 
 
+@pytest.mark.slow
 def test_norm_timing_cost_bounds_its_measured_peak():
     """The timing's own estimate (NORM_TIMING_COPIES float32 copies of its input) is an
     upper bound of what it actually holds, measured at a size the page allows."""

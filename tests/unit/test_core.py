@@ -187,6 +187,7 @@ def test_a_lesson_answer_and_a_caption_follow_one_rule(outcomes):
 NOT_REPEATABLE = {"norms.cost", "encoder.model"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
     sorted(

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # The snippet, one statement a line: the test reads mypy's answer by line number.
@@ -83,6 +85,7 @@ def _mypy(tmp_path: Path) -> dict[int, list[str]]:
     return lines
 
 
+@pytest.mark.slow
 def test_recipes_keep_their_signature_for_a_type_checker(tmp_path):
     said = _mypy(tmp_path)
 

@@ -3,11 +3,12 @@ teach"): each section's recipe at the settings its page opens with (ui/specs), s
 and the default seeds, worded by the headline the page draws; every side of the
 finding checked clear of its threshold first (tests/margins.py), so that no CPU's
 rounding can turn it. The sections drawn without a run are checked in
-``tests/app/test_pages.py::test_page_default_view`` (tests/findings.py)."""
+``tests/app/test_sections.py::test_section_contract`` (tests/findings.py)."""
 
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from resviz.core import settings_of
 from resviz.encoder import headline as HE
@@ -32,6 +33,7 @@ def at_defaults(spec, fn):
     return fn(**kw, seed=0)
 
 
+@pytest.mark.slow
 def test_degradation_default_shows_the_deep_plain_stack_ending_higher():
     r = at_defaults(SS, RS.degradation)
     last = r.curves.groupby(["kind", "depth"]).tail(1).set_index(["kind", "depth"])["loss"]
@@ -45,6 +47,7 @@ def test_degradation_default_shows_the_deep_plain_stack_ending_higher():
     )
 
 
+@pytest.mark.slow
 def test_lesion_default_shows_the_plain_stack_suffering_and_the_residual_one_coping():
     r = at_defaults(SS, RS.lesion)
     for kind, want in (("plain", "suffers"), ("residual", "depends on the block")):
@@ -57,6 +60,7 @@ def test_lesion_default_shows_the_plain_stack_suffering_and_the_residual_one_cop
     )
 
 
+@pytest.mark.slow
 def test_depth_sweep_default_shows_the_residual_stack_keeping_the_gradient():
     r = at_defaults(SG, RG.depth_sweep)
     measure = SG.SPEC.param("measure").default
@@ -75,6 +79,7 @@ def _final(h: pd.DataFrame, variant: str) -> float:
     return float(h[h["variant"] == variant].sort_values("step")["loss"].iloc[-1])
 
 
+@pytest.mark.slow
 def test_warmup_default_shows_post_ln_needing_it_and_pre_ln_not():
     r = at_defaults(SN, RN.warmup)
     h, w = r.history, r.w_warm
@@ -87,6 +92,7 @@ def test_warmup_default_shows_post_ln_needing_it_and_pre_ln_not():
     )
 
 
+@pytest.mark.slow
 def test_encoder_training_default_shows_your_model_ending_lower():
     r = at_defaults(SE, RE.training)
     c = r.curves

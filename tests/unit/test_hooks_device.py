@@ -82,6 +82,7 @@ def test_device_info_fields():
     assert info["device"] == "cpu" and info["torch"] == torch.__version__
 
 
+@pytest.mark.slow
 def test_resviz_does_not_import_streamlit():
     import subprocess
     import sys

@@ -270,6 +270,7 @@ def test_masked_batch_is_seeded_and_masks_something():
     assert (x[masked] == rv.data.MASK).all() and (x[~masked] != rv.data.MASK).all()
 
 
+@pytest.mark.slow
 def test_training_drives_masked_loss_down_with_residuals():
     vocab, ids, cfg = _setup()
     seen = []

@@ -91,6 +91,7 @@ def test_scaled_shortcut_reads_the_result_it_is_given():
     assert R.format_number(r.measured) in out.sentence
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("bn", "answer"), [(True, "shattered"), (False, "smooth")])
 def test_plain_shattered(bn, answer):
     # At init, seeds 0-2: the plain 50-block net's lag-1 autocorrelation is 0.003-0.014

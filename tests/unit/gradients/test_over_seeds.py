@@ -36,6 +36,7 @@ def test_each_seeds_rows_are_its_own_layer_gradients(act, norm, init, residual):
         pd.testing.assert_frame_equal(rows, own, rtol=1e-9, check_exact=False)
 
 
+@pytest.mark.slow
 def test_what_it_cannot_stand_in_for_is_left_to_the_per_seed_pass():
     # BatchNorm's batch statistics, and a gradient under 1e-280 (width 2 with a
     # LayerNorm reaches 1e-420 over 100 blocks: only the log-space pass holds it).

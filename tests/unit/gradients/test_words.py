@@ -270,6 +270,7 @@ def test_stream_change_over_seeds_agree_and_split():
     )
 
 
+@pytest.mark.slow
 def test_agreement_over_seeds_holds_per_seed():
     r = R.derivation(seeds=3)
     ms = [run.values["log10_measured"] for run in r.per_seed]

@@ -98,6 +98,7 @@ def _doubles(side: str, **settings: object) -> Answer:
     return MEASURES["preln_stream_doubles"].over(r)
 
 
+@pytest.mark.slow
 def test_preln_stream_doubles_under_xavier_not_under_the_default_init():
     # Each seed's growth: 5.8-6.5 (xavier, 8 layers), 1.63-1.74 (default, 8), 3.02-3.45
     # (default, 24), 1.39-1.44 (xavier, 1 layer).
@@ -121,6 +122,7 @@ def test_a_measure_takes_the_settings_as_the_page_holds_them_or_typed():
     assert text == typed
 
 
+@pytest.mark.slow
 def test_preln_stream_doubles_over_seeds_agree_and_split():
     # Xavier, 8 layers: every seed's stream more than doubles.
     agree = _measure("preln_stream_doubles")

@@ -179,6 +179,7 @@ def test_prepost_words_follow_the_stream():
     )
 
 
+@pytest.mark.slow
 def test_prepost_seeds_come_from_the_core_and_the_words_quote_each():
     """The gradients frame used to loop over three seeds itself (its own seed column,
     which the core's combine refuses); now each run is one seed, and the spread over
@@ -235,6 +236,7 @@ def test_the_default_init_is_smaller_in_attention_and_ffn_not_in_the_head():
 
 
 # ------------------------------------------------------------------- training words
+@pytest.mark.slow
 def test_warmup_words_read_the_trained_runs_of_every_seed():
     # A short run at a small rate: without warm-up ends lower in seeds 0-2 (the old
     # caption said Post-LN without warm-up stays at the loss of guessing): 2.02-2.11

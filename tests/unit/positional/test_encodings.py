@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from resviz import positional as P
+from tests.examples import examples
 
 LECTURE = {  # lecture notes, d = 4, n = 100, "I am a robot"
     "am": (1, [0.84, 0.54, 0.10, 1.00]),
@@ -357,7 +358,7 @@ def test_tokenize_truncates():
 # --- properties ---------------------------------------------------------------
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     n=st.integers(1, 64),
     half_d=st.integers(1, 32),
@@ -382,7 +383,8 @@ _anything = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@pytest.mark.slow
+@settings(max_examples=examples(150), deadline=None)
 @given(n=_anything, d=_anything, base=_anything)
 def test_any_input_either_works_or_raises_value_error(n, d, base):
     try:

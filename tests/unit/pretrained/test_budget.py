@@ -131,6 +131,7 @@ def no_model_is_built(monkeypatch):
 # ------------------------------------------------ a small file beside a large config
 
 
+@pytest.mark.slow
 def test_tiny_weights_beside_gpt2_medium_config_are_refused_before_allocating(probes):
     """The audit's folder: a 76-byte weights file beside GPT-2 medium's config loaded
     355M parameters (the process grew by 1.4 GB under a 1 GiB budget). Refused now,
@@ -351,6 +352,7 @@ def test_a_released_model_still_in_use_counts(folders, one_at_a_time, monkeypatc
     assert list(C._MODELS.values()) == [b]
 
 
+@pytest.mark.slow
 def test_sessions_loading_at_once_stay_within_the_budget(folders, one_at_a_time, monkeypatch):
     """Four threads (Streamlit's sessions) load the two models in turn; every load finds
     the models alive plus the new one within the budget."""

@@ -51,6 +51,7 @@ def test_deleting_by_the_recipe_equals_the_hook_and_the_layer_list(tiny):
     assert not torch.allclose(_logits(attn, ids), _logits(tiny, ids))
 
 
+@pytest.mark.slow
 def test_healing_lowers_the_held_out_loss_and_leaves_the_shared_model(tiny):
     before = {k: v.clone() for k, v in tiny.model.state_dict().items()}
     train, held_out = P.sonnets_split()

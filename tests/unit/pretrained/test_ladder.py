@@ -63,6 +63,7 @@ def test_the_ladder_is_the_shipped_model_and_three_siblings():
     assert held.lstrip().startswith("CXXXIX") and "CLIV" not in train
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("depth", DEPTHS)
 def test_each_sibling_is_the_documented_one(models, losses, depth):
     m, four = models[depth], models[4]
@@ -105,6 +106,7 @@ def _without(p: P.Pretrained, block: int) -> P.Pretrained:
     )
 
 
+@pytest.mark.slow
 def test_the_recipe_is_the_loss_without_each_block(models, losses, held_out, run):
     r, seen = run
     assert not r.stopped

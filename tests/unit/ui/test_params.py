@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from resviz.settings import InvalidSetting as InvalidParam
 from resviz.settings import parse_float, parse_int
+from tests.examples import examples
 from ui.params import md_escape
 
 
@@ -69,7 +70,7 @@ def _decode(md: str) -> tuple[str, bool]:
     return inner, cut
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(max_size=80))
 def test_md_escape_is_one_code_span_holding_the_text(text):
     md = md_escape(text, limit=60)

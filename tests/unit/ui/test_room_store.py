@@ -175,6 +175,7 @@ def _vote_from_process(kind, where, prefix, code, token, start, out):
     out.put(store.vote(code, token, 1, 1, "plain"))
 
 
+@pytest.mark.slow
 def test_concurrent_double_votes_from_processes(backend, store):
     kind, where, _ = backend
     room, _ = store.create("residuals")

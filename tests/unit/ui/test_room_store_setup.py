@@ -125,6 +125,7 @@ def test_an_unwritable_room_file_is_logged_once_with_path_and_cause_when_opened(
     assert errors(caplog) == [line]
 
 
+@pytest.mark.slow
 def test_the_page_shows_its_message_and_the_log_says_why(
     env: pytest.MonkeyPatch, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -157,6 +158,7 @@ def locked_redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
         yield port
 
 
+@pytest.mark.slow
 def test_redis_with_its_password_in_redis_url_serves_the_app(
     env: pytest.MonkeyPatch, locked_redis: int, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -238,6 +240,7 @@ def test_the_factory_is_the_one_the_app_uses() -> None:
     assert issubclass(StoreUnavailable, room_view.STORE_ERRORS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("writable", [True, False])
 def test_the_workshop_server_checks_the_store_before_its_replicas_start(
     tmp_path: Path, writable: bool

@@ -6,6 +6,8 @@ import subprocess
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]
 SHIPPED = [
     p
@@ -59,6 +61,7 @@ def _violations(path: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_shipped_code_has_no_eval_pickle_torch_load_or_raw_html():
     assert len(SHIPPED) > 15
     problems = [v for p in SHIPPED for v in _violations(p)]
