@@ -40,8 +40,36 @@ TIMING_EXEMPT: dict[str, Callable[[pd.DataFrame], pd.DataFrame]] = {
 }
 
 # Pages whose sections export notebooks (all of them, once converted).
-CASES = [(p, s) for p, s in SECTION_CASES if s is not None]
-IDS = [i for (p, s), i in zip(SECTION_CASES, SECTION_IDS, strict=True) if s is not None]
+ALL_CASES = [(p, s) for p, s in SECTION_CASES if s is not None]
+ALL_IDS = [i for (p, s), i in zip(SECTION_CASES, SECTION_IDS, strict=True) if s is not None]
+
+# The notebooks run in a kernel by `make test`: at least one section of every page, and
+# every way a section records its notebook (Section.run, a large result, a background
+# run awaited, a result the page computed itself, a user's text, a trained checkpoint's
+# recipe, a live-recorded training run). Every section's notebook makes the page's own
+# recipe calls (tests/app/test_sections.py, every section, no kernel);
+# RESVIZ_NOTEBOOKS_ALL=1 runs all of them here (about 14 minutes of the suite on 2 cores:
+# run it before a stop that changes the notebooks or the recipes' frames).
+KERNEL = {
+    "skip_connections-Signal",
+    "skip_connections-Lesion",
+    "gradient_flow-Per layer",
+    "gradient_flow-Depth sweep",
+    "gradient_flow-Shattered",
+    "normalization-Four views",
+    "normalization-Cost",
+    "normalization-Stability",
+    "sinusoidal_encoding-Matrix",
+    "encoder_playground-Attention",
+    "encoder_playground-Model",
+    "pretrained-Stream norms",
+    "pretrained-Attention sinks",
+    "pretrained-Who writes what",
+}
+assert KERNEL <= set(ALL_IDS), "a section named above is not a section"
+RUN_ALL = os.environ.get("RESVIZ_NOTEBOOKS_ALL") == "1"
+CASES = [c for c, i in zip(ALL_CASES, ALL_IDS, strict=True) if RUN_ALL or i in KERNEL]
+IDS = [i for i in ALL_IDS if RUN_ALL or i in KERNEL]
 
 
 # CSVs that hold a wall-clock timing, measured anew by every run: a notebook cannot

@@ -1,6 +1,7 @@
 """A section's exported notebook draws its charts without a network (checked on
 sections that cover every kind of chart), says which resviz made it and how to install
-it, and keeps its code lines readable (every section).
+it, and wraps long code lines (``wrap_code``; every section's notebook as offered keeps
+its lines within 100 characters: ``tests/app/test_sections.py``).
 
 Each section is opened by deep link in AppTest (a background-run section with the short
 settings test_notebooks.py gives it; its notebook is offered before the run), its
@@ -28,7 +29,8 @@ import ui.jobs
 import ui.notebook
 from resviz import __version__
 from tests.app.test_notebooks import (  # noqa: F401 - capture: a fixture
-    CASES,
+    ALL_CASES,
+    ALL_IDS,
     IDS,
     SECTION_SETUP,
     capture,
@@ -112,15 +114,15 @@ OFFLINE = {
     "pretrained-Stream norms",
     "pretrained-Attention sinks",
 }
-assert OFFLINE <= set(IDS), "a section named above is not a section"
+assert OFFLINE <= set(IDS), "a section above is not one whose notebook test_notebooks runs"
 if PAINT_ALL:
-    OFFLINE = set(IDS)
-OFFLINE_CASES = [c for c, i in zip(CASES, IDS, strict=True) if i in OFFLINE]
+    OFFLINE = set(ALL_IDS)
+OFFLINE_CASES = [c for c, i in zip(ALL_CASES, ALL_IDS, strict=True) if i in OFFLINE]
 
 
 @pytest.mark.browser
 @pytest.mark.parametrize(
-    ("page", "section"), OFFLINE_CASES, ids=sorted(OFFLINE, key=list(IDS).index)
+    ("page", "section"), OFFLINE_CASES, ids=sorted(OFFLINE, key=list(ALL_IDS).index)
 )
 def test_notebook_draws_its_charts_offline(app, capture, browser, request, tmp_path, page, section):  # noqa: F811
     csvs, notebooks = capture
@@ -173,32 +175,6 @@ def test_notebook_header_names_the_version_and_the_install(app, capture):  # noq
     setup = nb["cells"][1]["source"]
     assert 'alt.renderers.enable("html", template="inline")' in setup
     compile(setup, "setup", "exec")
-
-
-# Sections whose notebook reproduces a finished run and is offered only after one.
-AFTER_RUN = {
-    ("app_pages/normalization.py", "Warm-up"),
-    ("app_pages/normalization.py", "Stability"),
-}
-
-
-@pytest.mark.parametrize(("page", "section"), CASES, ids=IDS)
-def test_notebook_code_lines_fit_in_100_characters(app, capture, page, section):  # noqa: F811
-    """Section notebooks as first offered (no run started): every code line fits."""
-    _, notebooks = capture
-    ui.jobs.REGISTRY.clear()  # no finished run of the default setting from an earlier test
-    at = app(page, section=section).run()
-    assert not at.exception
-    if (page, section) in AFTER_RUN:
-        # Offered once its run has finished (test_notebooks.py runs it and checks it).
-        assert not notebooks
-        return
-    assert notebooks
-    for nb in notebooks:
-        for cell in nb.to_json()["cells"]:
-            if cell["cell_type"] == "code":
-                long = [ln for ln in cell["source"].split("\n") if len(ln) > WIDTH]
-                assert not long, long
 
 
 # ------------------------------------------------------------------------- wrap_code

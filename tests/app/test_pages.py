@@ -71,38 +71,60 @@ def test_widget_sweep(app, page, section):
     at = app(page, seeds="1", **section_params(section)).run()
     _assert_clean(at)
     combos = 1  # the default view
+    # A widget goes back to its default in the same run that moves the next widget
+    # (AppTest sends both): each setting is still tried with every other at its default,
+    # one run fewer per widget. Widgets are found by their key (a setting's name), so a
+    # widget that another one's value shows or hides is not mistaken for its neighbour;
+    # one without a key goes back in a run of its own, as does the last one.
+    back: list = []  # (kind, key, default) to send with the next run
+
+    def widget(kind: str, ref):  # noqa: ANN001, ANN202 - a key, or an index without one
+        found = getattr(at, kind)
+        return next(w for w in found if w.key == ref) if isinstance(ref, str) else found[ref]
+
+    def try_value(kind: str, ref, value) -> None:  # noqa: ANN001
+        nonlocal combos
+        for k, key, v in back:
+            widget(k, key).set_value(v)
+        back.clear()
+        widget(kind, ref).set_value(value).run()
+        _assert_clean(at, budget_ok=True)
+        combos += 1
+
+    def restore(kind: str, ref, default) -> None:  # noqa: ANN001
+        if isinstance(ref, str):
+            back.append((kind, ref, default))
+        else:
+            try_value(kind, ref, default)
+
+    def refs(kind: str) -> list:
+        return [w.key if w.key else i for i, w in enumerate(getattr(at, kind)) if not w.disabled]
+
     # A disabled widget is left alone, as a browser leaves it (AppTest refuses to set
     # one): each page's own tests set it where it acts (the skip page's λ under scaled).
     for kind in ("slider", "number_input"):
-        for i in range(len(getattr(at, kind))):
-            w = getattr(at, kind)[i]
-            if w.disabled:
-                continue
-            default = w.value
-            for v in (w.min, w.max, default):
-                getattr(at, kind)[i].set_value(v).run()
-                _assert_clean(at, budget_ok=True)
-                combos += 1
+        for ref in refs(kind):
+            w = widget(kind, ref)
+            default, ends = w.value, (w.min, w.max)
+            for v in ends:
+                try_value(kind, ref, v)
+            restore(kind, ref, default)
     for kind in ("selectbox", "radio"):
-        for i in range(len(getattr(at, kind))):
-            w = getattr(at, kind)[i]
-            if w.disabled:
-                continue
+        for ref in refs(kind):
+            w = widget(kind, ref)
             default = w.value
             options = ["2", "auto"] if w.key == "seeds" else w.options
-            for opt in [*options, default]:
-                getattr(at, kind)[i].set_value(opt).run()
-                _assert_clean(at, budget_ok=True)
-                combos += 1
+            for opt in [o for o in options if o != default]:
+                try_value(kind, ref, opt)
+            restore(kind, ref, default)
     for kind in ("toggle", "checkbox"):
-        for i in range(len(getattr(at, kind))):
-            if getattr(at, kind)[i].disabled:
-                continue
-            default = getattr(at, kind)[i].value
-            for v in (not default, default):
-                getattr(at, kind)[i].set_value(v).run()
-                _assert_clean(at, budget_ok=True)
-                combos += 1
+        for ref in refs(kind):
+            default = widget(kind, ref).value
+            try_value(kind, ref, not default)
+            restore(kind, ref, default)
+    if back:  # the last widget back to its default, in a run of its own
+        kind, key, default = back.pop()
+        try_value(kind, key, default)
     SWEEP_COUNTS[page] = SWEEP_COUNTS.get(page, 0) + combos
     print(f"{page}: {combos} widget settings swept")
     assert combos > 1

@@ -5,7 +5,7 @@ Each section is opened by deep link in AppTest and must:
 * run with no exception and no error box, and no warning (a clean URL);
 * draw a chart or a table (or offer its background run's Start), every chart valid
   against Vega-Lite's schema and readable on a phone (``tests/readable.py``);
-* offer its data as a CSV and as a notebook;
+* offer its data as a CSV and as a notebook whose code lines fit in 100 characters;
 * state its finding where it has one (``tests/findings.py``);
 * write into its notebook the very call the page made: every recipe call in the
   notebook's cells, evaluated with the recipes replaced by a recorder, names the
@@ -27,6 +27,7 @@ from altair.vegalite.v6.schema.core import Root
 from tests.app.conftest import SECTION_CASES, SECTION_IDS, page_text, section_params
 from tests.findings import missing, section_id
 from tests.readable import problems, spec_of
+from ui.notebook import WIDTH
 
 
 def _flat(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -191,6 +192,10 @@ def test_section_contract(app, page_calls, page: str, section: str | None) -> No
         assert started and not notebooks, "offers its notebook now: leave NOTEBOOK_AFTER_RUN"
         return
     assert notebooks, "the section offers no notebook"
+    for nb in notebooks:  # its code lines readable (ui/notebook.py wraps them)
+        for cell in nb.cells:
+            long = [ln for ln in cell["source"].split("\n") if len(ln) > WIDTH]
+            assert cell["cell_type"] != "code" or not long, long
     written = [c for nb in notebooks for c in notebook_calls(nb.cells)]
     assert ran, "the section ran no recipe"
     assert [(n, effective(n, s)) for n, s in written] == [(n, effective(n, s)) for n, s in ran]

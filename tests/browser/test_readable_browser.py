@@ -54,6 +54,9 @@ def test_charts_are_whole_on_a_desktop_and_a_phone(server, browser, size):
 
 
 ERRORS = "[data-testid='stException'], [data-testid='stAlertContentError']"
+CHART = "[data-testid='stVegaLiteChart']"
+DRAWN = f"""() => document.querySelectorAll("{CHART} canvas, {CHART} svg.marks").length
+    >= document.querySelectorAll("{CHART}").length"""
 
 
 def views() -> list[tuple[str, str]]:
@@ -78,6 +81,8 @@ def test_every_section_draws_whole_charts_and_no_error_box(server, browser):
         for name, path in views():
             pg.goto(server.url + path)
             wait_ready(pg, timeout=180_000)
+            # Every chart the run sent drawn (Vega draws after the script ends).
+            pg.wait_for_function(DRAWN, timeout=60_000)
             boxes = pg.locator(ERRORS)
             said = [boxes.nth(i).inner_text()[:300] for i in range(boxes.count())]
             problems += [f"{name}: {s}" for s in said]
