@@ -37,6 +37,29 @@ CHART_TEXTS = """
 """
 
 
+CHART = "[data-testid='stVegaLiteChart']"
+DRAWN = f"""([least, downloads, notebook]) => {{
+    const sent = document.querySelectorAll("{CHART}").length;
+    const drawn = document.querySelectorAll("{CHART} canvas, {CHART} svg.marks").length;
+    const buttons = [...document.querySelectorAll("[data-testid='stDownloadButton']")];
+    const last = buttons.some(b => b.innerText.includes("Reproduce in a notebook"));
+    return sent >= least && drawn >= sent && buttons.length >= downloads
+        && (last || !notebook);
+}}"""
+
+
+def wait_drawn(
+    pg: Any, least: int = 0, downloads: int = 0, notebook: bool = False, timeout: float = 60_000
+) -> int:
+    """Wait until at least ``least`` charts and ``downloads`` download buttons are on the
+    page (with ``notebook``, the section's "Reproduce in a notebook" button, the last
+    thing a section draws) and every chart sent is drawn; the number of charts. A page's
+    elements were seen to arrive seconds after its run looked finished (its charts 2-3 s
+    after ``wait_ready`` returned), so they are counted only once its last one is there."""
+    pg.wait_for_function(DRAWN, arg=[least, downloads, notebook], timeout=timeout)
+    return pg.locator(CHART).count()
+
+
 def chart_problems(pg: Any, where: str) -> tuple[int, list[str]]:
     """Every chart on the page as drawn now: how many, and what is wrong with each."""
     charts = pg.evaluate(CHART_TEXTS)
