@@ -31,7 +31,7 @@ from ui.lessons import load_lessons
 pytestmark = pytest.mark.browser
 LESSON = load_lessons()[0]["residuals"]
 QI = next(i for i, s in enumerate(LESSON.steps, 1) if s.predict and s.page == "gradient_flow")
-FOLLOW_S = 15  # generous for a loaded 2-core machine; the benchmark measures the delay
+FOLLOW_S = 60  # a timeout, not a speed check: a loaded 2-core CI machine took over 15 s; benchmarks/room_load.py measures the delay
 
 
 @pytest.fixture(scope="module")
