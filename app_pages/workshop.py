@@ -10,11 +10,10 @@ from ui.params import PageParams, md_escape
 from ui.registry import PAGES
 from ui.room import view as room_view
 from ui.room.store import CODE_LEN, NAME_MAX, RoomError, normalize_code
-from ui.section import optional_part
 from ui.shell import page_setup
 from ui.specs import fmt
 
-ctx = page_setup(
+page_setup(
     "Workshop",
     "Pick a lesson and step through it. **Open this step** shows the step's page with its "
     "settings and text; participants open the same step in their own session from the link "
@@ -102,8 +101,9 @@ with left:
         + "."
         + (f" About {fmt(step.minutes)} minutes." if step.minutes else "")
     )
-    if step.notes:
-        # The presenter's page only (a participant's Workshop page stops above): folded,
+    if step.notes and hosting is not None:
+        # A room's presenter only: anyone can open this page, so without a room nobody
+        # here is known to present (a participant's Workshop page stops above). Folded,
         # since this page is often on the projector.
         with st.expander(
             "Presenter notes: expected answer, wrong answers, follow-up (not for the room)",
@@ -128,16 +128,14 @@ with left:
         q = step.predict
         st.markdown(f"**Predict first:** {q.question}")
         st.markdown("\n".join(f"- {c}" for c in q.choices))
-        with st.expander("Reveal the answer"), optional_part("Measuring this step"):
-            measured = lesson_view.step_answer(step.page, step, ctx.seed)
-            st.markdown(
-                f"Measured with this step's settings: **{measured.answer}**. {measured.sentence}"
-            )
-            if measured.answer != q.expect:
-                st.caption(f"The lesson expected {q.expect}; the measurement says otherwise.")
-            if step.explain:
-                st.markdown("**Why**")
-                st.markdown(step.explain)
+        # No answer here: anyone can open this page, a participant too.
+        st.caption(
+            "Each participant predicts on the step's page and sees the measurement once "
+            "they have locked in their prediction. The answer, the why and your notes "
+            "show on this page only once you open the lesson as a room."
+        )
+    elif step.notes:
+        st.caption("Your notes for this step show here once you open the lesson as a room.")
     if step.predict is None and step.explain:
         with st.expander("Why (open it after the discussion)", icon=":material/lightbulb:"):
             st.markdown(step.explain)

@@ -74,18 +74,9 @@ def _step_call(page: str, step: Step, seed: int) -> tuple[str, tuple[tuple[str, 
     return name, tuple(sorted(settings.items())), device
 
 
-def step_answer(page: str, step: Step, seed: int) -> Answer:
-    """The step's answer at exactly its own settings and ``seed`` (a workshop room's
-    participant measures with their seed): the section's recipe, through the same
-    cache as the section, read by the step's measure."""
-    assert step.predict is not None
-    name, settings, device = _step_call(page, step, seed)
-    result, _ = run_recipe(name, settings, device)
-    return MEASURES[step.predict.measure].over(result)
-
-
 def step_measurement(page: str, step: Step, seed: int) -> room_view.Measurement:
-    """:func:`step_answer` as a room participant's background run: a recipe that
+    """The step's answer at exactly its own settings and ``seed`` (a workshop room's
+    participant measures with their seed), as a background run: a recipe that
     trains reports its progress (and stops when asked); any other goes through the
     section's cache, so the section shown after the reveal finds it there."""
     assert step.predict is not None

@@ -74,7 +74,7 @@ def optional_part(what: str = "This section") -> Iterator[Part]:
     other error passes through.
 
         with optional_part("Measuring this step") as part:
-            measured = step_answer(...)
+            result, _ = run_recipe(name, settings, device)
         if part.missing: ...
     """
     part = Part()

@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from tests.app.conftest import assert_no_notes, run_section_in_background
+from tests.app.conftest import assert_no_notes, page_text, run_section_in_background
 from ui.lessons import load_lessons
 from ui.registry import PAGES
 from ui.specs.pages import spec_of
@@ -162,24 +162,28 @@ def test_a_broken_teacher_lesson_is_reported_and_the_others_still_load(app, tmp_
     assert at.code and "lesson=residuals" in at.code[0].value
 
 
-def test_the_presenter_sees_minutes_notes_and_the_why_after_the_reveal(app):
+def test_the_workshop_page_shows_minutes_and_no_answer_without_a_room(app):
+    """Anyone can open the Workshop page (a participant too, by its URL): without a
+    room, nobody there is known to present, so the step's notes, its expected answer,
+    its why and a Reveal are not sent (a room's presenter gets them:
+    tests/app/test_workshop_room.py)."""
     lesson = LESSONS["residuals"]
     index = next(i for i, s in enumerate(lesson.steps, 1) if s.predict)
     step = lesson.steps[index - 1]
     at = app(PATH["workshop"], step=str(index)).run()
     assert not at.exception
-    notes = [e for e in at.expander if e.label.startswith("Presenter notes")]
-    assert len(notes) == 1 and step.notes in [m.value for m in notes[0].markdown]
+    assert_no_notes(at, step)
+    assert not [e for e in at.expander if e.label.startswith(("Presenter notes", "Reveal"))]
+    text = page_text(at)
+    assert step.explain not in text and "Measured with" not in text
+    assert f"**Predict first:** {step.predict.question}" in [m.value for m in at.markdown]
+    assert any("once you open the lesson as a room" in c.value for c in at.caption)
     assert any(f"About {step.minutes:g} minutes." in c.value for c in at.caption)
     assert any("A 60-minute slot." in c.value for c in at.caption)
     steps = " ".join(m.value for m in at.markdown)
     assert f"({lesson.steps[0].minutes:g} min)" in steps
-    # The why sits with the answer, under "Reveal the answer".
-    reveal = next(e for e in at.expander if e.label == "Reveal the answer")
-    shown = [m.value for m in reveal.markdown]
-    assert any(v.startswith("Measured with this step's settings: **plain**") for v in shown)
-    assert step.explain in shown
     # A step without a question: its why folded away for after the discussion.
     at.number_input(key="step").set_value(1).run()
     why = [e for e in at.expander if e.label.startswith("Why")]
     assert why and lesson.steps[0].explain in [m.value for m in why[0].markdown]
+    assert_no_notes(at, lesson.steps[0])

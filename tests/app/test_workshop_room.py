@@ -25,7 +25,7 @@ import re
 import pytest
 
 from resviz.recipes import MEASURES
-from tests.app.conftest import assert_no_notes
+from tests.app.conftest import assert_no_notes, page_text
 from ui import jobs
 from ui.lessons import load_lessons
 from ui.registry import PAGES
@@ -134,6 +134,25 @@ def test_presenter_gets_one_code_and_one_qr_for_the_join_link(app, store):
     assert not any(secret in c.value for c in at.code)
     at.run()
     assert len(at.get("image")) == 1, "shown once"
+
+
+def test_notes_and_the_answer_reach_the_rooms_presenter_only(app, store):
+    """The presenter of a room sees the step's notes (folded) and, after Reveal, the
+    why; another session opening the same step of the Workshop page by URL, as a
+    participant could, gets neither, and no Reveal."""
+    step = LESSON.steps[QI - 1]
+    pres, code, secret = _presenter(app)
+    pres.number_input(key="step").set_value(QI).run()
+    notes = [e for e in pres.expander if e.label.startswith("Presenter notes")]
+    assert len(notes) == 1 and step.notes in [m.value for m in notes[0].markdown]
+    assert [b for b in pres.button if b.key == "room:reveal"]
+    assert step.explain not in page_text(pres), "the why before the reveal"
+    other = app(PATH["workshop"], lesson=LESSON.id, step=str(QI)).run()
+    assert not other.exception
+    assert_no_notes(other, step)
+    assert not [b for b in other.button if b.key == "room:reveal"]
+    assert not [e for e in other.expander if e.label.startswith("Reveal")]
+    assert step.explain not in page_text(other)
 
 
 def test_participants_follow_vote_once_measure_with_their_seed(app, store):
