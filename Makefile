@@ -29,6 +29,8 @@ run: setup
 
 # A workshop server: one Streamlit process per core behind nginx (sticky sessions,
 # websockets) on http://<this machine>:$(WORKSHOP_PORT). See README "Workshop server".
+# Model folders on the Pretrained page stay off unless MODEL_FOLDERS names the folders
+# participants may load from (MODEL_FOLDERS=/srv/models:/data/more make workshop).
 REPLICAS ?= $(shell nproc)
 WORKSHOP_PORT ?= 8500
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -51,7 +53,8 @@ system:
 	else echo "no apt-get: install Chromium, nginx and redis-server yourself, or those tests skip"; fi
 
 workshop: setup nginx
-	$(BIN)/python deploy/workshop/serve.py --port $(WORKSHOP_PORT) --replicas $(REPLICAS)
+	$(BIN)/python deploy/workshop/serve.py --port $(WORKSHOP_PORT) --replicas $(REPLICAS) \
+		$(if $(MODEL_FOLDERS),--model-folders "$(MODEL_FOLDERS)")
 
 lint: setup-dev
 	$(BIN)/ruff check .

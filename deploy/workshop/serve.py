@@ -17,7 +17,11 @@ to the dead replica and a browser that reconnects lands on a live one (its sessi
 starts afresh there: the room is in the store, the URL says the step). Each restart is
 said on stderr. SIGTERM or Ctrl-C stops everything within 2 s (docs/deploy.md).
 
+Model folders on the Pretrained page are off (the shipped models only) unless
+``--model-folders`` names the folders participants may load from.
+
 Usage: python deploy/workshop/serve.py [--port 8500] [--replicas N] [--address 0.0.0.0]
+                                       [--model-folders FOLDER[:FOLDER...]]
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -160,6 +164,22 @@ def check_room_store() -> bool:
         )
         return False
     return True
+
+
+def replica_env(base: Mapping[str, str], model_folders: str) -> dict[str, str]:
+    """The replicas' environment: one cookie secret for every replica (a cookie one
+    signs, another accepts), and the Pretrained page's model folders off unless the
+    instructor named the folders they may come from (``--model-folders``): on a
+    shared server, a path typed by a stranger reads nothing else of the disk, and no
+    hub name is downloaded."""
+    roots = os.pathsep.join(r for r in model_folders.split(os.pathsep) if r.strip())
+    return {
+        **base,
+        "MALLOC_ARENA_MAX": base.get("MALLOC_ARENA_MAX", "2"),
+        "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32),
+        "RESVIZ_MODEL_FOLDERS": "1" if roots else "0",
+        "RESVIZ_MODEL_ROOTS": roots,
+    }
 
 
 def restart_delay(previous: float, uptime: float) -> float:
@@ -344,6 +364,13 @@ def main(argv: list[str] | None = None) -> int:
     replicas = os.environ.get("REPLICAS") or len(os.sched_getaffinity(0)) or 1
     ap.add_argument("--replicas", type=int, default=int(replicas))
     ap.add_argument("--run-dir", default=str(ROOT / "artifacts" / "workshop"))
+    ap.add_argument(
+        "--model-folders",
+        default=os.environ.get("RESVIZ_MODEL_ROOTS", ""),
+        metavar="FOLDER[:FOLDER...]",
+        help="let the Pretrained page load model folders from inside these folders "
+        "(default: $RESVIZ_MODEL_ROOTS, else none: the shipped models only)",
+    )
     args = ap.parse_args(argv)
     if args.replicas < 1:
         ap.error("--replicas must be at least 1")
@@ -356,12 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     children: list[Child] = []
     try:
         check_room_store()
-        # One cookie secret for every replica, so a cookie one signs another accepts.
-        env = {
-            **os.environ,
-            "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", "2"),
-            "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32),
-        }
+        env = replica_env(os.environ, args.model_folders)
 
         def replica(port: int) -> Child:
             def spawn() -> subprocess.Popen:

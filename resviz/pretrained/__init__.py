@@ -19,8 +19,11 @@ The page's settings (groups the recipes take, :mod:`resviz.settings`):
 from resviz.pretrained.cache import Checkpoint, Reading, Target
 from resviz.pretrained.checks import (
     DEFAULT_MAX_BYTES,
+    OUTSIDE_ROOTS,
     PretrainedError,
+    check_within_roots,
     max_bytes_default,
+    model_roots,
     require_extra,
 )
 from resviz.pretrained.families import FAMILIES, Family
@@ -87,6 +90,9 @@ __all__ = [
     "logit_lens_tops",
     "massive_activations",
     "max_bytes_default",
+    "model_roots",
+    "check_within_roots",
+    "OUTSIDE_ROOTS",
     "norm_growth",
     "published",
     "random_twin",

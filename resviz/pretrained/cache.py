@@ -27,8 +27,10 @@ from typing import Any
 from resviz.pretrained import loading as _loading
 from resviz.pretrained.checks import (
     PretrainedError,
+    check_within_roots,
     max_bytes_default,
     memory_estimate,
+    model_roots,
     require_extra,
 )
 from resviz.pretrained.loading import Pretrained, demo_model_path, ladder_paths, tiny_gpt2_path
@@ -136,6 +138,8 @@ def source_of(model: str, path: str = "") -> str | None:
     elif model == DEMO:
         found = demo_model_path()
     elif model == FOLDER:
+        if path.strip():
+            check_within_roots(path, model_roots())  # a server's allowed folders
         return path.strip() or None
     else:
         raise PretrainedError("Pick one of the models offered.", "path")

@@ -65,6 +65,38 @@ def max_bytes_default() -> int:
     )
 
 
+def model_roots() -> list[Path]:
+    """The folders a server lets its users load model folders from
+    (``RESVIZ_MODEL_ROOTS``, separated by ``os.pathsep``); empty: any folder, and hub
+    names (a user's own machine, a notebook)."""
+    raw = os.environ.get("RESVIZ_MODEL_ROOTS", "")
+    return [Path(r).expanduser() for r in raw.split(os.pathsep) if r.strip()]
+
+
+OUTSIDE_ROOTS = (
+    "This server loads model folders only from the folders it allows: give the path of "
+    "a model folder inside one of them."
+)
+
+
+def check_within_roots(path: str, roots: list[Path]) -> None:
+    """Raise :class:`PretrainedError` (kind ``path``) unless ``path``, with ``~`` and
+    every link resolved, is inside one of ``roots`` (none given: anything passes).
+    The message is the same whether or not the path exists, so it tells nothing about
+    the rest of the server's disk; a hub name is refused alike."""
+    if not roots:
+        return
+    try:
+        real = Path(os.path.realpath(Path(path.strip()).expanduser()))
+    except (OSError, ValueError):  # a NUL byte, a path too long
+        raise PretrainedError(OUTSIDE_ROOTS, "path") from None
+    for root in roots:
+        top = Path(os.path.realpath(root))
+        if path.strip() and (real == top or top in real.parents):
+            return
+    raise PretrainedError(OUTSIDE_ROOTS, "path")
+
+
 def require_extra() -> None:
     """Raise :class:`PretrainedError` (kind ``extra``) unless the optional packages are
     installed; imports nothing."""

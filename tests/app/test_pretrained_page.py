@@ -128,6 +128,27 @@ def test_bad_paths_show_a_message(app, path, words, monkeypatch):
     assert any(words in e.value for e in at.error), [e.value for e in at.error]
 
 
+def test_a_servers_allowed_folders_answer_alike_outside_them(app, monkeypatch, gpt2_folder):
+    """With RESVIZ_MODEL_ROOTS set, a folder inside loads; /etc, a missing path and a
+    hub name get one message (no existence oracle); with RESVIZ_MODEL_FOLDERS=0 the
+    page offers no folder at all, and a URL asking for one gets the default model."""
+    monkeypatch.setenv("RESVIZ_MODEL_ROOTS", str(gpt2_folder.parent))
+    at = app(PAGE, model=S.FOLDER, path=str(gpt2_folder)).run()
+    clean(at)
+    assert any("GPT2LMHeadModel" in c for c in captions(at))
+    said = set()
+    for path in ("/etc", "/no/such/folder", "some-org/some-model"):
+        at = app(PAGE, model=S.FOLDER, path=path).run()
+        assert not at.exception
+        said.add(tuple(e.value for e in at.error))
+    assert said == {(P.OUTSIDE_ROOTS,)}
+    monkeypatch.setenv("RESVIZ_MODEL_FOLDERS", "0")
+    at = app(PAGE, model=S.FOLDER, path="/etc").run()
+    assert not at.exception and not at.error
+    assert S.FOLDER not in at.selectbox(key="model").options
+    assert at.selectbox(key="model").value == S.TINY
+
+
 def test_over_budget_is_refused(app, monkeypatch, gpt2_folder):
     monkeypatch.setenv("RESVIZ_MAX_MODEL_MB", "0.01")
     at = app(PAGE, model=S.FOLDER, path=str(gpt2_folder)).run()

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
 import logging
 import os
@@ -1244,6 +1245,27 @@ _reported: set[str] = set()
 _reporting = threading.Lock()
 
 
+def check_redis_url(url: str) -> None:
+    """Raise ``ValueError`` for a Redis on another machine reached without a password:
+    whoever reaches that Redis could rewrite a room's presenter key and present it.
+    A Redis on this machine (loopback, a unix socket) may go without one."""
+    parts = urlsplit(url)
+    if parts.scheme == "unix" or parts.password or re.search(r"(?i)[?&]password=[^&#]", url):
+        return
+    host = (parts.hostname or "").lower()
+    try:
+        local = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name
+        local = False
+    if not local:
+        raise ValueError(
+            f"REDIS_URL names a Redis on another machine ({host or 'no host'}) with no "
+            "password: anyone who reaches it could present every room. Start that Redis "
+            "with a password (requirepass) and put it in the URL "
+            "(redis://:PASSWORD@host:6379/0), or use a Redis on this machine"
+        )
+
+
 def open_store() -> RoomStore:
     """Redis where ``REDIS_URL`` is set, else the SQLite file (:func:`default_db`),
     written to once (:meth:`RoomStore.probe`). One that cannot be opened or written is
@@ -1252,6 +1274,8 @@ def open_store() -> RoomStore:
     url = os.environ.get("REDIS_URL")
     where = masked(url) if url else str(default_db())
     try:
+        if url:
+            check_redis_url(url)
         store: RoomStore = RedisStore(url) if url else SQLiteStore(default_db())
         store.probe()
     # ValueError: a malformed REDIS_URL; ImportError: REDIS_URL set where the redis

@@ -272,3 +272,102 @@ def test_the_workshop_server_checks_the_store_before_its_replicas_start(
         line = f"workshop rooms: cannot write {data / 'rooms.sqlite3'}: "
         assert line in done.stderr, done.stderr
         assert "Error" in done.stderr.split(line, 1)[1].splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://redis:6379/0",
+        "redis://10.0.0.5:6379/0",
+        "rediss://app@redis.example.org:6380/1",
+        "redis://:@redis:6379/0",
+        "redis://192.168.1.20/0?db=0",
+    ],
+)
+def test_a_remote_redis_without_a_password_is_refused_before_it_is_reached(
+    env: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    url: str,
+) -> None:
+    """Whoever reaches a Redis with no password could rewrite a presenter key: the
+    store refuses the URL, says why, and never connects (the README's example)."""
+    made: list[str] = []
+    monkeypatch.setattr(room_store, "RedisStore", lambda u: made.append(u))
+    env.setenv("REDIS_URL", url)
+    caplog.set_level(logging.ERROR, logger="ui.room.store")
+    with pytest.raises(StoreUnavailable):
+        open_store()
+    assert made == []
+    (line,) = errors(caplog)
+    assert "on another machine" in line and "with no password" in line, line
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://127.0.0.1:6379/0",
+        "redis://localhost/0",
+        "redis://[::1]:6379/0",
+        "redis://127.5.0.1:6379/0",
+        "unix:///run/redis.sock?db=0",
+        "redis://:s3cret@redis:6379/0",
+        "rediss://app:s3cret@10.0.0.5:6380/1",
+        "redis://redis:6379/0?password=s3cret",
+    ],
+)
+def test_a_local_redis_or_one_with_a_password_passes_the_check(url: str) -> None:
+    room_store.check_redis_url(url)  # raises nothing
+
+
+def _serve() -> dict:
+    import runpy
+
+    return runpy.run_path(str(ROOT / "deploy" / "workshop" / "serve.py"), run_name="serve")
+
+
+@pytest.mark.parametrize(
+    ("given", "folders", "roots"),
+    [
+        ("", "0", ""),  # the default: the shipped models only
+        ("  ", "0", ""),
+        ("/srv/models", "1", "/srv/models"),
+        (f"/srv/a{os.pathsep}{os.pathsep}/srv/b", "1", f"/srv/a{os.pathsep}/srv/b"),
+    ],
+)
+def test_the_workshop_server_starts_with_model_folders_off_unless_named(
+    given: str, folders: str, roots: str
+) -> None:
+    """Every replica of deploy/workshop/serve.py (make workshop, the image, the
+    manifests) gets RESVIZ_MODEL_FOLDERS=0 unless --model-folders names the folders,
+    which become RESVIZ_MODEL_ROOTS; an operator's RESVIZ_MODEL_FOLDERS=1 alone does
+    not open the server's disk."""
+    env = _serve()["replica_env"]({"RESVIZ_MODEL_FOLDERS": "1", "PATH": "/bin"}, given)
+    assert (env["RESVIZ_MODEL_FOLDERS"], env["RESVIZ_MODEL_ROOTS"]) == (folders, roots)
+    assert env["PATH"] == "/bin" and len(env["STREAMLIT_SERVER_COOKIE_SECRET"]) == 64
+
+
+def test_the_workshop_servers_flag_defaults_to_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The container and the manifests set RESVIZ_MODEL_ROOTS, not a flag."""
+    serve = _serve()
+    seen: dict = {}
+
+    monkeypatch.setenv("RESVIZ_MODEL_ROOTS", "/srv/models")
+    import argparse
+
+    original = argparse.ArgumentParser.parse_args
+
+    def record(self, args=None, namespace=None):  # noqa: ANN001, ANN202
+        ns = original(self, args, namespace)
+        seen["model_folders"] = ns.model_folders
+        raise SystemExit(0)
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", record)
+    with pytest.raises(SystemExit):
+        serve["main"]([])
+    assert seen["model_folders"] == "/srv/models"
+    with pytest.raises(SystemExit):
+        serve["main"](["--model-folders", "/elsewhere"])
+    assert seen["model_folders"] == "/elsewhere"
