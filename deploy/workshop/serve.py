@@ -61,6 +61,7 @@ pid {run}/nginx.pid;
 error_log {run}/nginx-error.log warn;
 events {{ worker_connections 4096; }}
 http {{
+    server_tokens off;
     access_log {run}/nginx-access.log;
     client_body_temp_path {run}/client_body;
     proxy_temp_path {run}/proxy;
@@ -98,8 +99,7 @@ http {{
             proxy_send_timeout 1d;
             proxy_buffering off;
             add_header Set-Cookie $resviz_set_cookie always;
-            add_header X-Resviz-Replica $upstream_addr always;
-        }}
+{replica_header}        }}
     }}
 }}
 """
@@ -118,14 +118,27 @@ def nginx_binary() -> str:
     return found
 
 
-def write_config(run: Path, address: str, port: int, backends: list[int]) -> Path:
+def write_config(
+    run: Path, address: str, port: int, backends: list[int], replica_header: bool = False
+) -> Path:
     for sub in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
         (run / sub).mkdir(parents=True, exist_ok=True)
     servers = "\n".join(
         f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=5s;" for p in backends
     )
     conf = run / "nginx.conf"
-    conf.write_text(NGINX_CONF.format(run=run, servers=servers, address=address, port=port))
+    # Which replica answered: for tests and benchmarks only (--replica-header), never
+    # sent to a stranger by default.
+    header = "            add_header X-Resviz-Replica $upstream_addr always;\n"
+    conf.write_text(
+        NGINX_CONF.format(
+            run=run,
+            servers=servers,
+            address=address,
+            port=port,
+            replica_header=header if replica_header else "",
+        )
+    )
     return conf
 
 
@@ -365,6 +378,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--replicas", type=int, default=int(replicas))
     ap.add_argument("--run-dir", default=str(ROOT / "artifacts" / "workshop"))
     ap.add_argument(
+        "--replica-header",
+        action="store_true",
+        help="say which replica answered in an X-Resviz-Replica header (tests, benchmarks)",
+    )
+    ap.add_argument(
         "--model-folders",
         default=os.environ.get("RESVIZ_MODEL_ROOTS", ""),
         metavar="FOLDER[:FOLDER...]",
@@ -424,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
                     backends[i] = free_port()
                     children[i] = replica(backends[i])
                     children[i].start()
-        conf = write_config(run, args.address, args.port, backends)
+        conf = write_config(run, args.address, args.port, backends, args.replica_header)
         # -e: the error log from the start in the run folder (not /var/log/nginx, which
         # a non-root user cannot open).
         nginx_cmd = [nginx_binary(), "-p", str(run), "-e", str(run / "nginx-error.log")]

@@ -39,7 +39,7 @@ def proxy(tmp_path_factory):
     run = tmp_path_factory.mktemp("workshop")
     log = (run / "serve.log").open("w")
     cmd = [sys.executable, str(ROOT / "deploy" / "workshop" / "serve.py"), "--port", str(port),
-           "--address", "127.0.0.1", "--replicas", "2", "--run-dir", str(run)]  # fmt: skip
+           "--address", "127.0.0.1", "--replicas", "2", "--run-dir", str(run), "--replica-header"]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 150
@@ -84,6 +84,27 @@ def test_sticky_cookie_and_spread(proxy):
     seen = {_get(f"{proxy}/_stcore/health", f"resviz_replica=browser{i}")["X-Resviz-Replica"]
             for i in range(24)}  # fmt: skip
     assert len(seen) == 2, f"24 browsers all landed on {seen}"
+    assert first["Server"] == "nginx", first["Server"]  # no version for a stranger to read
+
+
+def test_a_stranger_gets_no_internal_header(tmp_path):
+    """Without --replica-header (every real server), nginx's configuration names no
+    replica in a response and no version of itself; the real nginx accepts it."""
+    import runpy
+
+    serve = runpy.run_path(str(ROOT / "deploy" / "workshop" / "serve.py"), run_name="serve")
+    conf = serve["write_config"](tmp_path, "127.0.0.1", free_port(), [free_port(), free_port()])
+    text = conf.read_text()
+    assert "X-Resviz-Replica" not in text and "server_tokens off;" in text
+    (tmp_path / "logs").mkdir()
+    checked = subprocess.run(
+        [serve["nginx_binary"](), "-t", "-p", str(tmp_path), "-e", str(tmp_path / "e.log"),
+         "-c", str(conf)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert checked.returncode == 0, checked.stderr
+    on = serve["write_config"](tmp_path, "127.0.0.1", free_port(), [free_port()], True)
+    assert "add_header X-Resviz-Replica $upstream_addr always;" in on.read_text()
 
 
 def test_deep_link_through_the_proxy(proxy, browser):
