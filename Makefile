@@ -28,7 +28,9 @@ run: setup
 	MALLOC_ARENA_MAX=2 $(BIN)/streamlit run streamlit_app.py --server.port $(PORT)
 
 # A workshop server: one Streamlit process per core behind nginx (sticky sessions,
-# websockets) on http://<this machine>:$(WORKSHOP_PORT). See README "Workshop server".
+# websockets) on https://<this machine>:$(WORKSHOP_PORT) (a self-signed certificate made at
+# the first start, or CERT=cert.pem KEY=key.pem; docs/workshop.md, HTTPS).
+# See README "Run a workshop".
 # Model folders on the Pretrained page stay off unless MODEL_FOLDERS names the folders
 # participants may load from (MODEL_FOLDERS=/srv/models:/data/more make workshop).
 REPLICAS ?= $(shell nproc)
@@ -54,7 +56,8 @@ system:
 
 workshop: setup nginx
 	$(BIN)/python deploy/workshop/serve.py --port $(WORKSHOP_PORT) --replicas $(REPLICAS) \
-		$(if $(MODEL_FOLDERS),--model-folders "$(MODEL_FOLDERS)")
+		$(if $(MODEL_FOLDERS),--model-folders "$(MODEL_FOLDERS)") \
+		$(if $(CERT),--cert "$(CERT)" --key "$(KEY)")
 
 lint: setup-dev
 	$(BIN)/ruff check .

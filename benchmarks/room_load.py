@@ -231,7 +231,7 @@ class Participant:
 def start_server(replicas: int, env: dict[str, str], run: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
     cmd = [sys.executable, str(ROOT / "deploy/workshop/serve.py"), "--port", str(port),
-           "--address", "127.0.0.1", "--replicas", str(replicas), "--run-dir", str(run), "--replica-header"]  # fmt: skip
+           "--address", "127.0.0.1", "--replicas", str(replicas), "--run-dir", str(run), "--replica-header", "--http"]  # fmt: skip
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL,
         stderr=(run / "serve.err").open("w"),

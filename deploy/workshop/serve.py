@@ -17,10 +17,18 @@ to the dead replica and a browser that reconnects lands on a live one (its sessi
 starts afresh there: the room is in the store, the URL says the step). Each restart is
 said on stderr. SIGTERM or Ctrl-C stops everything within 2 s (docs/deploy.md).
 
+It speaks HTTPS: with the instructor's certificate (``--cert``, ``--key``), else one it
+makes with openssl at the first start and keeps in the run folder (self-signed: each
+browser warns once). Every cookie is then ``Secure``, and plain HTTP to the port is
+sent to HTTPS. ``--http`` serves plain HTTP, asked for by name: on a network you trust,
+or behind a proxy that speaks TLS to the browsers. The access log keeps no query
+string, where a member's token travels.
+
 Model folders on the Pretrained page are off (the shipped models only) unless
 ``--model-folders`` names the folders participants may load from.
 
 Usage: python deploy/workshop/serve.py [--port 8500] [--replicas N] [--address 0.0.0.0]
+                                       [--http | --cert FILE --key FILE]
                                        [--model-folders FOLDER[:FOLDER...]]
 """
 
@@ -33,6 +41,7 @@ import secrets
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -62,7 +71,11 @@ error_log {run}/nginx-error.log warn;
 events {{ worker_connections 4096; }}
 http {{
     server_tokens off;
-    access_log {run}/nginx-access.log;
+    # No query string in the log: a participant's member token and a room's code travel
+    # there; the path, the status and the size are enough to follow a problem.
+    log_format resviz '$remote_addr [$time_local] "$request_method $uri" $status '
+                      '$body_bytes_sent $request_time';
+    access_log {run}/nginx-access.log resviz;
     client_body_temp_path {run}/client_body;
     proxy_temp_path {run}/proxy;
     fastcgi_temp_path {run}/fastcgi;
@@ -74,7 +87,7 @@ http {{
     # which becomes the cookie (set below only when it was missing).
     map $cookie_resviz_replica $resviz_key {{ "" $request_id; default $cookie_resviz_replica; }}
     map $cookie_resviz_replica $resviz_set_cookie {{
-        "" "resviz_replica=$request_id; Path=/; HttpOnly; SameSite=Lax";
+        "" "resviz_replica=$request_id; Path=/; HttpOnly; SameSite=Lax{secure}";
         default "";
     }}
 
@@ -84,8 +97,8 @@ http {{
     }}
 
     server {{
-        listen {address}:{port};
-        location / {{
+        listen {address}:{port}{tls};
+{tls_conf}        location / {{
             proxy_pass http://resviz;
             proxy_http_version 1.1;
             proxy_set_header Upgrade $http_upgrade;
@@ -99,7 +112,7 @@ http {{
             proxy_send_timeout 1d;
             proxy_buffering off;
             add_header Set-Cookie $resviz_set_cookie always;
-{replica_header}        }}
+{cookie_flags}{replica_header}        }}
     }}
 }}
 """
@@ -118,9 +131,27 @@ def nginx_binary() -> str:
     return found
 
 
+# TLS: the instructor's certificate, or one made at the first start (make_certificate).
+# A browser that speaks plain HTTP to the port is sent to HTTPS (nginx's 497).
+TLS_CONF = """\
+        ssl_certificate {cert};
+        ssl_certificate_key {key};
+        ssl_protocols TLSv1.2 TLSv1.3;
+        ssl_session_cache shared:resviz:1m;
+        error_page 497 =301 https://$host:$server_port$request_uri;
+"""
+
+
 def write_config(
-    run: Path, address: str, port: int, backends: list[int], replica_header: bool = False
+    run: Path,
+    address: str,
+    port: int,
+    backends: list[int],
+    replica_header: bool = False,
+    tls: tuple[Path, Path] | None = None,
 ) -> Path:
+    """nginx's configuration in ``run``: HTTPS with ``tls`` (certificate, key), every
+    cookie then ``Secure``; plain HTTP without."""
     for sub in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"):
         (run / sub).mkdir(parents=True, exist_ok=True)
     servers = "\n".join(
@@ -137,17 +168,71 @@ def write_config(
             address=address,
             port=port,
             replica_header=header if replica_header else "",
+            tls=" ssl" if tls else "",
+            tls_conf=TLS_CONF.format(cert=tls[0], key=tls[1]) if tls else "",
+            secure="; Secure" if tls else "",
+            # Streamlit's own cookies (its XSRF token) too, once the browser speaks TLS.
+            cookie_flags="            proxy_cookie_flags ~ secure;\n" if tls else "",
         )
     )
     return conf
 
 
+def local_names(address: str) -> list[str]:
+    """The names a participant's browser may reach this machine by: localhost, its
+    host name, the listen address, and the address of its route out (no packet sent)."""
+    names = {"DNS:localhost", "IP:127.0.0.1", "IP:::1", f"DNS:{socket.gethostname()}"}
+    ips = [] if address in ("0.0.0.0", "::") else [address]
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("192.0.2.1", 9))  # TEST-NET-1: nothing is sent by a UDP connect
+            ips.append(s.getsockname()[0])
+    except OSError:
+        pass
+    for ip in ips:
+        try:
+            socket.inet_pton(socket.AF_INET6 if ":" in ip else socket.AF_INET, ip)
+            names.add(f"IP:{ip}")
+        except OSError:
+            names.add(f"DNS:{ip}")
+    return sorted(names)
+
+
+def make_certificate(folder: Path, address: str) -> tuple[Path, Path]:
+    """A self-signed certificate and its key in ``folder``, made with openssl at the
+    first start and kept (a browser told once to trust it keeps trusting it); the key
+    is readable by its owner only."""
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    if cert.is_file() and key.is_file():
+        return cert, key
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        sys.exit(
+            "openssl is not installed, and the workshop server makes its certificate with "
+            "it: install openssl, or give your own with --cert and --key (or --http for "
+            "plain HTTP on a network you trust)."
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o700)
+    cmd = [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+           "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "397",
+           "-subj", "/CN=resviz workshop",
+           "-addext", "subjectAltName=" + ",".join(local_names(address))]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"openssl could not make the certificate: {done.stderr.strip()[-500:]}")
+    key.chmod(0o600)
+    return cert, key
+
+
 def wait_healthy(url: str, proc: subprocess.Popen, deadline: float) -> None:
+    # Our own server, by its loopback address: its certificate may be self-signed.
+    context = ssl._create_unverified_context() if url.startswith("https:") else None
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"{url}: process exited with {proc.returncode}")
         try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2, context=context) as r:
                 if r.status == 200:
                     return
         except OSError:
@@ -378,6 +463,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--replicas", type=int, default=int(replicas))
     ap.add_argument("--run-dir", default=str(ROOT / "artifacts" / "workshop"))
     ap.add_argument(
+        "--http",
+        action="store_true",
+        help="plain HTTP (default: HTTPS): only on a network you trust, or behind a proxy "
+        "that speaks TLS to the browsers (Kubernetes' Ingress)",
+    )
+    ap.add_argument("--cert", help="your TLS certificate (PEM; default: one made here)")
+    ap.add_argument("--key", help="its private key (PEM)")
+    ap.add_argument(
         "--replica-header",
         action="store_true",
         help="say which replica answered in an X-Resviz-Replica header (tests, benchmarks)",
@@ -392,6 +485,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.replicas < 1:
         ap.error("--replicas must be at least 1")
+    if bool(args.cert) != bool(args.key):
+        ap.error("--cert and --key go together")
+    if args.http and args.cert:
+        ap.error("--http serves plain HTTP: leave out --cert and --key")
 
     run = Path(args.run_dir).resolve()
     run.mkdir(parents=True, exist_ok=True)
@@ -442,7 +539,14 @@ def main(argv: list[str] | None = None) -> int:
                     backends[i] = free_port()
                     children[i] = replica(backends[i])
                     children[i].start()
-        conf = write_config(run, args.address, args.port, backends, args.replica_header)
+        tls = None
+        if not args.http:
+            tls = (
+                (Path(args.cert).resolve(), Path(args.key).resolve())
+                if args.cert
+                else make_certificate(run / "tls", args.address)
+            )
+        conf = write_config(run, args.address, args.port, backends, args.replica_header, tls)
         # -e: the error log from the start in the run folder (not /var/log/nginx, which
         # a non-root user cannot open).
         nginx_cmd = [nginx_binary(), "-p", str(run), "-e", str(run / "nginx-error.log")]
@@ -458,16 +562,23 @@ def main(argv: list[str] | None = None) -> int:
         host = "localhost" if args.address in ("0.0.0.0", "127.0.0.1") else args.address
         try:  # nginx that cannot start (its port taken, say) fails the server at once
             local = "127.0.0.1" if args.address in ("0.0.0.0", "::") else args.address
-            wait_healthy(f"http://{local}:{args.port}", nginx.process, time.monotonic() + 30)
+            scheme = "http" if tls is None else "https"
+            wait_healthy(f"{scheme}://{local}:{args.port}", nginx.process, time.monotonic() + 30)
         except RuntimeError as exc:
             said = (run / "nginx.log").read_text(errors="replace")[-1000:]
             say(f"nginx did not start: {exc}\n{said}")
             return 1
         print(
-            f"resviz workshop server: http://{host}:{args.port} "
+            f"resviz workshop server: {scheme}://{host}:{args.port} "
             f"({args.replicas} replicas on ports {', '.join(map(str, backends))}); Ctrl-C stops",
             flush=True,
         )
+        if tls is not None and not args.cert:
+            print(
+                f"Its certificate is self-signed ({tls[0]}): each browser warns once; "
+                "docs/workshop.md says how to use a real one.",
+                flush=True,
+            )
         while True:
             for c in children:
                 c.check(time.monotonic(), pids(children))

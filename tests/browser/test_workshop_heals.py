@@ -98,7 +98,7 @@ class Workshop:
         self.url = f"http://127.0.0.1:{self.port}"
         self.out, self.err = folder / "serve.out", folder / "serve.err"
         cmd = [sys.executable, str(SERVE), "--port", str(self.port), "--address", "127.0.0.1",
-               "--replicas", "2", "--run-dir", str(folder / "run"), "--replica-header"]  # fmt: skip
+               "--replicas", "2", "--run-dir", str(folder / "run"), "--replica-header", "--http"]  # fmt: skip
         self.proc = subprocess.Popen(
             cmd, cwd=ROOT, env=env, stdout=self.out.open("w"), stderr=self.err.open("w")
         )

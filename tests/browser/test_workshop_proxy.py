@@ -8,10 +8,12 @@ happens when a replica dies: test_workshop_heals.py."""
 
 from __future__ import annotations
 
+import http.client
 import http.server
 import os
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import threading
@@ -39,7 +41,7 @@ def proxy(tmp_path_factory):
     run = tmp_path_factory.mktemp("workshop")
     log = (run / "serve.log").open("w")
     cmd = [sys.executable, str(ROOT / "deploy" / "workshop" / "serve.py"), "--port", str(port),
-           "--address", "127.0.0.1", "--replicas", "2", "--run-dir", str(run), "--replica-header"]  # fmt: skip
+           "--address", "127.0.0.1", "--replicas", "2", "--run-dir", str(run), "--replica-header", "--http"]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 150
@@ -155,8 +157,9 @@ def _node(name: str) -> http.server.ThreadingHTTPServer:
 
 def _fetch(url: str, cookie: str) -> tuple[int, str]:
     req = urllib.request.Request(url, headers={"Cookie": cookie})
+    unverified = ssl._create_unverified_context()  # the test's own self-signed front
     try:
-        with urllib.request.urlopen(req, timeout=10) as r:
+        with urllib.request.urlopen(req, timeout=10, context=unverified) as r:
             return r.status, r.read().decode()
     except urllib.error.HTTPError as err:
         return err.code, err.read().decode()
@@ -175,8 +178,14 @@ def test_front_conf_sends_a_dead_nodes_browsers_to_the_other_node(tmp_path: Path
     for name, node in nodes.items():
         assert front.count(f"server {name}:8500 ") == 1
         front = front.replace(f"{name}:8500", f"127.0.0.1:{node.server_address[1]}")
-    assert front.count("listen 80;") == 1
-    front = front.replace("listen 80;", f"listen 127.0.0.1:{port};")
+    assert front.count("listen 443 ssl;") == 1
+    front = front.replace("listen 443 ssl;", f"listen 127.0.0.1:{port} ssl;")
+    import runpy
+
+    serve = runpy.run_path(str(ROOT / "deploy" / "workshop" / "serve.py"), run_name="serve")
+    cert, key = serve["make_certificate"](tmp_path / "tls", "127.0.0.1")
+    front = front.replace("/etc/nginx/tls/cert.pem", str(cert))
+    front = front.replace("/etc/nginx/tls/key.pem", str(key))
     (tmp_path / "front.conf").write_text(front)
     temp = " ".join(f"{t}_temp_path {tmp_path}/{t};" for t in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))  # fmt: skip
     (tmp_path / "nginx.conf").write_text(
@@ -187,7 +196,7 @@ def test_front_conf_sends_a_dead_nodes_browsers_to_the_other_node(tmp_path: Path
     cmd = [NGINX, "-p", str(tmp_path), "-e", str(tmp_path / "error.log"),
            "-c", str(tmp_path / "nginx.conf"), "-g", "daemon off;"]  # fmt: skip
     nginx = subprocess.Popen(cmd, stderr=(tmp_path / "nginx.log").open("w"))
-    url = f"http://127.0.0.1:{port}"
+    url = f"https://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 20
         while True:
@@ -205,6 +214,12 @@ def test_front_conf_sends_a_dead_nodes_browsers_to_the_other_node(tmp_path: Path
         first = on["node1"]
         assert {_fetch(f"{url}/", first) for _ in range(5)} == {(200, "node1")}
         assert _fetch(f"{url}/media/x.png", first) == (200, "node2")  # 404 passed on
+        plain = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        plain.request("GET", "/workshop?join=ABC123")
+        moved = plain.getresponse()
+        assert moved.status == 301, moved.status
+        assert moved.getheader("Location") == f"https://127.0.0.1:{port}/workshop?join=ABC123"
+        plain.close()
 
         nodes["node1"].shutdown()
         nodes["node1"].server_close()

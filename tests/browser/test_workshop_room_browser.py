@@ -46,7 +46,7 @@ def room_proxy(tmp_path_factory):
     env = {**os.environ, "RESVIZ_ROOM_DB": str(run / "rooms.sqlite3")}
     env.pop("REDIS_URL", None)
     cmd = [sys.executable, str(ROOT / "deploy" / "workshop" / "serve.py"), "--port", str(port),
-           "--address", "127.0.0.1", "--replicas", "2", "--run-dir", str(run), "--replica-header"]  # fmt: skip
+           "--address", "127.0.0.1", "--replicas", "2", "--run-dir", str(run), "--replica-header", "--http"]  # fmt: skip
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env=env, stdout=(run / "serve.log").open("w"), stderr=subprocess.STDOUT
     )

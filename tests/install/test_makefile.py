@@ -54,3 +54,28 @@ def test_system_target_names_what_it_installs(tmp_path, chromium, nginx, said, i
         assert calls == ["update -qq", f"install -y -qq {installed}"]
     else:
         assert calls == []
+
+
+@pytest.mark.parametrize(
+    ("given", "args"),
+    [
+        ([], []),
+        (["MODEL_FOLDERS=/srv/models:/data/more"], ["--model-folders", "/srv/models:/data/more"]),
+        (["CERT=/c/cert.pem", "KEY=/c/key.pem"], ["--cert", "/c/cert.pem", "--key", "/c/key.pem"]),
+    ],
+)
+def test_make_workshop_passes_the_folders_and_the_certificate(given, args):
+    """`make workshop` serves HTTPS with its own certificate and no model folders unless
+    CERT/KEY and MODEL_FOLDERS are given (the recipe as `make -n` prints it)."""
+    import shlex
+
+    recipe = subprocess.run(
+        ["make", "-n", "-s", "-o", "setup", "-o", "nginx", "workshop",
+         "WORKSHOP_PORT=8500", "REPLICAS=2", *given],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout.replace("\\\n", " ")  # fmt: skip
+    (line,) = [ln for ln in recipe.splitlines() if "serve.py" in ln]
+    words = shlex.split(line)
+    start = words.index("--replicas") + 2
+    assert words[start:] == args, words
+    assert "--http" not in words

@@ -35,6 +35,7 @@ import os
 import shutil
 import signal
 import sqlite3
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -117,13 +118,15 @@ def clean_env(venv: Path, home: Path, **extra: str) -> dict[str, str]:
 
 
 @contextmanager
-def serving(cmd: list[str], port: int, log: Path, **popen: Any) -> Iterator[str]:
+def serving(
+    cmd: list[str], port: int, log: Path, scheme: str = "http", **popen: Any
+) -> Iterator[str]:
     """A server started in its own session, its URL once healthy; stopped (its whole
     process tree) on the way out."""
     server = subprocess.Popen(
         cmd, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True, **popen
     )
-    url = f"http://127.0.0.1:{port}"
+    url = f"{scheme}://127.0.0.1:{port}"
     try:
         wait_health(url, server, log)
         yield url
@@ -136,7 +139,11 @@ def wait_health(url: str, proc: subprocess.Popen, log: Path, seconds: float = 18
     while time.monotonic() < deadline:
         assert proc.poll() is None, f"the server exited: {log.read_text()[-3000:]}"
         try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+            # The workshop image's own self-signed certificate: not checked here.
+            unverified = ssl._create_unverified_context() if url.startswith("https") else None
+            with urllib.request.urlopen(
+                f"{url}/_stcore/health", timeout=2, context=unverified
+            ) as r:
                 if r.read().strip() == b"ok":
                     return
         except OSError:
@@ -412,8 +419,12 @@ def test_the_container_recipe_runs_a_room_as_its_non_root_user(app_venv: Path, b
     env["REPLICAS"] = "1"
     log = base / "server.log"
     as_user = {"user": uid, "group": uid, "extra_groups": []}
-    with serving(cmd, port, log, cwd=app, env=env, **as_user) as url:
-        presenter = browser.new_context(viewport={"width": 1400, "height": 1200})
+    # The image as it runs: HTTPS with the certificate it made at its start (self-signed,
+    # so the browsers here are told to accept it, as a participant does once).
+    with serving(cmd, port, log, "https", cwd=app, env=env, **as_user) as url:
+        presenter = browser.new_context(
+            viewport={"width": 1400, "height": 1200}, ignore_https_errors=True
+        )
         pp = presenter.new_page()
         pp.goto(f"{url}/workshop")
         settled(pp, "container: Workshop")
@@ -421,10 +432,14 @@ def test_the_container_recipe_runs_a_room_as_its_non_root_user(app_venv: Path, b
         pp.get_by_text("Room code:").first.wait_for(timeout=30_000)
         no_error_box(pp, "container: the room")
         code = pp.inner_text("body").split("Room code:")[1].split()[0].strip("*")
-        participant = browser.new_context(viewport={"width": 1280, "height": 1000})
+        participant = browser.new_context(
+            viewport={"width": 1280, "height": 1000}, ignore_https_errors=True
+        )
         pg = participant.new_page()
         pg.goto(f"{url}/workshop?join={code}")
         settled(pg, "container: join")
+        secure = {c["name"]: c["secure"] for c in participant.cookies()}
+        assert secure.get("resviz_replica") and secure.get("_streamlit_xsrf"), secure
         pg.get_by_role("button", name="Join", exact=True).click()
         pg.wait_for_url(f"**room={code}**", timeout=60_000)
         first_question = next(i for i, s in enumerate(LESSON.steps, 1) if s.predict)
