@@ -23,7 +23,7 @@ page_setup(
     "are TOML files in `lessons/` (see the README).",
 )
 p = PageParams("workshop")
-room_view.reclaim_from_url()  # a presenter link: this session presents again
+room_view.reclaim_from_url()  # an old presenter link: the key leaves the URL, unused
 hosting = room_view.host()
 if hosting is None and room_view.me(lookup=True) is not None:
     room_view.bar("workshop")  # a participant (this session, or this browser): the room
@@ -180,8 +180,8 @@ with right:
             st.caption(
                 "Participants join once with a code and then follow you step by step; "
                 "on a question you see their predictions and their measurements (each "
-                "measures with their own seed). Opening it shows your presenter link "
-                "once: keep it, and any browser presents the room again with it (a "
+                "measures with their own seed). Your presenter key, shown on request "
+                "(never while projecting), takes the room back on any browser (a "
                 "reload of this browser needs nothing)."
             )
             hide = st.checkbox("Hide participants' names", key="room:hide")
@@ -189,8 +189,9 @@ with right:
                 with room_view.guarded():
                     room_view.open_room(lesson.id, index, hide)
                     st.rerun()
+        room_view.reclaim_form()
     else:
-        room_view.key_box(f"{base.scheme}://{base.netloc}{root}", hosting[0], projector.on())
+        room_view.key_box(hosting[0], projector.on())
         with room_view.guarded():
             room_view.handout_button(lesson, hosting[0])
         if st.button("Close the room", key="room:close"):

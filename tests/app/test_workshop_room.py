@@ -117,23 +117,27 @@ def _join(app, code, name=None):
 
 
 def test_presenter_gets_one_code_and_one_qr_for_the_join_link(app, store):
+    """One QR code, the join link's; the presenter key is in no link and no QR code,
+    and shows only on request, as text, never while projecting."""
     at, code, secret = _presenter(app)
     link = at.code[0].value
     assert link.endswith(f"/workshop?join={code}")
     assert secret not in link and "secret" not in link
     assert store.room(code).step == 1
-    # The presenter key, once: its reclaim link as text and as a QR code, and what
-    # it is for; never in the page's URL.
-    assert len(at.get("image")) == 2
-    reclaim = at.code[1].value
-    assert reclaim.endswith(f"/workshop?present={code}&key={secret}")
-    assert any("Keep this link" in w.value for w in at.warning)
-    assert secret not in str(dict(at.query_params))
-    at.button(key="room:hide-key").click().run()
     assert len(at.get("image")) == 1 and len(at.code) == 1
-    assert not any(secret in c.value for c in at.code)
-    at.run()
-    assert len(at.get("image")) == 1, "shown once"
+    assert secret not in page_text(at) and secret not in str(dict(at.query_params))
+    at.button(key="room:show-key").click().run()
+    assert [c.value for c in at.code] == [link, secret]  # the key alone: no link
+    assert len(at.get("image")) == 1
+    assert any("copy it somewhere private" in w.value for w in at.warning)
+    at.button(key="room:hide-key").click().run()
+    assert secret not in page_text(at)
+    # Projector mode on: the key cannot be shown, and one on screen goes.
+    at.button(key="room:show-key").click().run()
+    assert secret in page_text(at)
+    at.toggle(key="projector").set_value(True).run()
+    assert secret not in page_text(at)
+    assert at.button(key="room:show-key").disabled
 
 
 def test_notes_and_the_answer_reach_the_rooms_presenter_only(app, store):
@@ -349,9 +353,24 @@ def test_a_move_that_lands_on_the_wrong_page_is_made_again(app, store):
 
 # --------------------------------------------------------- the presenter's key
 def _reclaim(app, code, key, **kw):
-    at = app(PATH["workshop"], present=code, key=key, **kw).run()
+    """A fresh session types the room code and the key into the Workshop page's form."""
+    at = app(PATH["workshop"], **kw).run()
+    at.text_input(key="room:reclaim-code").input(code)
+    at.text_input(key="room:reclaim-key").input(key)
+    next(b for b in at.button if b.label == "Present this room").click().run()
     assert not at.exception, [e.value for e in at.exception]
     return at
+
+
+def test_a_key_in_a_link_is_taken_off_the_url_and_claims_nothing(app, store):
+    """An old presenter link (?present=CODE&key=KEY): a key in a URL is kept by the
+    browser's history and can be shown or logged, so it is never used."""
+    pres, code, key = _presenter(app)
+    at = app(PATH["workshop"], present=code, key=key).run()
+    assert not at.exception
+    assert room_view.HOST not in at.session_state
+    assert "key" not in at.query_params and "present" not in at.query_params
+    assert any("never taken from a link" in w.value for w in at.warning)
 
 
 def test_the_key_reclaims_the_room_after_a_restart(app, store, tmp_path, monkeypatch):
@@ -359,17 +378,17 @@ def test_the_key_reclaims_the_room_after_a_restart(app, store, tmp_path, monkeyp
     pres.number_input(key="step").set_value(3).run()
     assert store.room(code).step == 3
     # The server restarts: a new process, a new store object on the same file, and
-    # the presenter's session is gone. The reclaim link in a fresh session presents.
+    # the presenter's session is gone. The key, typed in a fresh session, presents.
     monkeypatch.setattr(room_view, "_store", SQLiteStore(tmp_path / "rooms.sqlite3"))
     at = _reclaim(app, code, key)
     assert at.session_state[room_view.HOST][0] == code
-    assert "key" not in at.query_params and "present" not in at.query_params  # off the screen
+    assert "key" not in at.query_params and "present" not in at.query_params
     assert at.number_input(key="step").value == 3  # the room's step, not step 1
     assert at.subheader[-1].value == f"Room code: {code}" or any(
         s.value == f"Room code: {code}" for s in at.subheader
     )
     assert not [b for b in at.button if b.key == "room:open"], "no second room offered"
-    assert not [c for c in at.code if key in c.value], "the key is shown only once"
+    assert not [c for c in at.code if key in c.value], "the key only on request"
     at.button(key="workshop:next").click().run()
     assert store.room(code).step == 4  # Next moves the room, not only this page
     participant = _join(app, code)
@@ -387,16 +406,14 @@ def test_a_participant_or_a_wrong_key_reclaims_nothing(app, store, caplog, wrong
     at = _reclaim(app, code, given)
     assert room_view.HOST not in at.session_state
     assert any("does not open that room" in w.value for w in at.warning)
-    assert "key" not in at.query_params
     assert any(
         f"workshop room {code}: a wrong presenter key" in r.getMessage() for r in caplog.records
     )
     assert given not in caplog.text
-    # The participant's own session cannot either, with their token in the link.
-    member.query_params["present"] = code
-    member.query_params["key"] = token
+    # The participant's own session cannot either, with their token.
     member.switch_page(PATH["workshop"]).run()
     assert room_view.HOST not in member.session_state
+    assert not [t for t in member.text_input if t.key == "room:reclaim-key"]
     room = store.room(code)
     assert (room.step, room.phase, room.closed) == (2, "predict", False)
     with pytest.raises(NotPresenter):

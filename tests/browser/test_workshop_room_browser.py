@@ -4,7 +4,10 @@ them on a phone's viewport (390 x 844), join by code, follow 3 steps without a
 reload, vote, the presenter reveals and sees the counts; at least one participant
 is on the other replica than the presenter. A participant who opens the join link
 again in a new tab is the same participant (the browser's real XSRF cookie, through
-nginx); the presenter's reclaim link makes a fresh browser the presenter.
+nginx); the presenter key, shown as text on request (never a link or a QR code), typed
+into a fresh browser makes it the presenter. A second browser holding a copy of the
+presenter's XSRF cookie presents nothing: behind nginx, the browser is named by
+nginx's HttpOnly replica cookie.
 
 And with one plain ``streamlit run`` killed as a participant presses Send and started
 again on the same port (a replica restart): the presenter's tab, reconnected,
@@ -114,18 +117,20 @@ def test_presenter_and_three_participants_on_two_replicas(room_proxy, browser):
     pp.get_by_role("button", name="Open as a room").click()
     pp.get_by_text(re.compile(r"Room code: [A-Z0-9]{6}")).wait_for(timeout=30_000)
     code = re.search(r"Room code: ([A-Z0-9]{6})", pp.inner_text("body")).group(1)
-    # The presenter key, once: its reclaim link (text and QR code), then hidden.
-    pp.get_by_text("Keep this link").wait_for(timeout=30_000)
-    reclaim = re.search(r"\S+/workshop\?present=[A-Z0-9]{6}&key=\S+", pp.inner_text("body"))
-    assert reclaim is not None and f"present={code}" in reclaim.group(0)
-    assert "key=" not in pp.url
-    wait_ready(pp)  # the run that drew the key has ended: no stale element still shown
-    assert pp.locator("[data-testid='stImage'] img").count() == 2
-    screenshot(pp, "room_presenter_key")
-    pp.get_by_role("button", name="I have saved it: hide the key").click()
-    pp.get_by_text("Keep this link").wait_for(state="detached", timeout=30_000)
+    # The presenter key: in no link and no QR code, shown as text on request only.
+    wait_ready(pp)  # the run that opened the room has ended: no stale element still shown
     assert pp.locator("[data-testid='stImage'] img").count() == 1  # the join QR code
     screenshot(pp, "room_presenter_open")
+    pp.get_by_role("button", name="Show my presenter key").click()
+    pp.get_by_text("copy it somewhere private").wait_for(timeout=30_000)
+    wait_ready(pp)
+    key = pp.locator("[data-testid='stCode']").nth(1).inner_text().strip()
+    assert re.fullmatch(r"[A-Za-z0-9_-]{16,}", key), key
+    assert "key=" not in pp.url and key not in pp.url
+    assert pp.locator("[data-testid='stImage'] img").count() == 1
+    screenshot(pp, "room_presenter_key")
+    pp.get_by_role("button", name="Hide the key").click()
+    pp.get_by_text("copy it somewhere private").wait_for(state="detached", timeout=30_000)
 
     phone = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
     desk = {"viewport": {"width": 1280, "height": 1000}}
@@ -195,13 +200,18 @@ def test_presenter_and_three_participants_on_two_replicas(room_proxy, browser):
     box = first_chart.bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
     screenshot(phone_pg, "room_phone_measured")
-    # The reclaim link in a fresh browser (another device): it presents the room at
-    # its step, the key leaves the address bar, and its Next moves the participants.
+    # The key typed in a fresh browser (another device): it presents the room at its
+    # step, the key in no URL, and its Next moves the participants.
     other = _context(browser, url, c_b, viewport={"width": 1500, "height": 1400})
     op = other.new_page()
-    op.goto(reclaim.group(0))
+    op.goto(f"{url}/workshop")
+    wait_ready(op)
+    op.get_by_text("Present a room again").click()
+    op.get_by_label("Your room's code").fill(code)
+    op.get_by_label("Presenter key").fill(key)
+    op.get_by_role("button", name="Present this room").click()
     op.get_by_text(f"Room code: {code}").wait_for(timeout=60_000)
-    assert "key=" not in op.url
+    assert key not in op.url
     assert op.get_by_role("button", name="Open as a room").count() == 0
     op.get_by_text(f"Step {QI} of").first.wait_for(timeout=30_000)
     op.get_by_role("button", name="Next", exact=True).click()
@@ -211,6 +221,37 @@ def test_presenter_and_three_participants_on_two_replicas(room_proxy, browser):
         assert pg.locator("[data-testid='stException']").count() == 0
         ctx.close()
     other.close()
+    presenter.close()
+
+
+def test_a_copy_of_the_presenters_xsrf_cookie_presents_nothing(room_proxy, browser):
+    """The attack of issue 47: the value of the presenter's ``_streamlit_xsrf`` cookie
+    (which the page's own script reads) in another browser. Through nginx the
+    presenting browser is named by its replica cookie, HttpOnly and made by nginx: the
+    presenter's reload presents again, the copy opens the page as anyone does."""
+    url = room_proxy
+    presenter = browser.new_context(viewport={"width": 1500, "height": 1400})
+    pp = presenter.new_page()
+    pp.goto(f"{url}/workshop")
+    wait_ready(pp)
+    pp.get_by_role("button", name="Open as a room").click()
+    pp.get_by_text(re.compile(r"Room code: [A-Z0-9]{6}")).wait_for(timeout=60_000)
+    code = re.search(r"Room code: ([A-Z0-9]{6})", pp.inner_text("body")).group(1)
+    cookies = {c["name"]: c for c in presenter.cookies()}
+    assert cookies["resviz_replica"]["httpOnly"], cookies["resviz_replica"]
+    assert re.fullmatch(r"[0-9a-f]{32}", cookies["resviz_replica"]["value"])
+    pp.reload()
+    pp.get_by_text(f"Room code: {code}").wait_for(timeout=60_000)  # its own reload presents
+    thief = browser.new_context(viewport={"width": 1500, "height": 1400})
+    xsrf = cookies["_streamlit_xsrf"]["value"]
+    thief.add_cookies([{"name": "_streamlit_xsrf", "value": xsrf, "url": url}])
+    tp = thief.new_page()
+    tp.goto(f"{url}/workshop")
+    wait_ready(tp)
+    tp.get_by_role("button", name="Open as a room").wait_for(timeout=30_000)
+    assert f"Room code: {code}" not in tp.inner_text("body")
+    assert tp.get_by_role("button", name="Close the room").count() == 0
+    thief.close()
     presenter.close()
 
 
@@ -246,7 +287,8 @@ def test_the_presenter_keeps_the_room_across_a_server_restart(browser, tmp_path)
         pp.get_by_role("button", name="Open as a room").click()
         pp.get_by_text(re.compile(r"Room code: [A-Z0-9]{6}")).wait_for(timeout=60_000)
         code = re.search(r"Room code: ([A-Z0-9]{6})", pp.inner_text("body")).group(1)
-        pp.get_by_text("Keep this link").wait_for(timeout=30_000)  # this session's key box
+        # This session knows the key (it opened the room): it offers to show it.
+        pp.get_by_role("button", name="Show my presenter key").wait_for(timeout=30_000)
         participant = browser.new_context(viewport={"width": 1280, "height": 1000})
         pg = participant.new_page()
         pg.goto(f"{url}/workshop?join={code}")
@@ -270,9 +312,10 @@ def test_the_presenter_keeps_the_room_across_a_server_restart(browser, tmp_path)
         proc.wait(timeout=30)
         proc = _streamlit(port, db, log)
         # The presenter's tab reconnects by itself and presents again: no key, no click.
-        # (Until the new session has run, the tab shows the old page: the key box, which
-        # only the session that opened the room shows, goes once the new one has run.)
-        pp.get_by_text("Keep this link").wait_for(state="detached", timeout=90_000)
+        # (Until the new session has run, the tab shows the old page: the key's button,
+        # which only the session that opened the room shows, goes once the new one has.)
+        show = pp.get_by_role("button", name="Show my presenter key")
+        show.wait_for(state="detached", timeout=90_000)
         wait_ready(pp)
         pp.get_by_text(f"Room code: {code}").wait_for(timeout=30_000)
         pp.get_by_text(f"Step {qi} of").first.wait_for(timeout=30_000)

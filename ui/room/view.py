@@ -52,7 +52,6 @@ from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -63,6 +62,7 @@ from ..markdown import md_escape
 from ..section import missing_extra, say_missing_extra
 from ..st_internals import release_url_bindings
 from .store import (
+    CODE_LEN,
     ROUND_OF,
     Member,
     Room,
@@ -74,7 +74,7 @@ from .store import (
 )
 
 ROOM, MEMBER, JOIN = "room", "member", "join"
-PRESENT, KEY = "present", "key"  # the presenter's reclaim link
+PRESENT, KEY = "present", "key"  # an old reclaim link's names: refused, removed
 _ME = "room:me"  # (code, Member) of a participant
 _SEEN = "room:seen"  # the (step, phase) this participant's page was last moved for
 _UNMEASURED = "room:unmeasured"  # the (code, step) that cannot be measured here
@@ -85,7 +85,8 @@ _REPORTED = "room:reported"  # (code, step, done, total) last written as progres
 _REMOVED = "room:removed"  # the code of the room the presenter removed us from
 _LOOKED_UP = "room:looked-up"  # the join link this session looked its browser up for
 HOST = "room:host"  # (code, credential, lesson id) of a presenter
-_SHOW_KEY = "room:show-key"  # (code, key) until the presenter hides it: shown once
+_KEY = "room:key"  # (code, key): the key this session opened or reclaimed the room with
+_SHOW_KEY = "room:key-shown"  # the code whose key is on screen (on request, not projecting)
 _SYNC = "room:sync"  # the presenter's page takes the room's lesson and step
 _HOST_STEP = "room:host-step"  # the room's step as this presenter's page last set it
 _HOST_LOOKED = "room:host-looked"  # this session asked the store for its room once
@@ -182,17 +183,20 @@ def _xsrf_token(value: str) -> bytes | None:
 
 
 def browser_secret(cookies: Mapping[str, str]) -> bytes | None:
-    """What identifies this browser among the request's cookies: the XSRF token (in
-    every Streamlit app with XSRF protection, this app's setting), else the workshop
-    server's sticky cookie; None where neither is present (the caller then treats
-    the visitor as a new browser)."""
+    """What identifies this browser among the request's cookies: the workshop server's
+    replica cookie where nginx made it (``$request_id``: 32 random hex digits, and
+    ``HttpOnly``, ``Secure``: no script of the page reads it, no network in between
+    sees it), else the XSRF token (in every Streamlit app with XSRF protection, this
+    app's setting: ``make run``); None where neither is present (the caller then
+    treats the visitor as a new browser). Behind the workshop server, a copy of the
+    XSRF cookie, which the page's own script reads, presents nothing."""
+    sticky = cookies.get(REPLICA_COOKIE)
+    if isinstance(sticky, str) and re.fullmatch(r"[0-9a-f]{32}", sticky):
+        return b"replica:" + sticky.encode()
     raw = cookies.get(XSRF_COOKIE)
     token = _xsrf_token(raw) if isinstance(raw, str) else None
     if token:
         return b"xsrf:" + token
-    sticky = cookies.get(REPLICA_COOKIE)
-    if isinstance(sticky, str) and re.fullmatch(r"[0-9A-Za-z]{16,128}", sticky):
-        return b"replica:" + sticky.encode()
     return None
 
 
@@ -746,24 +750,49 @@ def _restore() -> tuple[str, str, str] | None:
 
 
 def reclaim_from_url() -> None:
-    """``/workshop?present=CODE&key=KEY`` (the link shown when the room was opened):
-    this session presents the room again. The key leaves the URL at once, whatever
-    the outcome; a wrong key (or a participant's token) is refused and logged."""
-    raw_code, key = st.query_params.get(PRESENT), st.query_params.get(KEY)
-    if raw_code is None and key is None:
+    """An old presenter link (``/workshop?present=CODE&key=KEY``): the key leaves the
+    URL at once and nothing is claimed with it, since a key in a URL is kept by the
+    browser's history and may be shown or logged; the page says where to type it."""
+    if st.query_params.get(PRESENT) is None and st.query_params.get(KEY) is None:
         return
     for k in (PRESENT, KEY):
         if k in st.query_params:
             del st.query_params[k]
+    st.warning(
+        "A presenter key is never taken from a link: type the room code and your key "
+        "under **Present a room again** (on your own screen).",
+        icon=":material/key:",
+    )
+
+
+def reclaim(raw_code: str, key: str) -> None:
+    """This session presents room ``raw_code`` again with its key (typed by the
+    presenter); this browser then presents it on a reload too. A wrong key (or a
+    participant's token) is refused, said and logged (never the key itself)."""
     code = normalize_code(raw_code)
-    if code is None or not key:
-        st.error("This presenter link is incomplete: copy the whole link.", icon=":material/key:")
+    if code is None or not key.strip():
+        st.error("Type the room code and your presenter key.", icon=":material/key:")
         return
     with guarded():
-        room = store().claim(code, key, browser_id("presenter"))
-        st.session_state[HOST] = (code, key, room.lesson)
+        room = store().claim(code, key.strip(), browser_id("presenter"))
+        st.session_state[HOST] = (code, key.strip(), room.lesson)
+        st.session_state[_KEY] = (code, key.strip())
         st.session_state[_SYNC] = True
         st.toast(f"You present room {code} again.", icon=":material/key:")
+        st.rerun()
+
+
+def reclaim_form() -> None:
+    """The form a presenter takes a room back with, on any browser: the room code and
+    the key, typed (the key hidden as it is typed), never in a URL."""
+    with st.expander("Present a room again (your key)", icon=":material/key:"):
+        with st.form("room:reclaim", border=False):
+            code = st.text_input("Your room's code", max_chars=CODE_LEN, key="room:reclaim-code")
+            key = st.text_input(
+                "Presenter key", type="password", max_chars=200, key="room:reclaim-key"
+            )
+            if st.form_submit_button("Present this room"):
+                reclaim(code, key)
 
 
 def sync_page(lesson_key: str, step_key: str) -> None:
@@ -799,48 +828,49 @@ def open_room(lesson_id: str, step: int, hide_names: bool) -> tuple[str, str, st
         lesson_id, step=step, hide_names=hide_names, browser=browser_id("presenter")
     )
     st.session_state[HOST] = (room.code, key, lesson_id)
-    st.session_state[_SHOW_KEY] = (room.code, key)
+    st.session_state[_KEY] = (room.code, key)
     st.session_state[_HOST_STEP] = step
     return st.session_state[HOST]
 
 
-def reclaim_link(base: str, code: str, key: str) -> str:
-    """The presenter's reclaim link on this server (``base``: scheme, host and root)."""
-    return f"{base}/workshop?" + urlencode({PRESENT: code, KEY: key})
-
-
-def key_box(base: str, code: str, projecting: bool = False) -> None:
-    """The presenter key, shown once (until hidden): the reclaim link as text to copy
-    and as a QR code, and what it is for; folded away while the projector mode is on
-    (a second QR code on the screen would let the room scan it)."""
-    shown = st.session_state.get(_SHOW_KEY)
-    if shown is None or shown[0] != code:
+def key_box(code: str, projecting: bool = False) -> None:
+    """The presenter key of room ``code``, in the session that opened or reclaimed the
+    room with it: shown only on request and never while projecting, as text to copy
+    privately (no link, no QR code: nothing a browser history, a log or the room can
+    keep). A presenter who has it can take the room back on any browser."""
+    known = st.session_state.get(_KEY)
+    if known is None or known[0] != code:
         return
-    link = reclaim_link(base, *shown)
-    with st.expander(
-        "Your presenter key: shown once, keep it (not on the projector)",
-        expanded=not projecting,
-        key="room:key-box",
-        icon=":material/key:",
-    ):
-        st.warning(
-            "Keep this link: it makes any browser the presenter of this room again, "
-            "after a reload, a server restart, a closed laptop, or on another device. "
-            "Copy it, or scan it with your phone, now: it is not shown again, and "
-            "anyone who has it can present. (A reload of this browser presents again "
-            "without it.)",
+    if projecting or st.session_state.get(_SHOW_KEY) != code:
+        st.session_state.pop(_SHOW_KEY, None)
+        st.button(
+            "Show my presenter key",
+            key="room:show-key",
             icon=":material/key:",
+            disabled=projecting,
+            on_click=lambda: st.session_state.__setitem__(_SHOW_KEY, code),
+            help="Not while projecting. With the room code, the key makes any browser "
+            "the presenter of this room again: after a closed laptop, a server restart, "
+            "or on another device. Copy it somewhere private.",
         )
-        st.code(link, language=None, wrap_lines=True)
-        st.image(qr_png(link), width=200, caption="Your presenter link: not for the room")
-        if st.button("I have saved it: hide the key", key="room:hide-key"):
-            st.session_state.pop(_SHOW_KEY, None)
-            st.rerun()
+        return
+    st.warning(
+        f"Your presenter key for room {code}: copy it somewhere private. With the code it "
+        "makes any browser the presenter (under **Present a room again**); anyone who "
+        "has it can present. A reload of this browser presents again without it.",
+        icon=":material/key:",
+    )
+    st.code(known[1], language=None)
+    st.button(
+        "Hide the key",
+        key="room:hide-key",
+        on_click=lambda: st.session_state.pop(_SHOW_KEY, None),
+    )
 
 
 def forget_host() -> None:
     """This session no longer presents (the room was closed)."""
-    for k in (HOST, _SHOW_KEY, _HOST_STEP, _SYNC):
+    for k in (HOST, _KEY, _SHOW_KEY, _HOST_STEP, _SYNC):
         st.session_state.pop(k, None)
 
 
