@@ -547,6 +547,35 @@ def test_the_presenter_removes_a_participant(app, store):
     assert not store.is_presenter(code, token)
 
 
+def test_the_presenter_locks_joins_sizes_the_room_and_removes_who_never_voted(app, store):
+    """Issue 47: against scripted members, the presenter locks joins, caps the room's
+    size, and removes at once the members who never voted."""
+    pres, code, secret = _presenter(app)
+    pres.number_input(key="step").set_value(QI).run()
+    voter = _follow(_join(app, code, "Ada"))
+    voter.radio(key=f"room:vote:{code}:{QI}:1").set_value("plain").run()
+    voter.button(key="room:send:1").click().run()
+    _join(app, code, "bot1")
+    _join(app, code, "bot2")
+    pres.run()
+    pres.toggle(key="room:lock").set_value(True).run()
+    assert store.room(code).locked
+    assert "joins are locked" in " ".join(m.value for m in pres.markdown)
+    late = _join(app, code, "late")
+    assert any("closed this room to new participants" in e.value for e in late.error)
+    assert len(store.members(code)) == 3
+    pres.button(key="room:remove-idle").click().run()
+    assert [m.name for m in store.members(code)] == ["Ada"]
+    pres.toggle(key="room:lock").set_value(False).run()
+    pres.number_input(key="room:size").set_value(2).run()
+    assert store.room(code).max_members == 2
+    assert "of at most 2" in " ".join(m.value for m in pres.markdown)
+    _join(app, code, "second")
+    full = _join(app, code, "third")
+    assert any("This room is full" in e.value for e in full.error)
+    assert sorted(m.name for m in store.members(code)) == ["Ada", "second"]
+
+
 # ------------------------------------------------------------- staying in the room
 def test_workshop_and_the_banner_keep_a_participant_in_the_room(app, store):
     pres, code, _ = _presenter(app)

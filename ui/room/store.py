@@ -98,6 +98,9 @@ TOO_MANY_KEYS = (
     "try again in a minute."
 )
 WRONG_KEY = "This presenter key does not open that room."
+LOCKED = "The presenter has closed this room to new participants."
+FULL = "This room is full: the presenter set its size."
+MAX_MEMBERS = 1000  # the largest size a presenter may set
 
 
 class StoreUnavailable(OSError):
@@ -115,6 +118,8 @@ class Room:
     created: float
     expires: float
     closed: bool
+    locked: bool = False  # no new participant (one who joined before comes back)
+    max_members: int = 0  # the room's size the presenter set; 0: no cap
 
 
 @dataclass(frozen=True)
@@ -276,6 +281,15 @@ class RoomStore(ABC):
             raise RoomError("No such phase.")
         return self._update(code, {"phase": phase})
 
+    def set_joining(self, code: str, secret: object, locked: bool, max_members: int) -> Room:
+        """The presenter locks joins (``locked``: no new participant; one who joined
+        before comes back) and sets the room's size (``max_members``, 0 for no cap;
+        the members already in stay)."""
+        if not isinstance(max_members, int) or not 0 <= max_members <= MAX_MEMBERS:
+            raise RoomError(f"A room's size is a whole number from 0 (no cap) to {MAX_MEMBERS}.")
+        self._require(code, secret)
+        return self._update(code, {"locked": int(bool(locked)), "max_members": max_members})
+
     def close(self, code: str, secret: object) -> Room:
         self._require(code, secret)
         return self._update(code, {"closed": 1})
@@ -401,7 +415,11 @@ CREATE TABLE IF NOT EXISTS probe (id INTEGER PRIMARY KEY, at REAL NOT NULL);
 # Columns added since the first release of the file: a file written by an older
 # version gets them when a store opens it (its rooms, if any, keep working).
 ADDED = {
-    "rooms": (("browser_hash", "TEXT"),),
+    "rooms": (
+        ("browser_hash", "TEXT"),
+        ("locked", "INTEGER NOT NULL DEFAULT 0"),
+        ("max_members", "INTEGER NOT NULL DEFAULT 0"),
+    ),
     "members": (("joined", "REAL NOT NULL DEFAULT 0"), ("browser", "TEXT")),
 }
 INDEXES = """
@@ -474,13 +492,16 @@ class SQLiteStore(RoomStore):
 
     def _room(self, db: sqlite3.Connection, code: str) -> Room | None:
         row = db.execute(
-            "SELECT code, lesson, step, phase, hide_names, created, expires, closed "
-            "FROM rooms WHERE code = ?",
+            "SELECT code, lesson, step, phase, hide_names, created, expires, closed, locked, "
+            "max_members FROM rooms WHERE code = ?",
             (code,),
         ).fetchone()
         if row is None or row[6] <= self.clock():
             return None
-        return Room(row[0], row[1], row[2], row[3], bool(row[4]), row[5], row[6], bool(row[7]))
+        return Room(
+            row[0], row[1], row[2], row[3], bool(row[4]), row[5], row[6], bool(row[7]),
+            bool(row[8]), int(row[9]),
+        )  # fmt: skip
 
     def create(
         self,
@@ -613,6 +634,12 @@ class SQLiteStore(RoomStore):
                 ).fetchone()
                 if row is not None:
                     return Member(*row)
+            if room.locked:
+                raise RoomError(LOCKED)
+            if room.max_members:
+                (n,) = db.execute("SELECT count(*) FROM members WHERE code = ?", (code,)).fetchone()
+                if n >= room.max_members:
+                    raise RoomError(FULL)
             db.execute("UPDATE rooms SET seq = seq + 1 WHERE code = ?", (code,))
             (seed,) = db.execute("SELECT seq FROM rooms WHERE code = ?", (code,)).fetchone()
             token = secrets.token_urlsafe(16)
@@ -825,6 +852,10 @@ if browser ~= '' then
     if raw then return {old, raw} end
   end
 end
+local gate = redis.call('HMGET', KEYS[1], 'locked', 'max_members')
+if gate[1] == '1' then return 'locked' end
+local cap = tonumber(gate[2] or '0') or 0
+if cap > 0 and redis.call('HLEN', KEYS[2]) >= cap then return 'full' end
 local seed = redis.call('HINCRBY', KEYS[1], 'seq', 1)
 local raw = cjson.encode({name = ARGV[3], seed = seed, joined = ARGV[1]})
 redis.call('HSET', KEYS[2], ARGV[2], raw)
@@ -878,6 +909,8 @@ return 1
 
 _REFUSED = {
     "gone": "This room has expired or does not exist.",
+    "locked": LOCKED,
+    "full": FULL,
     "closed": "The presenter has closed this room.",
     "not now": "The room is not taking this now.",
     "stranger": "You are not in this room: join it again.",
@@ -944,6 +977,8 @@ class RedisStore(RoomStore):
             "closed": 0,
             "seq": 0,
             "browser_hash": "" if cred is None else _hash(cred),
+            "locked": 0,
+            "max_members": 0,
         }
         while True:
             code = new_code()
@@ -1040,6 +1075,8 @@ class RedisStore(RoomStore):
             float(h["created"]),
             float(h["expires"]),
             h["closed"] == "1",
+            h.get("locked") == "1",
+            int(h.get("max_members") or 0),
         )
 
     def join(self, code: str, name: object = None, browser: object = None) -> Member:

@@ -63,6 +63,8 @@ from ..section import missing_extra, say_missing_extra
 from ..st_internals import release_url_bindings
 from .store import (
     CODE_LEN,
+    MAX_MEMBERS,
+    MAX_STEPS,
     ROUND_OF,
     Member,
     Room,
@@ -929,6 +931,72 @@ def _remove(code: str, secret: str, token: str) -> None:
             st.toast("Removed from the room.", icon=":material/person_remove:")
 
 
+def _set_joining(code: str, secret: str) -> None:
+    with guarded():
+        store().set_joining(
+            code,
+            secret,
+            bool(st.session_state.get("room:lock")),
+            int(st.session_state.get("room:size") or 0),
+        )
+
+
+def _never_voted(code: str, members: list[Member], steps: int) -> list[Member]:
+    """The members with no vote in any round of any step of the lesson."""
+    s = store()
+    voted: set[str] = set()
+    for step in range(1, steps + 1):
+        for round_ in (1, 2):
+            voted |= set(s.votes(code, step, round_))
+    return [m for m in members if m.token not in voted]
+
+
+def _remove_all(code: str, secret: str, tokens: list[str]) -> None:
+    with guarded():
+        gone = sum(store().remove(code, secret, t) for t in tokens)
+        st.toast(f"Removed {gone} from the room.", icon=":material/group_remove:")
+
+
+def _joining(code: str, secret: str, room: Room, members: list[Member], steps: int) -> None:
+    """Who may come in: lock joins, the room's size, and removing at once everyone who
+    has not voted (scripted members do not vote)."""
+    c1, c2, c3 = st.columns([2, 2, 3], vertical_alignment="bottom")
+    c1.toggle(
+        "Lock joins",
+        value=room.locked,
+        key="room:lock",
+        on_change=_set_joining,
+        args=(code, secret),
+        help="No one new joins; a participant who joined before comes back.",
+    )
+    c2.number_input(
+        "Room size",
+        min_value=0,
+        max_value=MAX_MEMBERS,
+        value=room.max_members,
+        step=1,
+        key="room:size",
+        on_change=_set_joining,
+        args=(code, secret),
+        help="At most this many participants (0: no cap): new ones are refused once "
+        "it is reached; those in the room stay.",
+    )
+    idle = _never_voted(code, members, steps)
+    with c3.popover(f"Remove who never voted ({len(idle)})", disabled=not idle):
+        st.caption(
+            f"{len(idle)} of {len(members)} participants have not voted on any question "
+            "yet. Removing them takes them out of the room; they may join again unless "
+            "joins are locked."
+        )
+        st.button(
+            f"Remove {len(idle)}",
+            key="room:remove-idle",
+            on_click=_remove_all,
+            args=(code, secret, [m.token for m in idle]),
+            type="primary",
+        )
+
+
 def _people(code: str, secret: str, room: Room, members: list[Member], index: int) -> None:
     """The member list: name (or a number, names hidden), joined, voted, measured;
     a button removes one (their votes go; their page says so)."""
@@ -939,6 +1007,8 @@ def _people(code: str, secret: str, room: Room, members: list[Member], index: in
     measured = s.measures(code, index) if step_asks and room.phase != "predict" else {}
     progress = s.progress(code, index) if step_asks and room.phase != "predict" else {}
     with st.expander(f"Participants ({len(members)})", key="room:people", icon=":material/group:"):
+        lesson = _lesson(room.lesson)
+        _joining(code, secret, room, members, len(lesson.steps) if lesson else MAX_STEPS)
         if not members:
             st.caption("No one has joined yet.")
         for m in members:
@@ -973,7 +1043,12 @@ def _live(code: str, secret: str, lesson: Lesson, index: int) -> None:
         st.rerun(scope="app")  # moved from the presenter's other session: follow it
     members = s.members(code)
     n = len(members)
-    st.markdown(f"**{n}** joined" + (" · the room is closed" if room.closed else ""))
+    st.markdown(
+        f"**{n}** joined"
+        + (f" of at most {room.max_members}" if room.max_members else "")
+        + (" · the room is closed" if room.closed else "")
+        + (" · joins are locked" if room.locked and not room.closed else "")
+    )
     if members and not room.hide_names:
         names = [md_escape(m.name, 40) for m in members if m.name]
         if names:

@@ -219,3 +219,52 @@ def test_a_rooms_file_of_the_earlier_version_gets_the_new_columns(tmp_path):
     assert store.member("ABCDEF", "tok").name == "Ada"
     assert store.join("ABCDEF", None, BROWSER).seed == 2
     SQLiteStore(path)  # opening it again changes nothing
+
+
+def test_a_locked_room_refuses_new_members_and_lets_its_own_back(store):
+    """Issue 47: no way to lock joins. Locked, a new browser is refused with a message;
+    a browser that joined before comes back as the same participant."""
+    room, key = store.create("residuals")
+    ada = store.join(room.code, "Ada", BROWSER)
+    locked = store.set_joining(room.code, key, locked=True, max_members=0)
+    assert locked.locked and store.room(room.code).locked
+    with pytest.raises(RoomError, match="closed this room to new participants"):
+        store.join(room.code, "Mallory", OTHER)
+    with pytest.raises(RoomError, match="closed this room to new participants"):
+        store.join(room.code, "no cookie")
+    assert store.join(room.code, "Ada", BROWSER) == ada
+    assert [m.name for m in store.members(room.code)] == ["Ada"]
+    store.set_joining(room.code, key, locked=False, max_members=0)
+    assert store.join(room.code, "Bo", OTHER).seed == 2
+
+
+def test_a_rooms_size_caps_new_members(store):
+    room, key = store.create("residuals")
+    store.set_joining(room.code, key, locked=False, max_members=2)
+    assert store.room(room.code).max_members == 2
+    a = store.join(room.code, "a", "1" * 64)
+    store.join(room.code, "b", "2" * 64)
+    with pytest.raises(RoomError, match="This room is full"):
+        store.join(room.code, "c", "3" * 64)
+    assert store.join(room.code, "a", "1" * 64) == a  # one who joined comes back
+    store.remove(room.code, key, a.token)
+    assert store.join(room.code, "c", "3" * 64).seed == 3  # a place freed
+    store.set_joining(room.code, key, locked=False, max_members=1)  # below: no one leaves
+    assert len(store.members(room.code)) == 2
+
+
+@pytest.mark.parametrize("size", [-1, 1001, 2.5, "3", None])
+def test_a_rooms_size_must_be_a_whole_number_in_range(store, size):
+    room, key = store.create("residuals")
+    with pytest.raises(RoomError, match="whole number from 0"):
+        store.set_joining(room.code, key, locked=False, max_members=size)
+    assert store.room(room.code).max_members == 0
+
+
+def test_only_the_presenter_locks_or_sizes_the_room(store):
+    room, key = store.create("residuals")
+    member = store.join(room.code, "m", BROWSER)
+    for secret in (member.token, "guess", OTHER):
+        with pytest.raises(NotPresenter):
+            store.set_joining(room.code, secret, locked=True, max_members=1)
+    assert not store.room(room.code).locked and store.room(room.code).max_members == 0
