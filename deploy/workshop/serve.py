@@ -105,6 +105,9 @@ http {{
             proxy_set_header Connection $connection_upgrade;
             proxy_set_header Host $host;
             proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+            # The client's address for the app's join limit (ui/room/view.client_address),
+            # replacing whatever a client sent under that name.
+            proxy_set_header X-Real-IP $remote_addr;
             proxy_connect_timeout 2s;
             proxy_next_upstream error timeout http_502 http_503 http_404;
             proxy_next_upstream_tries 3;
@@ -277,6 +280,9 @@ def replica_env(base: Mapping[str, str], model_folders: str) -> dict[str, str]:
         "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32),
         "RESVIZ_MODEL_FOLDERS": "1" if roots else "0",
         "RESVIZ_MODEL_ROOTS": roots,
+        # The replicas listen on loopback, reached by nginx alone: its X-Real-IP header
+        # is the client's address (the room's join limit per address).
+        "RESVIZ_CLIENT_HEADER": "X-Real-IP",
     }
 
 

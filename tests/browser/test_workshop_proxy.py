@@ -130,6 +130,59 @@ def test_deep_link_through_the_proxy(proxy, browser):
     assert replicas
 
 
+class _Echo(http.server.BaseHTTPRequestHandler):
+    """A stand-in replica: answers with the X-Real-IP header nginx passed it."""
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        body = (self.headers.get("X-Real-IP") or "").encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+def test_the_replicas_see_the_clients_address_and_no_forged_one(tmp_path):
+    """The room's join limit per address reads X-Real-IP (RESVIZ_CLIENT_HEADER): the
+    workshop server's nginx writes the client's own address there, whatever the
+    client sent under that name."""
+    if NGINX is None:
+        pytest.skip("nginx not installed (apt-get install nginx)")
+    import runpy
+
+    echo = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
+    threading.Thread(target=echo.serve_forever, daemon=True).start()
+    serve = runpy.run_path(str(ROOT / "deploy" / "workshop" / "serve.py"), run_name="serve")
+    port = free_port()
+    conf = serve["write_config"](tmp_path, "127.0.0.1", port, [echo.server_address[1]])
+    nginx = subprocess.Popen(
+        [NGINX, "-p", str(tmp_path), "-e", str(tmp_path / "e.log"), "-c", str(conf),
+         "-g", "daemon off;"],
+        stderr=(tmp_path / "nginx.log").open("w"),
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                req = urllib.request.Request(
+                    f"http://127.0.0.1:{port}/", headers={"X-Real-IP": "203.0.113.9"}
+                )
+                with urllib.request.urlopen(req, timeout=5) as r:
+                    seen = r.read().decode()
+                break
+            except OSError:
+                assert nginx.poll() is None, (tmp_path / "nginx.log").read_text()
+                assert time.monotonic() < deadline, "nginx never answered"
+                time.sleep(0.1)
+        assert seen == "127.0.0.1"  # the real peer, not the forged header
+    finally:
+        nginx.terminate()
+        nginx.wait(timeout=10)
+        echo.shutdown()
+
+
 # ------------------------------------------------ the multi-node front (compose.yaml)
 class _Node(http.server.BaseHTTPRequestHandler):
     """A stand-in workshop node: answers with its name; /media/... only on node2 (a

@@ -27,8 +27,10 @@ browser id that returns the same participant to a browser that joins again), one
 vote per participant per round (round 1 while the phase is ``predict``, round 2
 during ``second``), one measured answer per participant per step (and, while a long
 measurement runs, how far it is), the tokens the presenter removed, and an expiry (4
-hours by default). Joins are limited to ``JOINS_PER_MINUTE`` a minute per room and
-``JOINS_PER_MINUTE_BROWSER`` per browser. Every write returns only once it is
+hours by default). Joins are limited to ``JOINS_PER_MINUTE_ADDRESS`` a minute per
+client address (as the workshop server's nginx sees it), ``JOINS_PER_MINUTE_BROWSER``
+per browser, and ``JOINS_PER_MINUTE`` per room, a guard for the store that one address
+alone cannot reach. Every write returns only once it is
 committed (SQLite: after ``COMMIT``; Redis: after the command's reply). Nothing here
 imports streamlit.
 """
@@ -66,7 +68,8 @@ MAX_STEPS = 60
 # Sliding one-minute windows, per room: every Join press, every Join press from one
 # browser, every wrong presenter key (past the limit even the right key waits).
 WINDOW_S = 60.0
-JOINS_PER_MINUTE = 60
+JOINS_PER_MINUTE = 300  # per room: five addresses at their limit
+JOINS_PER_MINUTE_ADDRESS = 60  # a class behind one address (a venue's NAT) joins in a minute
 JOINS_PER_MINUTE_BROWSER = 5
 KEY_FAILS_PER_MINUTE = 10
 # The browsers that present a room without the key on a reload (the latest claims).
@@ -92,6 +95,9 @@ class TooMany(RoomError):
 TOO_MANY_JOINS = "Too many people are joining this room at once: try again in a few seconds."
 TOO_MANY_JOINS_BROWSER = (
     "This browser has joined this room too often in the last minute: wait a minute and try again."
+)
+TOO_MANY_JOINS_ADDRESS = (
+    "Too many joins from your network in the last minute: wait a minute and try again."
 )
 TOO_MANY_KEYS = (
     "Too many wrong presenter keys for this room in the last minute: check the key and "
@@ -135,6 +141,13 @@ def _browser(raw: object) -> str | None:
     if not isinstance(raw, str) or not raw or len(raw) > 128:
         return None
     return raw
+
+
+def _address(raw: object) -> str | None:
+    """A client address as a short hash (the limit's key; the store keeps no address)."""
+    if not isinstance(raw, str) or not raw.strip() or len(raw) > 64:
+        return None
+    return _hash("address:" + raw.strip())[:32]
 
 
 def clean_name(raw: object) -> str | None:
@@ -312,12 +325,15 @@ class RoomStore(ABC):
         """The live room (``None`` if it never was, or has expired)."""
 
     @abstractmethod
-    def join(self, code: str, name: object = None, browser: object = None) -> Member:
+    def join(
+        self, code: str, name: object = None, browser: object = None, address: object = None
+    ) -> Member:
         """A participant of the room: with ``browser`` (an opaque per-browser id), the
         one this browser joined as before (their seed and votes), if any; else a new
-        one with the room's next seed. :class:`RoomError` if the room is closed,
-        :class:`TooMany` past ``JOINS_PER_MINUTE`` Join presses a minute in the room
-        or ``JOINS_PER_MINUTE_BROWSER`` from this browser."""
+        one with the room's next seed. :class:`RoomError` if the room is closed, locked
+        or full; :class:`TooMany` past ``JOINS_PER_MINUTE_ADDRESS`` Join presses a
+        minute from the client ``address`` (kept hashed), ``JOINS_PER_MINUTE_BROWSER``
+        from this browser, or ``JOINS_PER_MINUTE`` in the room."""
 
     @abstractmethod
     def member_of_browser(self, code: str, browser: object) -> Member | None:
@@ -611,9 +627,12 @@ class SQLiteStore(RoomStore):
 
     _MEMBER = "SELECT token, name, seed, joined FROM members"
 
-    def join(self, code: str, name: object = None, browser: object = None) -> Member:
+    def join(
+        self, code: str, name: object = None, browser: object = None, address: object = None
+    ) -> Member:
         clean = clean_name(name)
         who = _browser(browser)
+        where = _address(address)
 
         def txn(db: sqlite3.Connection) -> Member:
             room = self._room(db, code)
@@ -623,6 +642,10 @@ class SQLiteStore(RoomStore):
                 raise RoomError("The presenter has closed this room.")
             if not self._count(db, code, "join", JOINS_PER_MINUTE, add=False):
                 raise TooMany(TOO_MANY_JOINS)
+            if where is not None and not self._count(
+                db, code, "join@" + where, JOINS_PER_MINUTE_ADDRESS, add=True
+            ):
+                raise TooMany(TOO_MANY_JOINS_ADDRESS)
             if who is not None and not self._count(
                 db, code, "join:" + who, JOINS_PER_MINUTE_BROWSER, add=True
             ):
@@ -837,6 +860,12 @@ local window = tonumber(ARGV[5])
 local browser = ARGV[4]
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - window)
 if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[6]) then return 'too many' end
+if ARGV[9] ~= '' then
+  redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - window)
+  if redis.call('ZCARD', KEYS[7]) >= tonumber(ARGV[10]) then return 'too many from there' end
+  redis.call('ZADD', KEYS[7], now, ARGV[2])
+  redis.call('EXPIRE', KEYS[7], math.ceil(window) + 1)
+end
 if browser ~= '' then
   redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now - window)
   if redis.call('ZCARD', KEYS[5]) >= tonumber(ARGV[7]) then return 'too many here' end
@@ -1079,9 +1108,12 @@ class RedisStore(RoomStore):
             int(h.get("max_members") or 0),
         )
 
-    def join(self, code: str, name: object = None, browser: object = None) -> Member:
+    def join(
+        self, code: str, name: object = None, browser: object = None, address: object = None
+    ) -> Member:
         clean = clean_name(name)
         who = _browser(browser) or ""
+        where = _address(address) or ""
         token = secrets.token_urlsafe(16)
         out = self._join(
             keys=[
@@ -1091,6 +1123,7 @@ class RedisStore(RoomStore):
                 self._k("hits", code, "join"),
                 self._k("hits", code, "join", who),
                 self._k("member-of", who),
+                self._k("hits", code, "join@", where),
             ],
             args=[
                 repr(self.clock()),
@@ -1101,10 +1134,14 @@ class RedisStore(RoomStore):
                 JOINS_PER_MINUTE,
                 JOINS_PER_MINUTE_BROWSER,
                 code,
+                where,
+                JOINS_PER_MINUTE_ADDRESS,
             ],
         )
         if out == "too many":
             raise TooMany(TOO_MANY_JOINS)
+        if out == "too many from there":
+            raise TooMany(TOO_MANY_JOINS_ADDRESS)
         if out == "too many here":
             raise TooMany(TOO_MANY_JOINS_BROWSER)
         self._refused(out)

@@ -44,6 +44,7 @@ import hashlib
 import hmac
 import io
 import logging
+import os
 import re
 import threading
 import time
@@ -210,6 +211,19 @@ def _cookies() -> Mapping[str, str]:
         return {}
 
 
+def client_address() -> str | None:
+    """The participant's address as the server sees it, for the join limit per address:
+    behind the workshop server, the header its nginx writes (``RESVIZ_CLIENT_HEADER``,
+    ``X-Real-IP``: nginx replaces whatever a client sent, and only nginx reaches the
+    replicas); else the peer of this session's connection."""
+    header = os.environ.get("RESVIZ_CLIENT_HEADER", "").strip()
+    try:
+        raw = st.context.headers.get(header) if header else st.context.ip_address
+    except Exception:  # noqa: BLE001 - no context (a test, a thread): no address
+        return None
+    return raw.strip() if isinstance(raw, str) and raw.strip() else None
+
+
 def browser_id(purpose: str) -> str | None:
     """A stable id of this browser for ``purpose`` (``member``: the participant it
     joined as; ``presenter``: the credential of a browser that presents): an HMAC of
@@ -278,7 +292,7 @@ def leave() -> None:
 def join(code: str, name: str | None) -> None:
     """Join room ``code`` (this browser's participant again, if it joined before)
     and open its current step (a rerun on another page)."""
-    member = store().join(code, name, browser_id("member"))
+    member = store().join(code, name, browser_id("member"), client_address())
     st.session_state.pop(_REMOVED, None)
     st.session_state[_ME] = (code, member)
     room = store().room(code)

@@ -16,6 +16,7 @@ import pytest
 from tests.unit.ui import test_room_store as base
 from ui.room.store import (
     JOINS_PER_MINUTE,
+    JOINS_PER_MINUTE_ADDRESS,
     JOINS_PER_MINUTE_BROWSER,
     KEY_FAILS_PER_MINUTE,
     NotPresenter,
@@ -146,7 +147,9 @@ def test_joins_are_rate_limited_per_room_and_per_browser(backend):
     with pytest.raises(TooMany):
         store.join(room.code)
     clock.now += 31  # a sliding minute: the first joins have left the window
-    assert store.join(room.code, None, OTHER).seed == 57
+    assert (
+        store.join(room.code, None, OTHER).seed == 2 + JOINS_PER_MINUTE - JOINS_PER_MINUTE_BROWSER
+    )
     assert store.join(room.code, None, BROWSER).seed == 1
     other, _ = store.create("residuals")  # another room has its own budget
     assert store.join(other.code).seed == 1
@@ -268,3 +271,21 @@ def test_only_the_presenter_locks_or_sizes_the_room(store):
         with pytest.raises(NotPresenter):
             store.set_joining(room.code, secret, locked=True, max_members=1)
     assert not store.room(room.code).locked and store.room(room.code).max_members == 0
+
+
+def test_one_client_address_cannot_lock_the_room_out(backend):
+    """Issue 47: a script that changes its cookie before each join counted as a new
+    browser every time and used up the room's limit for everyone. Per address it
+    stops at its own limit; a participant from another address still joins, and the
+    room's own limit is out of one address's reach."""
+    clock = Clock()
+    store = backend[2](clock)
+    room, _ = store.create("residuals")
+    for i in range(JOINS_PER_MINUTE_ADDRESS):
+        store.join(room.code, None, f"{i:064x}", "203.0.113.7")  # a new cookie each time
+    with pytest.raises(TooMany, match="from your network"):
+        store.join(room.code, None, "f" * 64, "203.0.113.7")
+    assert store.join(room.code, "Ada", BROWSER, "198.51.100.20").name == "Ada"
+    assert JOINS_PER_MINUTE >= 5 * JOINS_PER_MINUTE_ADDRESS
+    clock.now += 61
+    assert store.join(room.code, None, "e" * 64, "203.0.113.7").seed > 0  # a minute on

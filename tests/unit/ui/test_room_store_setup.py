@@ -344,6 +344,7 @@ def test_the_workshop_server_starts_with_model_folders_off_unless_named(
     not open the server's disk."""
     env = _serve()["replica_env"]({"RESVIZ_MODEL_FOLDERS": "1", "PATH": "/bin"}, given)
     assert (env["RESVIZ_MODEL_FOLDERS"], env["RESVIZ_MODEL_ROOTS"]) == (folders, roots)
+    assert env["RESVIZ_CLIENT_HEADER"] == "X-Real-IP"  # nginx's, for the join limit
     assert env["PATH"] == "/bin" and len(env["STREAMLIT_SERVER_COOKIE_SECRET"]) == 64
 
 
