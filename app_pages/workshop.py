@@ -35,8 +35,14 @@ if hosting is None:
     with st.expander("Join a room", expanded=joining, icon=":material/login:"):
         raw_code = p.widget("join", placeholder="the code on the screen")
         name = st.text_input(
-            "Your name (optional)", max_chars=NAME_MAX, key="room:name", placeholder="optional"
+            "Your name (optional)",
+            max_chars=NAME_MAX,
+            key="room:name",
+            placeholder="optional",
+            on_change=room_view.drop_long_name,
         )
+        if st.session_state.pop("room:name-refused", False):
+            st.error(f"A name is at most {NAME_MAX} characters.")
         if st.button("Join", key="room:join", type="primary"):
             code = normalize_code(raw_code)
             if code is None:

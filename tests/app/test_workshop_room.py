@@ -576,6 +576,20 @@ def test_the_presenter_locks_joins_sizes_the_room_and_removes_who_never_voted(ap
     assert sorted(m.name for m in store.members(code)) == ["Ada", "second"]
 
 
+def test_a_name_longer_than_a_browser_sends_is_dropped_before_it_is_held(app, store):
+    """Issue 47: a 9 MB name was accepted (the 40-character limit is the browser's).
+    A script's long name is dropped from the session as it arrives, the page says so,
+    and the participant joins without it."""
+    _, code, _ = _presenter(app)
+    at = app(PATH["workshop"], join=code).run()
+    at.text_input(key="room:name").set_value("x" * 9_000_000).run()  # as a script sends it
+    assert at.session_state["room:name"] == ""
+    assert any("A name is at most 40 characters" in e.value for e in at.error)
+    at.button(key="room:join").click().run()
+    assert not at.exception
+    assert [m.name for m in store.members(code)] == [None]
+
+
 # ------------------------------------------------------------- staying in the room
 def test_workshop_and_the_banner_keep_a_participant_in_the_room(app, store):
     pres, code, _ = _presenter(app)

@@ -66,6 +66,7 @@ from .store import (
     CODE_LEN,
     MAX_MEMBERS,
     MAX_STEPS,
+    NAME_MAX,
     ROUND_OF,
     Member,
     Room,
@@ -287,6 +288,16 @@ def leave() -> None:
     for k in (ROOM, MEMBER):
         if k in st.query_params:
             del st.query_params[k]
+
+
+def drop_long_name() -> None:
+    """The name box's change, before the page runs: a browser sends at most
+    ``NAME_MAX`` characters, so a longer name came from a script; it is dropped at once
+    (not held in the session) and the page says why."""
+    name = st.session_state.get("room:name")
+    if isinstance(name, str) and len(name) > NAME_MAX:
+        st.session_state["room:name"] = ""
+        st.session_state["room:name-refused"] = True
 
 
 def join(code: str, name: str | None) -> None:
