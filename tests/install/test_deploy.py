@@ -301,6 +301,72 @@ def test_manifest_passes_the_kubernetes_schema(doc: dict) -> None:
     kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
 
 
+# Pod Security Standards, "restricted" (kubernetes.io/docs/concepts/security/
+# pod-security-standards): the rules of the baseline and restricted profiles that a
+# pod template can break.
+ALLOWED_VOLUMES = {
+    "configMap", "csi", "downwardAPI", "emptyDir", "ephemeral",
+    "persistentVolumeClaim", "projected", "secret",
+}  # fmt: skip
+
+
+def restricted_violations(pod: dict) -> list[str]:
+    out = []
+    ctx = pod.get("securityContext", {})
+    for flag in ("hostNetwork", "hostPID", "hostIPC"):
+        if pod.get(flag):
+            out.append(flag)
+    for volume in pod.get("volumes", []):
+        kinds = set(volume) - {"name"}
+        if not kinds <= ALLOWED_VOLUMES:
+            out.append(f"volume {volume['name']}: {sorted(kinds)}")
+    if ctx.get("runAsUser") == 0:
+        out.append("pod runAsUser 0")
+    for c in pod.get("initContainers", []) + pod["containers"]:
+        sc = c.get("securityContext", {})
+        name = c["name"]
+        if sc.get("privileged"):
+            out.append(f"{name}: privileged")
+        if sc.get("allowPrivilegeEscalation") is not False:
+            out.append(f"{name}: allowPrivilegeEscalation not false")
+        caps = sc.get("capabilities", {})
+        if "ALL" not in caps.get("drop", []):
+            out.append(f"{name}: capabilities not dropped (ALL)")
+        if set(caps.get("add", [])) - {"NET_BIND_SERVICE"}:
+            out.append(f"{name}: capabilities added")
+        if not sc.get("runAsNonRoot", ctx.get("runAsNonRoot")):
+            out.append(f"{name}: runAsNonRoot not true")
+        if sc.get("runAsUser", ctx.get("runAsUser")) == 0:
+            out.append(f"{name}: runAsUser 0")
+        seccomp = sc.get("seccompProfile", ctx.get("seccompProfile", {})).get("type")
+        if seccomp not in ("RuntimeDefault", "Localhost"):
+            out.append(f"{name}: seccompProfile {seccomp}")
+        if c.get("ports") and any(p.get("hostPort") for p in c["ports"]):
+            out.append(f"{name}: hostPort")
+    return out
+
+
+@pytest.mark.parametrize("app", ["resviz", "redis"])
+def test_every_pod_passes_pod_security_restricted(app: str) -> None:
+    (deploy,) = [
+        d for d in MANIFESTS if d and d["kind"] == "Deployment" and d["metadata"]["name"] == app
+    ]
+    assert restricted_violations(deploy["spec"]["template"]["spec"]) == []
+
+
+def test_the_restricted_check_rejects_what_the_profile_would() -> None:
+    pod = json.loads(json.dumps(kind("Deployment")["spec"]["template"]["spec"]))
+    pod["containers"][0]["securityContext"] = {"allowPrivilegeEscalation": False}
+    pod["securityContext"].pop("seccompProfile")
+    pod["hostNetwork"] = True
+    pod["volumes"] = [{"name": "h", "hostPath": {"path": "/"}}]
+    found = restricted_violations(pod)
+    assert "hostNetwork" in found
+    assert "resviz: capabilities not dropped (ALL)" in found
+    assert "resviz: seccompProfile None" in found
+    assert any(v.startswith("volume h") for v in found), found
+
+
 def test_the_schema_check_rejects_what_kubernetes_would() -> None:
     broken = json.loads(json.dumps(kind("Deployment")))
     broken["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["httpGett"] = {}
