@@ -37,6 +37,9 @@ QI = next(i for i, s in enumerate(LESSON.steps, 1) if s.predict and s.page == "g
 FOLLOW_S = 60  # a timeout, not a speed check: a loaded 2-core CI machine took over 15 s; benchmarks/room_load.py measures the delay
 
 
+RUN_DIRS: dict[str, object] = {}  # the room server's URL -> its run folder (its logs)
+
+
 @pytest.fixture(scope="module")
 def room_proxy(tmp_path_factory):
     if NGINX is None:
@@ -54,6 +57,7 @@ def room_proxy(tmp_path_factory):
         cmd, cwd=ROOT, env=env, stdout=(run / "serve.log").open("w"), stderr=subprocess.STDOUT
     )
     url = f"http://127.0.0.1:{port}"
+    RUN_DIRS[url] = run
     deadline = time.monotonic() + 150
     while time.monotonic() < deadline:
         assert proc.poll() is None, (run / "serve.log").read_text()
@@ -217,11 +221,19 @@ def test_presenter_and_three_participants_on_two_replicas(room_proxy, browser):
     op.get_by_role("button", name="Next", exact=True).click()
     for _, pg in people:
         _step_heading(pg, LESSON.steps[QI].title)
+    tokens = [re.search(r"member=([^&]+)", pg.url).group(1) for _, pg in people]
     for ctx, pg in people:
         assert pg.locator("[data-testid='stException']").count() == 0
         ctx.close()
     other.close()
     presenter.close()
+    # No secret in the server's logs: not the key, not a member's token (their URLs
+    # carry them; the access log keeps no query string).
+    logs = {p.name: p.read_text(errors="replace") for p in RUN_DIRS[url].glob("*.log")}
+    assert "nginx-access.log" in logs and "/workshop" in logs["nginx-access.log"]
+    for name, text in logs.items():
+        assert key not in text, name
+        assert not [t for t in tokens if t in text], name
 
 
 def test_a_copy_of_the_presenters_xsrf_cookie_presents_nothing(room_proxy, browser):
