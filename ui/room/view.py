@@ -8,19 +8,22 @@ Who is who:
   every page they visit, so a reload (a new session) finds them again and lands on
   the room's current step. A browser that joins again (the join link re-opened, a new
   tab, ``/workshop`` typed) gets the same participant back: :func:`browser_id` derives
-  a stable id from the browser's own cookie (Streamlit's XSRF cookie, whose token is
-  the same in every tab of a browser and survives a server restart; behind the
-  workshop server's nginx, its ``resviz_replica`` cookie where XSRF is off). Only an
-  HMAC of it reaches the store, never the cookie. A private window is another
-  browser: it joins as another participant (the presenter sees it and can remove it).
-* The presenter holds the room's key (``HOST`` in the session). Opening a room shows
-  it once, as a reclaim link ``/workshop?present=CODE&key=KEY`` (text and a QR code):
-  that link makes any session the presenter again (:func:`reclaim_from_url`, which
-  takes the key out of the URL at once). Streamlit cannot set a cookie from Python,
-  so a reload of the presenter's own browser is recognised the other way round: the
-  store keeps the hash of a credential derived from that browser's cookie (another
-  HMAC, with another label than the participant's), and :func:`host` finds the room
-  it presents. A participant's token, or any other browser's credential, is neither.
+  a stable id from the browser's own cookie (behind the workshop server, nginx's
+  ``resviz_replica`` cookie: random, ``HttpOnly`` and ``Secure``; under ``make run``,
+  Streamlit's XSRF cookie, whose token is the same in every tab of a browser and
+  survives a server restart). Only an HMAC of it reaches the store, never the cookie.
+  A private window is another browser: it joins as another participant (the presenter
+  sees it and can remove it).
+* The presenter holds the room's key (``HOST`` in the session). The session that
+  opened the room (or took it back) shows the key on request only, as text, never
+  while projecting (:func:`key_box`), and never in a link or a QR code; typed into
+  :func:`reclaim_form` on any browser it makes that session the presenter again. A
+  link that carries a key (``?present=CODE&key=KEY``) claims nothing
+  (:func:`reclaim_from_url`). Streamlit cannot set a cookie from Python, so a reload
+  of the presenter's own browser is recognised the other way round: the store keeps
+  the hash of a credential derived from that browser's cookie (another HMAC, with
+  another label than the participant's), and :func:`host` finds the room it
+  presents. A participant's token, or any other browser's credential, is neither.
 
 Following is a poll: a fragment re-run every second reads the room (one small read
 from the store) and, when the presenter has moved to another step, opens that
