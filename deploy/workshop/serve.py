@@ -15,7 +15,8 @@ after 0.5 s, doubling on each quick failure up to 30 s (back to 0.5 s once it ha
 60 s); nginx is restarted the same way. Meanwhile nginx stops sending new connections
 to the dead replica and a browser that reconnects lands on a live one (its session
 starts afresh there: the room is in the store, the URL says the step). Each restart is
-said on stderr. SIGTERM or Ctrl-C stops everything within 2 s (docs/deploy.md).
+said on stderr. SIGTERM or Ctrl-C stops everything within 2 s (docs/deploy.md). Its
+logs (each replica's, nginx's) are rotated past 10 MB, one older copy kept.
 
 It speaks HTTPS: with the instructor's certificate (``--cert``, ``--key``), else one it
 makes with openssl at the first start and keeps in the run folder (self-signed: each
@@ -284,6 +285,30 @@ def replica_env(base: Mapping[str, str], model_folders: str) -> dict[str, str]:
         # is the client's address (the room's join limit per address).
         "RESVIZ_CLIENT_HEADER": "X-Real-IP",
     }
+
+
+LOG_MAX_BYTES = 10 * 2**20  # a log past this is rotated...
+ROTATE_EVERY_S = 30.0  # ...checked this often; one older copy is kept (NAME.1)
+
+
+def rotate_logs(run: Path, max_bytes: int = LOG_MAX_BYTES) -> list[Path]:
+    """Rotate every log in ``run`` (the replicas', nginx's) past ``max_bytes``: its text
+    is copied to ``NAME.1`` (replacing the older copy) and the log emptied in place.
+    The writers (the replicas' stdout, nginx) hold the file open in append mode, so
+    they write on at its new end; no one need reopen it. Returns the logs rotated."""
+    done = []
+    for log in sorted(run.glob("*.log")):
+        try:
+            if log.stat().st_size <= max_bytes:
+                continue
+            shutil.copyfile(log, log.with_name(log.name + ".1"))
+            with log.open("r+b") as f:
+                f.truncate(0)
+        except OSError as exc:  # a log that cannot be rotated is said, and left
+            say(f"could not rotate {log.name}: {exc}")
+            continue
+        done.append(log)
+    return done
 
 
 def restart_delay(previous: float, uptime: float) -> float:
@@ -585,10 +610,14 @@ def main(argv: list[str] | None = None) -> int:
                 "docs/workshop.md says how to use a real one.",
                 flush=True,
             )
+        next_rotation = 0.0
         while True:
             for c in children:
                 c.check(time.monotonic(), pids(children))
             reap_strays(pids(children))
+            if time.monotonic() >= next_rotation:
+                rotate_logs(run)
+                next_rotation = time.monotonic() + ROTATE_EVERY_S
             time.sleep(TICK)
     except Stopping:
         return 0
