@@ -236,6 +236,16 @@ def test_presenter_and_three_participants_on_two_replicas(room_proxy, browser):
         assert not [t for t in tokens if t in text], name
 
 
+def _open_room(context, url: str):  # noqa: ANN001, ANN202 - a page and the code
+    """The presenter opens a room from the Workshop page: their page and its code."""
+    pp = context.new_page()
+    pp.goto(f"{url}/workshop")
+    wait_ready(pp)
+    pp.get_by_role("button", name="Open as a room").click()
+    pp.get_by_text(re.compile(r"Room code: [A-Z0-9]{6}")).wait_for(timeout=60_000)
+    return pp, re.search(r"Room code: ([A-Z0-9]{6})", pp.inner_text("body")).group(1)
+
+
 def test_a_copy_of_the_presenters_xsrf_cookie_presents_nothing(room_proxy, browser):
     """The attack of issue 47: the value of the presenter's ``_streamlit_xsrf`` cookie
     (which the page's own script reads) in another browser. Through nginx the
@@ -243,12 +253,7 @@ def test_a_copy_of_the_presenters_xsrf_cookie_presents_nothing(room_proxy, brows
     presenter's reload presents again, the copy opens the page as anyone does."""
     url = room_proxy
     presenter = browser.new_context(viewport={"width": 1500, "height": 1400})
-    pp = presenter.new_page()
-    pp.goto(f"{url}/workshop")
-    wait_ready(pp)
-    pp.get_by_role("button", name="Open as a room").click()
-    pp.get_by_text(re.compile(r"Room code: [A-Z0-9]{6}")).wait_for(timeout=60_000)
-    code = re.search(r"Room code: ([A-Z0-9]{6})", pp.inner_text("body")).group(1)
+    pp, code = _open_room(presenter, url)
     cookies = {c["name"]: c for c in presenter.cookies()}
     assert cookies["resviz_replica"]["httpOnly"], cookies["resviz_replica"]
     assert re.fullmatch(r"[0-9a-f]{32}", cookies["resviz_replica"]["value"])
@@ -293,12 +298,7 @@ def test_the_presenter_keeps_the_room_across_a_server_restart(browser, tmp_path)
     proc = _streamlit(port, db, log)
     try:
         presenter = browser.new_context(viewport={"width": 1500, "height": 1400})
-        pp = presenter.new_page()
-        pp.goto(f"{url}/workshop")
-        wait_ready(pp)
-        pp.get_by_role("button", name="Open as a room").click()
-        pp.get_by_text(re.compile(r"Room code: [A-Z0-9]{6}")).wait_for(timeout=60_000)
-        code = re.search(r"Room code: ([A-Z0-9]{6})", pp.inner_text("body")).group(1)
+        pp, code = _open_room(presenter, url)
         # This session knows the key (it opened the room): it offers to show it.
         pp.get_by_role("button", name="Show my presenter key").wait_for(timeout=30_000)
         participant = browser.new_context(viewport={"width": 1280, "height": 1000})
