@@ -99,7 +99,7 @@ http {{
 
     server {{
         listen {address}:{port}{tls};
-{tls_conf}        location / {{
+{tls_conf}{real_ip}        location / {{
             proxy_pass http://resviz;
             proxy_http_version 1.1;
             proxy_set_header Upgrade $http_upgrade;
@@ -153,6 +153,7 @@ def write_config(
     backends: list[int],
     replica_header: bool = False,
     tls: tuple[Path, Path] | None = None,
+    real_ip_from: tuple[str, ...] = (),
 ) -> Path:
     """nginx's configuration in ``run``: HTTPS with ``tls`` (certificate, key), every
     cookie then ``Secure``; plain HTTP without."""
@@ -174,6 +175,14 @@ def write_config(
             replica_header=header if replica_header else "",
             tls=" ssl" if tls else "",
             tls_conf=TLS_CONF.format(cert=tls[0], key=tls[1]) if tls else "",
+            # Behind a proxy (an Ingress, compose's front): the client's address from
+            # its X-Forwarded-For, trusted from those addresses only.
+            real_ip="".join(f"        set_real_ip_from {c};\n" for c in real_ip_from)
+            + (
+                "        real_ip_header X-Forwarded-For;\n        real_ip_recursive on;\n"
+                if real_ip_from
+                else ""
+            ),
             secure="; Secure" if tls else "",
             # Streamlit's own cookies (its XSRF token) too, once the browser speaks TLS.
             cookie_flags="            proxy_cookie_flags ~ secure;\n" if tls else "",
@@ -499,6 +508,14 @@ def main(argv: list[str] | None = None) -> int:
         help="plain HTTP (default: HTTPS): only on a network you trust, or behind a proxy "
         "that speaks TLS to the browsers (Kubernetes' Ingress)",
     )
+    ap.add_argument(
+        "--real-ip-from",
+        action="append",
+        default=[],
+        metavar="CIDR",
+        help="behind a proxy at these addresses (repeatable): take the client's address "
+        "from its X-Forwarded-For (the room's join limit per address)",
+    )
     ap.add_argument("--cert", help="your TLS certificate (PEM; default: one made here)")
     ap.add_argument("--key", help="its private key (PEM)")
     ap.add_argument(
@@ -577,7 +594,15 @@ def main(argv: list[str] | None = None) -> int:
                 if args.cert
                 else make_certificate(run / "tls", args.address)
             )
-        conf = write_config(run, args.address, args.port, backends, args.replica_header, tls)
+        conf = write_config(
+            run,
+            args.address,
+            args.port,
+            backends,
+            args.replica_header,
+            tls,
+            tuple(args.real_ip_from),
+        )
         # -e: the error log from the start in the run folder (not /var/log/nginx, which
         # a non-root user cannot open).
         nginx_cmd = [nginx_binary(), "-p", str(run), "-e", str(run / "nginx-error.log")]

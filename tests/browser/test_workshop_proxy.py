@@ -157,6 +157,19 @@ def test_the_replicas_see_the_clients_address_and_no_forged_one(tmp_path):
     serve = runpy.run_path(str(ROOT / "deploy" / "workshop" / "serve.py"), run_name="serve")
     port = free_port()
     conf = serve["write_config"](tmp_path, "127.0.0.1", port, [echo.server_address[1]])
+    assert _through(conf, tmp_path, port, {"X-Real-IP": "203.0.113.9"}) == "127.0.0.1"
+    # Behind a proxy it trusts (--real-ip-from: an Ingress, compose's front), the
+    # client is the one that proxy names in X-Forwarded-For.
+    conf = serve["write_config"](
+        tmp_path, "127.0.0.1", port, [echo.server_address[1]], real_ip_from=("127.0.0.1/32",)
+    )
+    forwarded = {"X-Forwarded-For": "198.51.100.7", "X-Real-IP": "203.0.113.9"}
+    assert _through(conf, tmp_path, port, forwarded) == "198.51.100.7"
+    echo.shutdown()
+
+
+def _through(conf, tmp_path, port, headers) -> str:  # noqa: ANN001
+    """nginx with ``conf`` in front of the echo replica: the X-Real-IP it passed on."""
     nginx = subprocess.Popen(
         [NGINX, "-p", str(tmp_path), "-e", str(tmp_path / "e.log"), "-c", str(conf),
          "-g", "daemon off;"],
@@ -166,21 +179,16 @@ def test_the_replicas_see_the_clients_address_and_no_forged_one(tmp_path):
         deadline = time.monotonic() + 20
         while True:
             try:
-                req = urllib.request.Request(
-                    f"http://127.0.0.1:{port}/", headers={"X-Real-IP": "203.0.113.9"}
-                )
+                req = urllib.request.Request(f"http://127.0.0.1:{port}/", headers=headers)
                 with urllib.request.urlopen(req, timeout=5) as r:
-                    seen = r.read().decode()
-                break
+                    return r.read().decode()
             except OSError:
                 assert nginx.poll() is None, (tmp_path / "nginx.log").read_text()
                 assert time.monotonic() < deadline, "nginx never answered"
                 time.sleep(0.1)
-        assert seen == "127.0.0.1"  # the real peer, not the forged header
     finally:
         nginx.terminate()
         nginx.wait(timeout=10)
-        echo.shutdown()
 
 
 # ------------------------------------------------ the multi-node front (compose.yaml)

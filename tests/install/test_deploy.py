@@ -15,6 +15,7 @@ manifests are checked against the schemas kubernetes-validate ships (offline), s
 from __future__ import annotations
 
 import fnmatch
+import ipaddress
 import json
 import logging
 import os
@@ -395,7 +396,12 @@ def test_browsers_speak_tls_to_the_ingress_and_http_only_inside() -> None:
     """The pods serve plain HTTP, asked for by name (--http), only because the Ingress
     speaks TLS to the browsers, redirects plain HTTP and marks the cookies Secure."""
     (container,) = kind("Deployment")["spec"]["template"]["spec"]["containers"]
-    assert container["args"] == ["--http"]
+    assert container["args"][0] == "--http"
+    # The client's address from the Ingress's X-Forwarded-For, trusted from ranges that
+    # are not the internet's (the cluster's own).
+    trusted = container["args"][2::2]
+    assert container["args"][1::2] == ["--real-ip-from"] * len(trusted)
+    assert "10.0.0.0/8" in trusted and not any(ipaddress.ip_network(c).is_global for c in trusted)
     ingress = kind("Ingress")
     assert ingress["spec"]["tls"] == [{"secretName": "resviz-tls"}]
     notes = ingress["metadata"]["annotations"]
