@@ -180,6 +180,9 @@ with right:
         width=360,
         caption="Scan to join the room" if hosting is not None else "Scan to open this step",
     )
+    plain = room_view.plain_http_warning(st.context.url or "http://localhost/")
+    if plain is not None:
+        st.warning(plain, icon=":material/lock_open:")
     if hosting is None:
         with st.container(border=True):
             st.markdown("**Run it as a room**")

@@ -46,6 +46,7 @@ import binascii
 import hashlib
 import hmac
 import io
+import ipaddress
 import logging
 import os
 import re
@@ -56,6 +57,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import streamlit as st
 
@@ -213,6 +215,26 @@ def _cookies() -> Mapping[str, str]:
         return st.context.cookies
     except Exception:  # noqa: BLE001 - no context (a test, a thread): no cookie
         return {}
+
+
+PLAIN_HTTP = (
+    "This page reaches you over plain HTTP, so anyone on this network can read a room's "
+    "cookies and tokens and present it. For a room of people you do not know, run "
+    "`make workshop` (HTTPS) and open the Workshop page through it."
+)
+
+
+def plain_http_warning(url: str) -> str | None:
+    """:data:`PLAIN_HTTP` where the page's own URL is plain HTTP to another machine
+    (``make run`` opened from the network); None over HTTPS or on this computer."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if parts.scheme != "http" or host == "localhost":
+        return None
+    try:
+        return None if ipaddress.ip_address(host).is_loopback else PLAIN_HTTP
+    except ValueError:  # a host name
+        return PLAIN_HTTP
 
 
 def client_address() -> str | None:

@@ -5,7 +5,7 @@ script reads, names another browser; without it (``make run``), the XSRF token."
 
 from __future__ import annotations
 
-from ui.room.view import browser_secret
+from ui.room.view import PLAIN_HTTP, browser_secret, plain_http_warning
 
 
 def xsrf(token: bytes, mask: bytes = b"\x01\x02\x03\x04") -> str:
@@ -43,3 +43,15 @@ def test_a_replica_cookie_nginx_did_not_make_is_not_trusted() -> None:
         assert got == b"xsrf:" + TOKEN, value
     assert browser_secret({"resviz_replica": "c12"}) is None
     assert browser_secret({}) is None
+
+
+def test_plain_http_to_another_machine_is_said_on_the_workshop_page() -> None:
+    """make run opened from the network speaks plain HTTP: the page says what that
+    exposes; HTTPS (make workshop) or this computer says nothing."""
+    for url in ("http://192.168.1.20:8501/workshop", "http://laptop.local:8501/workshop",
+                "http://[2001:db8::1]:8501/workshop"):  # fmt: skip
+        assert plain_http_warning(url) == PLAIN_HTTP, url
+    for url in ("https://192.168.1.20:8500/workshop", "http://localhost:8501/workshop",
+                "http://127.0.0.1:8501/workshop", "http://[::1]:8501/workshop",
+                "https://workshop.example.org/workshop"):  # fmt: skip
+        assert plain_http_warning(url) is None, url
