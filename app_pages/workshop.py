@@ -193,7 +193,14 @@ with right:
                 "(never while projecting), takes the room back on any browser (a "
                 "reload of this browser needs nothing)."
             )
-            hide = st.checkbox("Hide participants' names", key="room:hide")
+            # Off the projector by default: a stranger's name is whatever they type.
+            hide = st.checkbox(
+                "Hide participants' names",
+                value=True,
+                key="room:hide",
+                help="Names stay off this page (and so off the projector); each "
+                "participant is shown by number.",
+            )
             if st.button("Open as a room", key="room:open", type="primary"):
                 with room_view.guarded():
                     room_view.open_room(lesson.id, index, hide)
