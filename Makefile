@@ -28,8 +28,9 @@ run: setup
 	MALLOC_ARENA_MAX=2 $(BIN)/streamlit run streamlit_app.py --server.port $(PORT)
 
 # A workshop server: one Streamlit process per core behind nginx (sticky sessions,
-# websockets) on https://<this machine>:$(WORKSHOP_PORT) (a self-signed certificate made at
-# the first start, or CERT=cert.pem KEY=key.pem; docs/workshop.md, HTTPS).
+# websockets) on http://<this machine>:$(WORKSHOP_PORT); HTTPS=1 for HTTPS with a
+# self-signed certificate made at the first start, or CERT=cert.pem KEY=key.pem for yours
+# (docs/workshop.md, HTTPS).
 # See README "Run a workshop".
 # Model folders on the Pretrained page stay off unless MODEL_FOLDERS names the folders
 # participants may load from (MODEL_FOLDERS=/srv/models:/data/more make workshop).
@@ -57,7 +58,7 @@ system:
 workshop: setup nginx
 	$(BIN)/python deploy/workshop/serve.py --port $(WORKSHOP_PORT) --replicas $(REPLICAS) \
 		$(if $(MODEL_FOLDERS),--model-folders "$(MODEL_FOLDERS)") \
-		$(if $(CERT),--cert "$(CERT)" --key "$(KEY)")
+		$(if $(CERT),--cert "$(CERT)" --key "$(KEY)") $(if $(HTTPS),--https)
 
 lint: setup-dev
 	$(BIN)/ruff check .

@@ -39,10 +39,7 @@ if hosting is None:
             max_chars=NAME_MAX,
             key="room:name",
             placeholder="optional",
-            on_change=room_view.drop_long_name,
         )
-        if st.session_state.pop("room:name-refused", False):
-            st.error(f"A name is at most {NAME_MAX} characters.")
         if st.button("Join", key="room:join", type="primary"):
             code = normalize_code(raw_code)
             if code is None:

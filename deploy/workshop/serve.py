@@ -18,18 +18,19 @@ starts afresh there: the room is in the store, the URL says the step). Each rest
 said on stderr. SIGTERM or Ctrl-C stops everything within 2 s (docs/deploy.md). Its
 logs (each replica's, nginx's) are rotated past 10 MB, one older copy kept.
 
-It speaks HTTPS: with the instructor's certificate (``--cert``, ``--key``), else one it
-makes with openssl at the first start and keeps in the run folder (self-signed: each
-browser warns once). Every cookie is then ``Secure``, and plain HTTP to the port is
-sent to HTTPS. ``--http`` serves plain HTTP, asked for by name: on a network you trust,
-or behind a proxy that speaks TLS to the browsers. The access log keeps no query
-string, where a member's token travels.
+With ``--https`` it speaks HTTPS, with a certificate it makes with openssl at the first
+start and keeps in the run folder (self-signed: each browser warns once), or with the
+instructor's (``--cert``, ``--key``). Every cookie is then ``Secure``, and plain HTTP to
+the port is sent to HTTPS. Plain HTTP stays the default for now: under load, over TLS,
+Streamlit's page can lose its connection at a room's page switch ("Bad delta path",
+docs/workshop.md). The access log keeps no query string, where a member's token
+travels.
 
 Model folders on the Pretrained page are off (the shipped models only) unless
 ``--model-folders`` names the folders participants may load from.
 
 Usage: python deploy/workshop/serve.py [--port 8500] [--replicas N] [--address 0.0.0.0]
-                                       [--http | --cert FILE --key FILE]
+                                       [--https | --cert FILE --key FILE]
                                        [--model-folders FOLDER[:FOLDER...]]
 """
 
@@ -503,10 +504,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--replicas", type=int, default=int(replicas))
     ap.add_argument("--run-dir", default=str(ROOT / "artifacts" / "workshop"))
     ap.add_argument(
+        "--https",
+        action="store_true",
+        help="HTTPS with a self-signed certificate made at the first start (or give "
+        "--cert and --key); default: plain HTTP",
+    )
+    ap.add_argument(
         "--http",
         action="store_true",
-        help="plain HTTP (default: HTTPS): only on a network you trust, or behind a proxy "
-        "that speaks TLS to the browsers (Kubernetes' Ingress)",
+        help="plain HTTP, said by name (the default): behind a proxy that speaks TLS to "
+        "the browsers (Kubernetes' Ingress), or on a network you trust",
     )
     ap.add_argument(
         "--real-ip-from",
@@ -535,8 +542,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--replicas must be at least 1")
     if bool(args.cert) != bool(args.key):
         ap.error("--cert and --key go together")
-    if args.http and args.cert:
-        ap.error("--http serves plain HTTP: leave out --cert and --key")
+    if args.http and (args.cert or args.https):
+        ap.error("--http serves plain HTTP: leave out --https, --cert and --key")
 
     run = Path(args.run_dir).resolve()
     run.mkdir(parents=True, exist_ok=True)
@@ -588,12 +595,10 @@ def main(argv: list[str] | None = None) -> int:
                     children[i] = replica(backends[i])
                     children[i].start()
         tls = None
-        if not args.http:
-            tls = (
-                (Path(args.cert).resolve(), Path(args.key).resolve())
-                if args.cert
-                else make_certificate(run / "tls", args.address)
-            )
+        if args.cert:
+            tls = (Path(args.cert).resolve(), Path(args.key).resolve())
+        elif args.https:
+            tls = make_certificate(run / "tls", args.address)
         conf = write_config(
             run,
             args.address,

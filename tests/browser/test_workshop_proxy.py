@@ -109,6 +109,46 @@ def test_a_stranger_gets_no_internal_header(tmp_path):
     assert "add_header X-Resviz-Replica $upstream_addr always;" in on.read_text()
 
 
+def test_https_serves_the_room_with_secure_cookies_and_redirects_plain_http(tmp_path):
+    """serve.py --https in front of a real Streamlit replica: the certificate made at the
+    first start (key 0600), every cookie Secure (Streamlit's XSRF too), plain HTTP sent
+    to HTTPS."""
+    port, run = free_port(), tmp_path / "run"
+    cmd = [sys.executable, str(ROOT / "deploy" / "workshop" / "serve.py"), "--port", str(port),
+           "--address", "127.0.0.1", "--replicas", "1", "--run-dir", str(run), "--https"]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=(tmp_path / "serve.log").open("w"),
+                            stderr=subprocess.STDOUT)  # fmt: skip
+    unverified = ssl._create_unverified_context()  # its own self-signed certificate
+    try:
+        deadline = time.monotonic() + 150
+        while True:
+            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
+            try:
+                with urllib.request.urlopen(
+                    f"https://127.0.0.1:{port}/workshop", timeout=5, context=unverified
+                ) as r:
+                    cookies = r.headers.get_all("Set-Cookie") or []
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "the HTTPS server never answered"
+                time.sleep(0.5)
+        assert (run / "tls" / "key.pem").stat().st_mode & 0o777 == 0o600
+        named = {c.split("=", 1)[0]: c for c in cookies}
+        assert "resviz_replica" in named and "HttpOnly" in named["resviz_replica"]
+        assert all("Secure" in c for c in cookies), cookies
+        plain = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        plain.request("GET", "/workshop")
+        moved = plain.getresponse()
+        assert moved.status == 301
+        assert moved.getheader("Location") == f"https://127.0.0.1:{port}/workshop"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
 def test_deep_link_through_the_proxy(proxy, browser):
     replicas = set()
     for name in ("a", "b"):

@@ -215,6 +215,7 @@ def test_presenter_and_three_participants_on_two_replicas(room_proxy, browser):
     op.get_by_label("Presenter key").fill(key)
     op.get_by_role("button", name="Present this room").click()
     op.get_by_text(f"Room code: {code}").wait_for(timeout=60_000)
+    wait_ready(op)  # the run after the claim has ended: no stale element still shown
     assert key not in op.url
     assert op.get_by_role("button", name="Open as a room").count() == 0
     op.get_by_text(f"Step {QI} of").first.wait_for(timeout=30_000)

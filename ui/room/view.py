@@ -71,7 +71,6 @@ from .store import (
     CODE_LEN,
     MAX_MEMBERS,
     MAX_STEPS,
-    NAME_MAX,
     ROUND_OF,
     Member,
     Room,
@@ -219,14 +218,15 @@ def _cookies() -> Mapping[str, str]:
 
 PLAIN_HTTP = (
     "This page reaches you over plain HTTP, so anyone on this network can read a room's "
-    "cookies and tokens and present it. For a room of people you do not know, run "
-    "`make workshop` (HTTPS) and open the Workshop page through it."
+    "cookies and tokens and present it. For a room of people you do not know, serve "
+    "HTTPS (`HTTPS=1 make workshop`) and open the Workshop page through it."
 )
 
 
 def plain_http_warning(url: str) -> str | None:
     """:data:`PLAIN_HTTP` where the page's own URL is plain HTTP to another machine
-    (``make run`` opened from the network); None over HTTPS or on this computer."""
+    (``make run`` or ``make workshop`` opened from the network); None over HTTPS or on
+    this computer."""
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
     if parts.scheme != "http" or host == "localhost":
@@ -313,16 +313,6 @@ def leave() -> None:
     for k in (ROOM, MEMBER):
         if k in st.query_params:
             del st.query_params[k]
-
-
-def drop_long_name() -> None:
-    """The name box's change, before the page runs: a browser sends at most
-    ``NAME_MAX`` characters, so a longer name came from a script; it is dropped at once
-    (not held in the session) and the page says why."""
-    name = st.session_state.get("room:name")
-    if isinstance(name, str) and len(name) > NAME_MAX:
-        st.session_state["room:name"] = ""
-        st.session_state["room:name-refused"] = True
 
 
 def join(code: str, name: str | None) -> None:
