@@ -311,6 +311,10 @@ def test_the_presenter_keeps_the_room_across_a_server_restart(browser, tmp_path)
         qi = next(i for i, s in enumerate(LESSON.steps, 1) if s.predict)
         for index in range(2, qi + 1):  # to the first question
             pp.get_by_role("button", name="Next", exact=True).click()
+            # The presenter's own page first: a Next pressed while the last one's run
+            # is still drawing can be lost, and the room would not move at all.
+            pp.get_by_text(f"Step {index} of").first.wait_for(timeout=30_000)
+            wait_ready(pp)
             _step_heading(pg, LESSON.steps[index - 1].title)
         question = LESSON.steps[qi - 1].predict
         assert question is not None
