@@ -1322,6 +1322,17 @@ _reported: set[str] = set()
 _reporting = threading.Lock()
 
 
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a URL's host name) is this computer: localhost or a loopback
+    address."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # another host name
+        return False
+
+
 def check_redis_url(url: str) -> None:
     """Raise ``ValueError`` for a Redis on another machine reached without a password:
     whoever reaches that Redis could rewrite a room's presenter key and present it.
@@ -1330,11 +1341,7 @@ def check_redis_url(url: str) -> None:
     if parts.scheme == "unix" or parts.password or re.search(r"(?i)[?&]password=[^&#]", url):
         return
     host = (parts.hostname or "").lower()
-    try:
-        local = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:  # a host name
-        local = False
-    if not local:
+    if not is_loopback(host):
         raise ValueError(
             f"REDIS_URL names a Redis on another machine ({host or 'no host'}) with no "
             "password: anyone who reaches it could present every room. Start that Redis "

@@ -46,7 +46,6 @@ import binascii
 import hashlib
 import hmac
 import io
-import ipaddress
 import logging
 import os
 import re
@@ -76,6 +75,7 @@ from .store import (
     Room,
     RoomError,
     RoomStore,
+    is_loopback,
     normalize_code,
     open_store,
     store_errors,
@@ -228,13 +228,9 @@ def plain_http_warning(url: str) -> str | None:
     (``make run`` or ``make workshop`` opened from the network); None over HTTPS or on
     this computer."""
     parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    if parts.scheme != "http" or host == "localhost":
+    if parts.scheme != "http" or is_loopback(parts.hostname or ""):
         return None
-    try:
-        return None if ipaddress.ip_address(host).is_loopback else PLAIN_HTTP
-    except ValueError:  # a host name
-        return PLAIN_HTTP
+    return PLAIN_HTTP
 
 
 def client_address() -> str | None:
@@ -981,11 +977,13 @@ def _set_joining(code: str, secret: str) -> None:
         )
 
 
-def _never_voted(code: str, members: list[Member], steps: int) -> list[Member]:
-    """The members with no vote in any round of any step of the lesson."""
+def _never_voted(code: str, members: list[Member], steps: list[int]) -> list[Member]:
+    """The members with no vote in any round of the lesson's question ``steps`` (only
+    a question takes votes). Read on every poll of the presenter's page: one read per
+    question and round, not per step."""
     s = store()
     voted: set[str] = set()
-    for step in range(1, steps + 1):
+    for step in steps:
         for round_ in (1, 2):
             voted |= set(s.votes(code, step, round_))
     return [m for m in members if m.token not in voted]
@@ -997,7 +995,7 @@ def _remove_all(code: str, secret: str, tokens: list[str]) -> None:
         st.toast(f"Removed {gone} from the room.", icon=":material/group_remove:")
 
 
-def _joining(code: str, secret: str, room: Room, members: list[Member], steps: int) -> None:
+def _joining(code: str, secret: str, room: Room, members: list[Member], steps: list[int]) -> None:
     """Who may come in: lock joins, the room's size, and removing at once everyone who
     has not voted (scripted members do not vote)."""
     c1, c2, c3 = st.columns([2, 2, 3], vertical_alignment="bottom")
@@ -1048,7 +1046,12 @@ def _people(code: str, secret: str, room: Room, members: list[Member], index: in
     progress = s.progress(code, index) if step_asks and room.phase != "predict" else {}
     with st.expander(f"Participants ({len(members)})", key="room:people", icon=":material/group:"):
         lesson = _lesson(room.lesson)
-        _joining(code, secret, room, members, len(lesson.steps) if lesson else MAX_STEPS)
+        questions = (
+            [i for i, st_ in enumerate(lesson.steps, 1) if st_.predict is not None]
+            if lesson
+            else list(range(1, MAX_STEPS + 1))
+        )
+        _joining(code, secret, room, members, questions)
         if not members:
             st.caption("No one has joined yet.")
         for m in members:
