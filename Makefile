@@ -28,9 +28,9 @@ run: setup
 	MALLOC_ARENA_MAX=2 $(BIN)/streamlit run streamlit_app.py --server.port $(PORT)
 
 # A workshop server: one Streamlit process per core behind nginx (sticky sessions,
-# websockets) on http://<this machine>:$(WORKSHOP_PORT); HTTPS=1 for HTTPS with a
-# self-signed certificate made at the first start, or CERT=cert.pem KEY=key.pem for yours
-# (docs/workshop.md, HTTPS).
+# websockets) on https://<this machine>:$(WORKSHOP_PORT), with a self-signed certificate
+# made at the first start, or CERT=cert.pem KEY=key.pem for yours (docs/workshop.md,
+# HTTPS); HTTP=1 for plain HTTP on a network you trust.
 # See README "Run a workshop".
 # Model folders on the Pretrained page stay off unless MODEL_FOLDERS names the folders
 # participants may load from (MODEL_FOLDERS=/srv/models:/data/more make workshop).
@@ -58,7 +58,7 @@ system:
 workshop: setup nginx
 	$(BIN)/python deploy/workshop/serve.py --port $(WORKSHOP_PORT) --replicas $(REPLICAS) \
 		$(if $(MODEL_FOLDERS),--model-folders "$(MODEL_FOLDERS)") \
-		$(if $(CERT),--cert "$(CERT)" --key "$(KEY)") $(if $(HTTPS),--https)
+		$(if $(CERT),--cert "$(CERT)" --key "$(KEY)") $(if $(HTTP),--http)
 
 lint: setup-dev
 	$(BIN)/ruff check .

@@ -80,7 +80,8 @@ def main() -> None:
     port = free_port()
     run_dir = ROOT / "artifacts" / "workshop-bench"
     cmd = [sys.executable, str(ROOT / "deploy/workshop/serve.py"), "--port", str(port),
-           "--address", "127.0.0.1", "--replicas", str(args.replicas), "--run-dir", str(run_dir)]  # fmt: skip
+           "--address", "127.0.0.1", "--replicas", str(args.replicas), "--run-dir", str(run_dir),
+           "--http"]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **env}, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:

@@ -18,19 +18,18 @@ starts afresh there: the room is in the store, the URL says the step). Each rest
 said on stderr. SIGTERM or Ctrl-C stops everything within 2 s (docs/deploy.md). Its
 logs (each replica's, nginx's) are rotated past 10 MB, one older copy kept.
 
-With ``--https`` it speaks HTTPS, with a certificate it makes with openssl at the first
-start and keeps in the run folder (self-signed: each browser warns once), or with the
-instructor's (``--cert``, ``--key``). Every cookie is then ``Secure``, and plain HTTP to
-the port is sent to HTTPS. Plain HTTP stays the default for now: under load, over TLS,
-Streamlit's page can lose its connection at a room's page switch ("Bad delta path",
-docs/workshop.md). The access log keeps no query string, where a member's token
-travels.
+It speaks HTTPS: with the instructor's certificate (``--cert``, ``--key``), else one it
+makes with openssl at the first start and keeps in the run folder (self-signed: each
+browser warns once). Every cookie is then ``Secure``, and plain HTTP to the port is
+sent to HTTPS. ``--http`` serves plain HTTP, asked for by name: behind a proxy that
+speaks TLS to the browsers (Kubernetes' Ingress), or on a network you trust. The access
+log keeps no query string, where a member's token travels.
 
 Model folders on the Pretrained page are off (the shipped models only) unless
 ``--model-folders`` names the folders participants may load from.
 
 Usage: python deploy/workshop/serve.py [--port 8500] [--replicas N] [--address 0.0.0.0]
-                                       [--https | --cert FILE --key FILE]
+                                       [--cert FILE --key FILE | --http]
                                        [--model-folders FOLDER[:FOLDER...]]
 """
 
@@ -506,14 +505,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--https",
         action="store_true",
-        help="HTTPS with a self-signed certificate made at the first start (or give "
-        "--cert and --key); default: plain HTTP",
+        help="HTTPS (the default, said by name): with a self-signed certificate made at "
+        "the first start, or --cert and --key",
     )
     ap.add_argument(
         "--http",
         action="store_true",
-        help="plain HTTP, said by name (the default): behind a proxy that speaks TLS to "
-        "the browsers (Kubernetes' Ingress), or on a network you trust",
+        help="plain HTTP (default: HTTPS): behind a proxy that speaks TLS to the browsers "
+        "(Kubernetes' Ingress), or on a network you trust",
     )
     ap.add_argument(
         "--real-ip-from",
@@ -597,7 +596,7 @@ def main(argv: list[str] | None = None) -> int:
         tls = None
         if args.cert:
             tls = (Path(args.cert).resolve(), Path(args.key).resolve())
-        elif args.https:
+        elif not args.http:
             tls = make_certificate(run / "tls", args.address)
         conf = write_config(
             run,

@@ -352,6 +352,26 @@ def test_a_move_that_lands_on_the_wrong_page_is_made_again(app, store):
     assert LESSON.steps[QI - 1].title in [s.value for s in p.subheader]
 
 
+@pytest.mark.parametrize("back", [1, 2])
+def test_a_move_that_lands_with_an_old_steps_url_is_made_again(app, store, back):
+    """The other half of that race: the new step's page with an earlier step's query
+    string (Chromium, under load: ``/gradient_flow?...&step=2`` with the room at 3).
+    ``back`` 1: a step of this page; 2: a step of another page."""
+    pres, code, _ = _presenter(app)
+    p = _join(app, code)
+    pres.number_input(key="step").set_value(QI).run()
+    p.run()
+    _follow(p)
+    page = LESSON.steps[QI - 1].page
+    stale = QI - back
+    assert (LESSON.steps[stale - 1].page == page) == (back == 1)
+    p.query_params["step"] = str(stale)
+    p.run()
+    assert not p.exception
+    assert p.query_params["step"] == str(QI)
+    assert LESSON.steps[QI - 1].title in [s.value for s in p.subheader]
+
+
 # --------------------------------------------------------- the presenter's key
 def _reclaim(app, code, key, **kw):
     """A fresh session types the room code and the key into the Workshop page's form."""

@@ -110,12 +110,12 @@ def test_a_stranger_gets_no_internal_header(tmp_path):
 
 
 def test_https_serves_the_room_with_secure_cookies_and_redirects_plain_http(tmp_path):
-    """serve.py --https in front of a real Streamlit replica: the certificate made at the
-    first start (key 0600), every cookie Secure (Streamlit's XSRF too), plain HTTP sent
-    to HTTPS."""
+    """serve.py as `make workshop` runs it (no --http), in front of a real Streamlit
+    replica: HTTPS with the certificate made at the first start (key 0600), every cookie
+    Secure (Streamlit's XSRF too), plain HTTP sent to HTTPS."""
     port, run = free_port(), tmp_path / "run"
     cmd = [sys.executable, str(ROOT / "deploy" / "workshop" / "serve.py"), "--port", str(port),
-           "--address", "127.0.0.1", "--replicas", "1", "--run-dir", str(run), "--https"]  # fmt: skip
+           "--address", "127.0.0.1", "--replicas", "1", "--run-dir", str(run)]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=(tmp_path / "serve.log").open("w"),
                             stderr=subprocess.STDOUT)  # fmt: skip
     unverified = ssl._create_unverified_context()  # its own self-signed certificate

@@ -94,7 +94,7 @@ def test_dockerfile_runs_exec_form_as_a_non_root_user_with_a_healthcheck() -> No
     port = cmd[cmd.index("--port") + 1]
     assert one("EXPOSE") == port
     check = healthcheck()
-    assert f"http://127.0.0.1:{port}/_stcore/health" in " ".join(check)
+    assert f"https://127.0.0.1:{port}/_stcore/health" in " ".join(check)  # HTTPS by default
     assert "--index-url" not in (ROOT / "requirements.txt").read_text()
 
 
@@ -407,6 +407,9 @@ def test_browsers_speak_tls_to_the_ingress_and_http_only_inside() -> None:
     notes = ingress["metadata"]["annotations"]
     assert notes["nginx.ingress.kubernetes.io/ssl-redirect"] == "true"
     assert notes["nginx.ingress.kubernetes.io/session-cookie-secure"] == "true"
+    # The image itself, run as it is (docker run): HTTPS, its health check too.
+    assert "--http" not in entrypoint()
+    assert any("https://127.0.0.1:8500/" in part for part in healthcheck())
 
 
 def test_ingress_keeps_sessions_on_their_pod_when_it_rescales() -> None:

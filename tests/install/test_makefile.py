@@ -62,12 +62,12 @@ def test_system_target_names_what_it_installs(tmp_path, chromium, nginx, said, i
         ([], []),
         (["MODEL_FOLDERS=/srv/models:/data/more"], ["--model-folders", "/srv/models:/data/more"]),
         (["CERT=/c/cert.pem", "KEY=/c/key.pem"], ["--cert", "/c/cert.pem", "--key", "/c/key.pem"]),
-        (["HTTPS=1"], ["--https"]),
+        (["HTTP=1"], ["--http"]),
     ],
 )
 def test_make_workshop_passes_the_folders_and_the_certificate(given, args):
-    """`make workshop` serves plain HTTP and no model folders unless HTTPS, CERT/KEY or
-    MODEL_FOLDERS are given (the recipe as `make -n` prints it)."""
+    """`make workshop` serves HTTPS (serve.py's default) and no model folders unless
+    CERT/KEY, HTTP or MODEL_FOLDERS are given (the recipe as `make -n` prints it)."""
     import shlex
 
     recipe = subprocess.run(
@@ -79,4 +79,4 @@ def test_make_workshop_passes_the_folders_and_the_certificate(given, args):
     words = shlex.split(line)
     start = words.index("--replicas") + 2
     assert words[start:] == args, words
-    assert "--http" not in words
+    assert ("--http" in words) == ("HTTP=1" in given)

@@ -98,6 +98,7 @@ _SHOW_KEY = "room:key-shown"  # the code whose key is on screen (on request, not
 _SYNC = "room:sync"  # the presenter's page takes the room's lesson and step
 _HOST_STEP = "room:host-step"  # the room's step as this presenter's page last set it
 _HOST_LOOKED = "room:host-looked"  # this session asked the store for its room once
+_MOVE = "room:move"  # the poll saw the room move: the next full run opens its step
 POLL_S = 1.0
 # Each participant's answer is computed by the server that serves their page, with
 # their own seed: nothing runs on a participant's device.
@@ -218,8 +219,8 @@ def _cookies() -> Mapping[str, str]:
 
 PLAIN_HTTP = (
     "This page reaches you over plain HTTP, so anyone on this network can read a room's "
-    "cookies and tokens and present it. For a room of people you do not know, serve "
-    "HTTPS (`HTTPS=1 make workshop`) and open the Workshop page through it."
+    "cookies and tokens and present it. For a room of people you do not know, run "
+    "`make workshop` (HTTPS) and open the Workshop page through it."
 )
 
 
@@ -359,13 +360,16 @@ def _on_step(room: Room, page: str) -> bool:
 
 
 def _misplaced(room: Room, page: str) -> bool:
-    """The URL names the room's step but this is another page: a rerun request
-    that arrived while ``st.switch_page`` was under way (a poll, a click) can win
-    the page it runs, so the move is made again."""
-    if page == "workshop":
+    """The URL names the room's lesson but not where the room is: the room's step on
+    another page, or another step. A rerun request that arrived while
+    ``st.switch_page`` was under way (a poll, a click) is merged with the move by
+    Streamlit, and the later request's page or query string wins (the new step's
+    page with the last step's URL was seen in Chromium under load), so the move is
+    made again. A participant who went elsewhere (no lesson in the URL) is left
+    there: the strip's button brings them back."""
+    if page == "workshop" or st.query_params.get("lesson") != room.lesson:
         return False
-    here = (st.query_params.get("lesson"), st.query_params.get("step"))
-    return here == (room.lesson, str(room.step)) and not _on_step(room, page)
+    return not _on_step(room, page)
 
 
 def _removed(code: str) -> None:
@@ -395,14 +399,23 @@ def _follow(code: str, member: Member, page: str) -> None:
     seen = st.session_state.get(_SEEN)
     if seen == now:
         if _misplaced(room, page):
-            open_room_step(room, code, member)
+            _move()
         _measure_tick(room, code, member, page)
         return
     if seen is not None and seen[0] == room.step:
         st.session_state[_SEEN] = now
         _send_ready_measure(room, code, member)  # a reveal: the answer goes at once
         st.rerun(scope="app")  # a reveal or a second vote: redraw the question
-    open_room_step(room, code, member)
+    _move()
+
+
+def _move() -> None:
+    """The room is elsewhere: open its step from a full run of the page (``_bar``),
+    not from this poll. ``st.switch_page`` from a fragment's run left a participant's
+    page blank under load in Chromium (Streamlit's frontend: 'Bad delta path index');
+    from a full run it is the move a lesson's Next makes."""
+    st.session_state[_MOVE] = True
+    st.rerun(scope="app")
 
 
 def bar(page: str) -> None:
@@ -440,6 +453,11 @@ def _bar(page: str) -> None:
         if st.query_params.get(k) != v:
             st.query_params[k] = v  # kept on every page, so a reload finds the room
     room = store().room(code)
+    if st.session_state.pop(_MOVE, False) and room is not None and not room.closed:
+        if _on_step(room, page):  # another run got there first
+            st.session_state[_SEEN] = (room.step, room.phase)
+        else:
+            open_room_step(room, code, member)
     if _SEEN not in st.session_state:
         # A reload, a late join or a new tab: if this is not the room's step, go there.
         if room is not None and not room.closed and not _on_step(room, page):
