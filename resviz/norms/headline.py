@@ -16,6 +16,7 @@ from resviz.norms.words import (
     deepest_ratios_seeds,
     post_ln_words,
     seeds_words,
+    stream_outcomes,
     stream_seeds,
 )
 from resviz.words.headline import Figure, Headline, seeds_headline
@@ -152,14 +153,11 @@ def prepost(streams: Sequence[pd.DataFrame], seeds: Sequence[int], layers: int) 
     """Pre-LN vs Post-LN: how Pre-LN's ||x_l||²/d changes from the input to the last
     layer, in every seed (the outcomes :func:`resviz.norms.words.stream_seeds` words),
     beside Post-LN's; both after the last layer as the figures."""
-    ends, post = [], []
+    ends, ratios, outcomes = stream_outcomes(streams)  # as the account under it decides
+    post = []
     for stream in streams:
-        pre = stream[stream["variant"] == "Pre-LN"].sort_values("block")["sq_norm_per_dim"]
-        ends.append((float(pre.iloc[0]), float(pre.iloc[-1])))
         p = stream[stream["variant"] == "Post-LN"].sort_values("block")["sq_norm_per_dim"]
         post.append(float(p.iloc[-1]))
-    ratios = [b / a if a > 0 else math.inf for a, b in ends]
-    outcomes = ["grows" if q > GROWTH else "falls" if q < 1 / GROWTH else "level" for q in ratios]
     over = f"over {layers} layer{'s' if layers != 1 else ''}"
 
     def times(o: str) -> str:
@@ -171,8 +169,9 @@ def prepost(streams: Sequence[pd.DataFrame], seeds: Sequence[int], layers: int) 
         "grows": f"Pre-LN's ||x_l||²/d grows{times('grows')} {over}",
         "falls": f"Pre-LN's ||x_l||²/d falls{times('falls')} {over}",
         "level": f"Pre-LN's ||x_l||²/d ends within a factor of {GROWTH:g} of its start {over}",
+        "not finite": f"Pre-LN's ||x_l||²/d is not finite at an end {over}",
     }
-    short = {"grows": "grows", "falls": "falls", "level": "level"}
+    short = {"grows": "grows", "falls": "falls", "level": "level", "not finite": "not finite"}
     line = seeds_headline(outcomes, says, seeds, "Pre-LN's stream", short)
     frame = pd.concat(list(streams))
     line = f"{line[:-1]}; Post-LN's {post_ln_words(frame)}."

@@ -158,15 +158,18 @@ def post_ln_words(stream: pd.DataFrame) -> str:
 GROWTH = 1.25  # a stream whose last value is within this factor of its first is level
 
 
-def stream_seeds(streams: Sequence[pd.DataFrame], seeds: Sequence[int], subject: str) -> str:
-    """How ``subject`` (the Pre-LN stream's ||x_l||²/d) changes from the input to the
-    last layer, seed by seed: grows (more than 1.25 times), falls (below 1/1.25) or
-    ends level; the factor and end points quoted over the seeds that show it."""
+def stream_outcomes(
+    streams: Sequence[pd.DataFrame],
+) -> tuple[list[tuple[float, float]], list[float], list[str]]:
+    """The Pre-LN stream's ||x_l||²/d in each seed's frame, decided once for every
+    sentence that says it (the section's headline and its account): the (input, last
+    layer) values, their ratio (0 to 0 is 1, from an exact 0 up is inf; a NaN or Inf end
+    is NaN) and the outcome: grows (more than 1.25 times), falls (below 1/1.25), level,
+    or not finite."""
     ends = []
     for stream in streams:
         pre = stream[stream["variant"] == "Pre-LN"].sort_values("block")["sq_norm_per_dim"]
         ends.append((float(pre.iloc[0]), float(pre.iloc[-1])))
-    # end over start; 0 to 0 is level, from an exact 0 up is inf; a NaN or Inf end: NaN
     ratios = [
         math.nan if not math.isfinite(a + b) else b / a if a > 0 else 1.0 if b == 0 else math.inf
         for a, b in ends
@@ -181,6 +184,14 @@ def stream_seeds(streams: Sequence[pd.DataFrame], seeds: Sequence[int], subject:
         else "level"
         for q in ratios
     ]
+    return ends, ratios, outcomes
+
+
+def stream_seeds(streams: Sequence[pd.DataFrame], seeds: Sequence[int], subject: str) -> str:
+    """How ``subject`` (the Pre-LN stream's ||x_l||²/d) changes from the input to the
+    last layer, seed by seed (:func:`stream_outcomes`); the factor and end points quoted
+    over the seeds that show it."""
+    ends, ratios, outcomes = stream_outcomes(streams)
 
     def said(o: str) -> str:
         mine = [(e, q) for e, q, x in zip(ends, ratios, outcomes, strict=True) if x == o]

@@ -6,9 +6,11 @@ here each topic's clause, compared through :mod:`tests.unit.words.agree`."""
 import math
 
 import pandas as pd
+import pytest
 
 from resviz.encoder import headline as E
 from resviz.norms import headline as N
+from resviz.norms import words as NW
 from resviz.positional import headline as P
 from resviz.pretrained import headline as T
 from resviz.pretrained.stream.travel import travel
@@ -118,10 +120,31 @@ def test_prepost_says_how_the_pre_ln_stream_changes():
         "is 1 after every layer",
         [0],
     )
-    # A stream from exactly 0 grows by no finite factor.
-    zero = N.prepost([_stream([0, 0, 0], [1, 1, 1]), _stream([2, 1, 0.5], [1, 1, 1])], [0, 1], 2)
+    # A stream from exactly 0 up grows by no finite factor; 0 to 0 is level.
+    zero = N.prepost([_stream([0, 0, 1], [1, 1, 1]), _stream([2, 1, 0.5], [1, 1, 1])], [0, 1], 2)
     seeds = split("Pre-LN's stream", {"grows": [0], "falls": [1]})
     assert zero.line == seeds[:-1] + "; Post-LN's is 1 after every layer."
+    flat = N.prepost([_stream([0, 0, 0], [1, 1, 1])], [0], 2)
+    assert flat.line.startswith(
+        "In the one seed run (seed 0) Pre-LN's ||x_l||²/d ends within a factor of 1.25"
+    )
+
+
+@pytest.mark.parametrize("end", [NAN, math.inf, -math.inf])
+def test_prepost_headline_and_account_decide_a_stream_that_is_not_finite_alike(end):
+    """Issue 46: a NaN stream was 'level' in the headline and 'not finite' in the account
+    under it. Both now read one decision (norms.words.stream_outcomes)."""
+    streams = [_stream([1, 2, end], [1, 1, 1]), _stream([1, 3, 6], [1, 1, 1])]
+    h = N.prepost(streams, [0, 1], 2)
+    assert h.line.startswith("The seeds split evenly on Pre-LN's stream:"), h.line
+    assert "not finite in 1" in h.line and "grows in 1" in h.line, h.line
+    account = NW.stream_seeds(streams, (0, 1), "Pre-LN's ||x_l||²/d")
+    assert "not finite" in account and "grows" in account, account
+    assert NW.stream_outcomes(streams)[2] == ["not finite", "grows"]
+    one = N.prepost(streams[:1], [0], 2)
+    assert one.line.startswith(
+        "In the one seed run (seed 0) Pre-LN's ||x_l||²/d is not finite at an end"
+    ), one.line
 
 
 def _history(seed, without, with_, diverged=False):
