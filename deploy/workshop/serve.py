@@ -15,7 +15,9 @@ after 0.5 s, doubling on each quick failure up to 30 s (back to 0.5 s once it ha
 60 s); nginx is restarted the same way. Meanwhile nginx stops sending new connections
 to the dead replica and a browser that reconnects lands on a live one (its session
 starts afresh there: the room is in the store, the URL says the step). Each restart is
-said on stderr. SIGTERM or Ctrl-C stops everything within 2 s (docs/deploy.md). Its
+said on stderr. A replica that stops answering its health probe (alive, hung) is
+killed after 10 s, so restarted the same way. SIGTERM or Ctrl-C stops everything within
+2 s (docs/deploy.md). Its
 logs (each replica's, nginx's) are rotated past 10 MB, one older copy kept.
 
 It speaks HTTPS: with the instructor's certificate (``--cert``, ``--key``), else one it
@@ -45,6 +47,7 @@ import socket
 import ssl
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Collection, Mapping
@@ -58,6 +61,16 @@ FIRST_DELAY = 0.5  # seconds before restarting a child that exited...
 MAX_DELAY = 30.0  # ...doubling on each quick failure up to this...
 STABLE_AFTER = 60.0  # ...and back to FIRST_DELAY once it had run this long
 TICK = 0.2  # seconds between two looks at the children
+# A hung replica (alive, not answering: stopped, or its event loop blocked) is killed
+# and so restarted like a crash, which sends its browsers to a live replica. Each replica
+# is asked for /_stcore/health every PROBE_EVERY_S, each ask given PROBE_TIMEOUT_S; one
+# that answered since its start and then not for HUNG_AFTER_S, or never in
+# START_GRACE_S, is killed. A script that computes for minutes does not hang it: the
+# health answer comes from Streamlit's event loop, not from a session's script thread.
+PROBE_EVERY_S = 1.0
+PROBE_TIMEOUT_S = 2.0
+HUNG_AFTER_S = 10.0
+START_GRACE_S = 120.0
 
 # Failover: a replica that refuses the connection (dead, or restarting) or answers 502
 # or 503 (not ready) is marked down for 5 s after one failure, and the request, the
@@ -339,6 +352,58 @@ def how_it_ended(returncode: int) -> str:
 
 def say(message: str) -> None:
     print(f"{time.strftime('%H:%M:%S')} serve.py: {message}", file=sys.stderr, flush=True)
+
+
+def hung(now: float, started: float, answered: float | None) -> float | None:
+    """Seconds a running replica started at ``started`` has gone without answering its
+    health probe, if that makes it hung (else None); ``answered``: when it last
+    answered since that start (None: not yet)."""
+    silent = now - (started if answered is None else answered)
+    limit = START_GRACE_S if answered is None else HUNG_AFTER_S
+    return silent if silent > limit else None
+
+
+class Probe(threading.Thread):
+    """Asks one replica's port for /_stcore/health every :data:`PROBE_EVERY_S` and keeps
+    when its process last answered (a daemon thread: it ends with serve.py)."""
+
+    def __init__(self, child: Child, port: int) -> None:
+        super().__init__(name=f"probe-{port}", daemon=True)
+        self.child, self.url = child, f"http://127.0.0.1:{port}/_stcore/health"
+        self.answered: tuple[int, float] | None = None  # (pid, when)
+
+    def last_answer(self, pid: int) -> float | None:
+        """When process ``pid`` last answered (None: not since it started)."""
+        seen = self.answered
+        return seen[1] if seen is not None and seen[0] == pid else None
+
+    def run(self) -> None:
+        while not Child.stopping:
+            proc = self.child.proc
+            if proc is not None and proc.poll() is None:
+                try:
+                    with urllib.request.urlopen(self.url, timeout=PROBE_TIMEOUT_S) as r:
+                        if r.status == 200:
+                            self.answered = (proc.pid, time.monotonic())
+                except OSError:
+                    pass
+            time.sleep(PROBE_EVERY_S)
+
+
+def kill_if_hung(child: Child, probe: Probe, now: float, known: Collection[int]) -> None:
+    """Kill ``child`` (a replica) when its probe finds it hung (:func:`hung`); the next
+    :meth:`Child.check` restarts it, as after a crash."""
+    proc = child.proc
+    if proc is None or child.restart_at is not None or proc.poll() is not None:
+        return
+    silent = hung(now, child.started, probe.last_answer(proc.pid))
+    if silent is None:
+        return
+    say(
+        f"{child.name} (pid {proc.pid}) has not answered its health probe for "
+        f"{silent:.0f} s; killing it"
+    )
+    child.kill_group(known)  # one SIGKILL to its group; the restart clears what is left
 
 
 class Stopping(BaseException):
@@ -639,8 +704,13 @@ def main(argv: list[str] | None = None) -> int:
                 "docs/workshop.md says how to use a real one.",
                 flush=True,
             )
+        probes = [Probe(children[i], port) for i, port in enumerate(backends)]
+        for p in probes:
+            p.start()
         next_rotation = 0.0
         while True:
+            for p in probes:
+                kill_if_hung(p.child, p, time.monotonic(), pids(children))
             for c in children:
                 c.check(time.monotonic(), pids(children))
             reap_strays(pids(children))

@@ -120,8 +120,13 @@ def wait_ready(
     pass ``settle_ms=0`` and take the first look."""
     pg.wait_for_selector("[data-testid='stApp']", timeout=timeout)
     for _ in range(2 if settle_ms else 1):
+        # The app's own run state (set at once, where the status widget shows after a
+        # delay): a cold server's first run can pause longer than settle_ms between two
+        # elements (a fresh server's lesson link once read as drawn without its banner).
         pg.wait_for_function(
             """([n, d]) => {
+                const app = document.querySelector("[data-testid='stApp']");
+                if (!app || app.getAttribute("data-test-script-state") !== "notRunning") return false;
                 const running = document.querySelector("[data-testid='stStatusWidget']");
                 const title = document.querySelector("[data-testid='stMainBlockContainer'] h1");
                 const drawn = document.querySelectorAll(

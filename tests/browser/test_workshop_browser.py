@@ -63,7 +63,7 @@ def test_participant_link_is_the_first_request_of_a_fresh_server(browser):
         pg.goto(f"{server.url}/gradient_flow?{query}")
         wait_ready(pg)
         assert pg.locator("[data-testid='stException']").count() == 0
-        assert pg.get_by_text("Lock in a prediction to see the measurement.").is_visible()
+        pg.get_by_text("Lock in a prediction to see the measurement.").wait_for(timeout=60_000)
         assert pg.locator("[data-testid='stVegaLiteChart']").count() == 0  # held back
         pg.get_by_text("residual", exact=True).click()
         pg.get_by_role("button", name="Lock in my prediction").click()

@@ -175,10 +175,24 @@ def test_restart_delay_doubles_up_to_30_s_and_starts_over_after_60_s_up() -> Non
     assert serve["how_it_ended"](1) == "exit status 1"
 
 
+def test_a_replica_is_hung_after_10_s_without_an_answer_or_120_s_without_a_first() -> None:
+    serve = runpy.run_path(str(SERVE), run_name="serve")
+    hung = serve["hung"]
+    assert (serve["HUNG_AFTER_S"], serve["START_GRACE_S"]) == (10.0, 120.0)
+    assert hung(100.0, 0.0, 95.0) is None  # answered 5 s ago
+    assert hung(100.0, 0.0, 90.0) is None  # exactly 10 s: not yet
+    assert hung(100.5, 0.0, 90.0) == 10.5
+    assert hung(100.0, 0.0, None) is None  # starting: 100 s without a first answer
+    assert hung(120.0, 0.0, None) is None
+    assert hung(121.0, 0.0, None) == 121.0
+    assert hung(50.0, 45.0, None) is None  # a restarted process: counted from its start
+
+
 def test_a_killed_replica_is_restarted_with_growing_backoff_and_nginx_serves_throughout(
     tmp_path: Path,
 ) -> None:
     _need_nginx()
+    serve = runpy.run_path(str(SERVE), run_name="serve")
     server = Workshop(tmp_path, _sqlite_env(tmp_path))
     try:
         replicas = server.replicas()
@@ -242,6 +256,26 @@ def test_a_killed_replica_is_restarted_with_growing_backoff_and_nginx_serves_thr
         assert not [w for w in old_workers if alive(w)], "the old nginx worker is left"
         assert re.search(rf"nginx \(pid {nginx_pid}\) killed by SIGKILL", server.err.read_text())
         assert server.replicas() == {a: new_a, b: b_pid}
+
+        # A hung replica (stopped: alive, its port open, not answering) is killed by its
+        # health probe and started again, which a crash already heals; meanwhile nginx
+        # answers b's browsers from a once the kill has closed b's connections.
+        b_now = server.replicas()[b]
+        os.kill(b_now, signal.SIGSTOP)
+        hung_at = time.monotonic()
+        new_b = server.restarted(b, b_now, serve["HUNG_AFTER_S"] + RESTART_S)
+        back = time.monotonic() - hung_at
+        log = server.err.read_text()
+        said = re.search(
+            rf"replica 127\.0\.0\.1:{b} \(pid {b_now}\) has not answered its health probe "
+            r"for (\d+) s; killing it",
+            log,
+        )
+        assert said and int(said.group(1)) >= serve["HUNG_AFTER_S"], log
+        assert re.search(rf"replica 127\.0\.0\.1:{b} \(pid {b_now}\) killed by SIGKILL", log)
+        assert not alive(b_now)
+        print(f"stopped replica answering again as a new process after {back:.1f} s")
+        assert server.replicas() == {a: new_a, b: new_b}
 
         # SIGTERM still stops everything within 2 s, restarted children included.
         tree = [server.proc.pid, *_children(server.proc.pid), *_children(server.nginx())]
