@@ -161,11 +161,9 @@ GROWTH = 1.25  # a stream whose last value is within this factor of its first is
 def stream_outcomes(
     streams: Sequence[pd.DataFrame],
 ) -> tuple[list[tuple[float, float]], list[float], list[str]]:
-    """The Pre-LN stream's ||x_l||²/d in each seed's frame, decided once for every
-    sentence that says it (the section's headline and its account): the (input, last
-    layer) values, their ratio (0 to 0 is 1, from an exact 0 up is inf; a NaN or Inf end
-    is NaN) and the outcome: grows (more than 1.25 times), falls (below 1/1.25), level,
-    or not finite."""
+    """Pre-LN's ||x_l||²/d per seed, decided once for the headline and the account: the
+    (input, last layer) values, their ratio (0 to 0: 1; from 0 up: inf; a NaN or Inf end:
+    NaN), the outcome (grows past 1.25 times, falls below 1/1.25, level, not finite)."""
     ends = []
     for stream in streams:
         pre = stream[stream["variant"] == "Pre-LN"].sort_values("block")["sq_norm_per_dim"]
@@ -174,23 +172,13 @@ def stream_outcomes(
         math.nan if not math.isfinite(a + b) else b / a if a > 0 else 1.0 if b == 0 else math.inf
         for a, b in ends
     ]
-    outcomes = [
-        "not finite"
-        if q != q
-        else "grows"
-        if q > GROWTH
-        else "falls"
-        if q < 1 / GROWTH
-        else "level"
-        for q in ratios
-    ]
-    return ends, ratios, outcomes
+    out = ["grows" if q > GROWTH else "falls" if q < 1 / GROWTH else "level" for q in ratios]
+    return ends, ratios, ["not finite" if q != q else o for q, o in zip(ratios, out, strict=True)]
 
 
 def stream_seeds(streams: Sequence[pd.DataFrame], seeds: Sequence[int], subject: str) -> str:
-    """How ``subject`` (the Pre-LN stream's ||x_l||²/d) changes from the input to the
-    last layer, seed by seed (:func:`stream_outcomes`); the factor and end points quoted
-    over the seeds that show it."""
+    """How ``subject`` (Pre-LN's ||x_l||²/d) changes over the layers, seed by seed
+    (:func:`stream_outcomes`), with the factor and end points of the seeds that show it."""
     ends, ratios, outcomes = stream_outcomes(streams)
 
     def said(o: str) -> str:
