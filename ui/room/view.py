@@ -453,11 +453,8 @@ def _bar(page: str) -> None:
         if st.query_params.get(k) != v:
             st.query_params[k] = v  # kept on every page, so a reload finds the room
     room = store().room(code)
-    if st.session_state.pop(_MOVE, False) and room is not None and not room.closed:
-        if _on_step(room, page):  # another run got there first
-            st.session_state[_SEEN] = (room.step, room.phase)
-        else:
-            open_room_step(room, code, member)
+    if st.session_state.pop(_MOVE, False):  # the poll saw a move: as on a new session
+        st.session_state.pop(_SEEN, None)
     if _SEEN not in st.session_state:
         # A reload, a late join or a new tab: if this is not the room's step, go there.
         if room is not None and not room.closed and not _on_step(room, page):
