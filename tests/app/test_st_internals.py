@@ -62,3 +62,26 @@ def test_session_id_inside_a_script_run() -> None:
     at = AppTest.from_function(_session_id_script, default_timeout=60).run()
     assert not at.exception
     assert at.markdown[0].value, "no session id inside a script run"
+
+
+def test_the_app_extra_allows_only_the_streamlit_these_checks_ran_on() -> None:
+    """pyproject's ``app`` extra bounds Streamlit to the releases whose internals this
+    file has checked: the installed release is inside the range, and the range ends at
+    its next minor release. To widen it: install the new release, run this file (and the
+    suite), then raise the bound; this test then asks for the next one."""
+    import tomllib
+    from pathlib import Path
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    pyproject = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
+    (req,) = [
+        Requirement(r)
+        for r in pyproject["project"]["optional-dependencies"]["app"]
+        if Requirement(r).name == "streamlit"
+    ]
+    installed = Version(st.__version__)
+    assert req.specifier.contains(installed), (req, installed)
+    uppers = [s.version for s in req.specifier if s.operator == "<"]
+    assert uppers == [f"{installed.major}.{installed.minor + 1}"], req

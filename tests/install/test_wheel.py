@@ -4,6 +4,8 @@ data) runs from that install, outside the repository."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -77,11 +79,10 @@ def test_wheel_holds_the_library_only(wheel: Path) -> None:
     assert "resviz/__init__.py" in names
     for family in ("stack", "encoder", "shared"):  # generate_code's templates are package data
         assert f"resviz/codegen/templates/{family}.py.tmpl" in names
-    # The Sonnets GPT-2, its text, and its siblings of the depth ladder are package data.
-    assert "resviz/pretrained/tiny_gpt2/sonnets.txt" in names
-    for folder in ("tiny_gpt2", "tiny_gpt2_ladder/1", "tiny_gpt2_ladder/2", "tiny_gpt2_ladder/8"):
-        for name in ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"):
-            assert f"resviz/pretrained/{folder}/{name}" in names, (folder, name)
+    # No weights: our trained models are the resviz-models data package (models/).
+    assert not [n for n in names if n.endswith((".safetensors", ".bin", ".pt"))]
+    assert not [n for n in names if "tiny_gpt2" in n]
+    assert wheel.stat().st_size < 4_000_000, wheel.stat().st_size
     meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()
     requires = {
         line.split(":", 1)[1].strip().split(">")[0].split(";")[0].strip()
@@ -139,9 +140,52 @@ def test_wheel_names_its_home_and_every_python_that_is_tested(wheel: Path) -> No
     assert pythons == set(CLOUD_PYTHONS)
     workflow = (ROOT / ".github" / "workflows" / "ci.yml").read_text()
     assert f"python: [{', '.join(repr(p) for p in CLOUD_PYTHONS)}]".replace("'", '"') in workflow
-    from ui.notebook import INSTALL
+    from ui.notebook import install_code
 
-    assert f"git+{REPOSITORY}@v{rv_version()}" in INSTALL
+    commit = "0123456789abcdef" * 2 + "01234567"
+    code = install_code(commit, pretrained=True)
+    assert f"HOME = 'git+{REPOSITORY}'" in code and f"COMMIT = {commit!r}" in code
+
+
+def test_the_models_package_holds_each_model_once_at_resvizs_version(tmp_path: Path) -> None:
+    """models/ builds the resviz-models wheel: every file of models/resviz_models once,
+    byte for byte (four model folders: 1, 2, 4 and 8 blocks), at resviz's version, under
+    the same licence; and resviz finds it once installed, not the checkout's copy."""
+    source = tmp_path / "src"  # a copy: the checkout gets no build/ litter
+    shutil.copytree(ROOT / "models", source, ignore=shutil.ignore_patterns("__pycache__"))
+    cmd = [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps"]
+    subprocess.run([*cmd, "--no-build-isolation", "-q", "-w", str(tmp_path)], check=True)
+    (wheel,) = tmp_path.glob("resviz_models-*.whl")
+    assert wheel.name.startswith(f"resviz_models-{rv_version()}-py3-none-any")
+    with zipfile.ZipFile(wheel) as z:
+        data = {n: z.read(n) for n in z.namelist() if n.startswith("resviz_models/")}
+        meta = z.read(next(n for n in z.namelist() if n.endswith("licenses/LICENSE")))
+    files = {
+        p.relative_to(source).as_posix(): p.read_bytes()
+        for p in (source / "resviz_models").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    assert data == files
+    weights = sorted(n for n in data if n.endswith(".safetensors"))
+    assert weights == [
+        "resviz_models/tiny_gpt2/model.safetensors",
+        *(f"resviz_models/tiny_gpt2_ladder/{n}/model.safetensors" for n in (1, 2, 8)),
+    ]
+    assert len({hashlib.sha256(data[n]).hexdigest() for n in weights}) == 4
+    assert meta == (ROOT / "LICENSE").read_bytes() == (ROOT / "models" / "LICENSE").read_bytes()
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "-t", str(target), str(wheel)],
+        check=True,
+    )
+    found = subprocess.run(
+        [sys.executable, "-c", "from resviz.pretrained import tiny_gpt2_path as t; print(t())"],
+        env={**os.environ, "PYTHONPATH": f"{target}:{ROOT}"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert found == str(target / "resviz_models" / "tiny_gpt2")
 
 
 def assert_readme_example_runs(py: str, env_dir: Path, work: Path) -> None:

