@@ -5,5 +5,5 @@ and ``resviz.__version__`` cannot disagree; its ``[project.urls]`` name ``REPOSI
 (tests/install/test_wheel.py checks they match), and an exported notebook says to install
 from it."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 REPOSITORY = "https://github.com/resviz/resviz"
