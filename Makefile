@@ -104,8 +104,9 @@ bench: setup-dev nginx
 clean:
 	rm -rf $(VENV) artifacts .pytest_cache .ruff_cache build dist *.egg-info
 
-# Write constraints.txt and deploy/cloud/requirements.txt (Community Cloud: Python 3.11
-# and 3.12) with pip's resolver, after changing requirements*.txt. Pins already written
+# After changing requirements*.txt: uv writes requirements.lock (every platform, CPython
+# 3.11 to 3.14, with hashes), and constraints.txt (3.11, Linux x86_64) and
+# deploy/cloud/requirements.txt (Community Cloud) are read off it. Pins already written
 # are kept unless a requirement moves them, so a second run changes nothing;
 # `make lock UPGRADE=1` takes the newest releases. See deploy/lock.py and docs/install.md.
 lock: | $(BIN)/python

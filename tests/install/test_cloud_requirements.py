@@ -1,19 +1,20 @@
 """The Community Cloud deploy path (deploy/cloud/) and `make lock`, which writes its file.
 
-What can be checked here is checked: `make lock` (deploy/lock.py) run again gives
-exactly the committed constraints.txt and Cloud file; the Cloud file resolves, with uv
-(what Cloud installs with first) for every Python Cloud offers (3.11 to 3.14) and with pip
-(its fallback) on this CPython 3.11, to exactly the packages it pins (nothing floats), at
-constraints.txt's versions; its torch lines are PyTorch's CPU wheels of the
-pinned release, one per Python by marker, and the cp311 line's sha256 is that of the CPU
-wheel this machine installs. The torch lines point at download.pytorch.org, which this
-machine cannot reach; the dry run puts the same release in its place. The entry point
-itself runs the app under AppTest."""
+What can be checked here is checked: `make lock` (deploy/lock.py: uv) run again gives
+exactly the committed requirements.lock, constraints.txt and Cloud file; the Cloud file
+resolves, with uv (what Cloud installs with first) for every Python Cloud offers (3.11 to
+3.14) and with pip (its fallback) on this CPython 3.11, to exactly the packages it pins
+(nothing floats), at constraints.txt's versions; its torch lines are PyTorch's CPU wheels
+of the pinned release, one per Python by marker, and the cp311 line's sha256 is that of
+the CPU wheel this machine installs. The torch lines point at download.pytorch.org, which
+this machine cannot reach; the dry run puts the same release in its place. The entry point
+itself runs the app under AppTest. tests/install/test_lock.py reads the lock itself."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -103,12 +104,18 @@ def test_cloud_requirements_resolve_with_uv_for_every_cloud_python(
 ) -> None:
     """Community Cloud installs with uv first: uv resolves the file for CPython
     ``python`` on Cloud's platform (Linux x86_64, binary wheels only) to exactly the
-    packages that apply to it, at their pins; nothing floats and nothing is missing."""
+    packages that apply to it, at their pins; nothing floats and nothing is missing.
+    (uv resolves PyPI's torch here, the CUDA build: its CUDA-only packages are left out.)"""
     reqs, pinned = _runtime_file(tmp_path, python)
-    resolved = lock.resolve_cloud(python, [str(reqs)], tmp_path)
+    out = tmp_path / "resolved.txt"
+    cmd = [lock.uv(), "pip", "compile", "-q", "--no-header", "--only-binary", ":all:", str(reqs)]
+    full = lock.environment(python)["python_full_version"]
+    cmd += ["--python-version", full, "--python-platform", "x86_64-manylinux_2_28", "-o", str(out)]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=600)
+    resolved = lock.applying(out.read_text(), python)
     version = resolved.pop("torch")[1]
     assert version == _pins(ROOT / "constraints.txt")["torch"]
-    got = {k: v for k, (_, v) in resolved.items()}
+    got = {k: v for k, (_, v) in resolved.items() if not CUDA.match(k)}
     assert got == pinned, "Cloud requirements do not pin exactly what uv installs"
 
 
@@ -146,14 +153,21 @@ def test_cloud_pins_are_constraints_pins() -> None:
             assert constraints.get(name) == version, f"{name}: {version} vs constraints.txt"
 
 
-def test_make_lock_reproduces_both_files() -> None:
-    """`make lock` run again writes byte for byte the committed constraints.txt and
-    Cloud file (--check: it compares instead of writing)."""
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "deploy" / "lock.py"), "--check"],
-        capture_output=True,
-        text=True,
-    )
+def test_make_lock_reproduces_all_three_files() -> None:
+    """`make lock` run again writes byte for byte the committed requirements.lock,
+    constraints.txt and Cloud file (--check: it compares instead of writing). uv answers
+    from its cache first (offline, about a second), then asks the registries (PyPI); the
+    torch CPU wheels come from lock.py's table."""
+    for offline in ({"UV_OFFLINE": "1"}, {}):
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "deploy" / "lock.py"), "--check"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, **offline},
+        )
+        if done.returncode == 0:
+            break
     assert done.returncode == 0, done.stderr[-2000:]
     make = (ROOT / "Makefile").read_text()
     assert re.search(r"^lock:.*\n\t\$\(BIN\)/python deploy/lock\.py", make, re.M)
