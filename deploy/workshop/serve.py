@@ -69,7 +69,9 @@ TICK = 0.2  # seconds between two looks at the children
 # health answer comes from Streamlit's event loop, not from a session's script thread.
 PROBE_EVERY_S = 1.0
 PROBE_TIMEOUT_S = 2.0
-HUNG_AFTER_S = 10.0
+# 6 s: a hung replica's browsers are back in the room within 15 s of the hang (the probe
+# needs up to PROBE_EVERY_S more to notice, a browser about 2 s to reconnect).
+HUNG_AFTER_S = 6.0
 START_GRACE_S = 120.0
 
 # Failover: a replica that refuses the connection (dead, or restarting) or answers 502

@@ -48,6 +48,10 @@ SERVE = ROOT / "deploy" / "workshop" / "serve.py"
 # RESVIZ_HEAL_KILLS=10 (figures in benchmarks/RESULTS.md).
 KILLS = int(os.environ.get("RESVIZ_HEAL_KILLS", "2"))
 RECONNECT_S = 10  # from the kill to both pages connected again, showing the room's step
+HANG_RECONNECT_S = 15  # the same from a hang (SIGSTOP): the probe kills it after 6 s
+# Odd rounds kill the presenter's replica (SIGKILL), even rounds hang it (SIGSTOP).
+FAULTS = ("kill", "hang")
+DONE = {"kill": "killed", "hang": "stopped (SIGSTOP)"}
 RESTART_S = 60  # from the kill to the replica answering again (a generous deadline)
 IN_A_ROW = 4  # quick kills of one replica in the supervisor's test: waits 0.5, 1, 2, 4 s
 READY = "resviz workshop server:"
@@ -175,13 +179,13 @@ def test_restart_delay_doubles_up_to_30_s_and_starts_over_after_60_s_up() -> Non
     assert serve["how_it_ended"](1) == "exit status 1"
 
 
-def test_a_replica_is_hung_after_10_s_without_an_answer_or_120_s_without_a_first() -> None:
+def test_a_replica_is_hung_after_6_s_without_an_answer_or_120_s_without_a_first() -> None:
     serve = runpy.run_path(str(SERVE), run_name="serve")
     hung = serve["hung"]
-    assert (serve["HUNG_AFTER_S"], serve["START_GRACE_S"]) == (10.0, 120.0)
+    assert (serve["HUNG_AFTER_S"], serve["START_GRACE_S"]) == (6.0, 120.0)
     assert hung(100.0, 0.0, 95.0) is None  # answered 5 s ago
-    assert hung(100.0, 0.0, 90.0) is None  # exactly 10 s: not yet
-    assert hung(100.5, 0.0, 90.0) == 10.5
+    assert hung(100.0, 0.0, 94.0) is None  # exactly 6 s: not yet
+    assert hung(100.5, 0.0, 94.0) == 6.5
     assert hung(100.0, 0.0, None) is None  # starting: 100 s without a first answer
     assert hung(120.0, 0.0, None) is None
     assert hung(121.0, 0.0, None) == 121.0
@@ -480,13 +484,14 @@ def _settle_vote(tab: Tab, choice: str) -> str:
     return outcome
 
 
-def test_a_room_mid_vote_survives_the_kill_of_its_presenters_replica(healing, browser) -> None:
+def test_a_room_mid_vote_survives_its_presenters_replica_killed_or_hung(healing, browser) -> None:
     """A presenter and 3 participants through nginx and 2 replicas; in each round the
     room moves to a question, one participant's vote is sent, and the replica holding
-    the presenter and a second participant is killed as that second participant
-    presses Send (``LEADS``: from 0.05 s after the kill to 0.3 s before), a third
-    sending just after. Within
-    ``RECONNECT_S`` all four are in the room at its step with no connection dialog;
+    the presenter and a second participant is killed (odd rounds) or hung by SIGSTOP
+    (even rounds: the health probe kills it) as that second participant presses Send
+    (``LEADS``: from 0.05 s after the fault to 0.3 s before), a third sending just after.
+    Within ``RECONNECT_S`` of a kill, ``HANG_RECONNECT_S`` of a hang, all four are in the
+    room at its step with no connection dialog;
     every vote pressed is in the store, or its page said it was not sent and the
     resend is; the presenter's Next still moves the room. Then the two reload once
     their replica is back (presenting survives a reload), for the next round."""
@@ -540,13 +545,14 @@ def test_a_room_mid_vote_survives_the_kill_of_its_presenters_replica(healing, br
         if lead >= 0:
             _send(ada)
             time.sleep(lead)
-        os.kill(replicas[home], signal.SIGKILL)
+        fault = FAULTS[(r - 1) % len(FAULTS)]
+        os.kill(replicas[home], signal.SIGKILL if fault == "kill" else signal.SIGSTOP)
         killed = time.monotonic()
         if lead < 0:
             time.sleep(-lead)
             _send(ada)
         _send(cy)  # on the live replica, just after
-        deadline = killed + RECONNECT_S
+        deadline = killed + (RECONNECT_S if fault == "kill" else HANG_RECONNECT_S)
         a_took, a_via = ada.reconnected(killed, title, deadline)
         p_took, p_via = presenter.reconnected(killed, f"Step {step} of", deadline)
         for tab in (bo, cy):
@@ -570,20 +576,21 @@ def test_a_room_mid_vote_survives_the_kill_of_its_presenters_replica(healing, br
         assert sorted(store.votes(code, step, 1).values()) == sorted(choices.values())
         pp.get_by_text("Predictions: 3 of 3 answered").wait_for(timeout=30_000)
         print(
-            f"\n{kind}, round {r}: replica {home} killed as Ada sent; Ada connected again "
+            f"\n{kind}, round {r}: replica {home} {DONE[fault]} as Ada sent; Ada connected again "
             f"after {a_took:.1f} s, the presenter after {p_took:.1f} s (via {other}); "
             f"Ada's vote, pressed {abs(lead):.2f} s {'before' if lead >= 0 else 'after'} the "
-            f"kill: {outcomes[-1]}"
+            f"{fault}: {outcomes[-1]}"
         )
 
         # The killed replica answers again on its port, a new process, said in the log;
         # the presenter's images (held by the live replica now) are still served: its
         # cookie's replica answers 404 and nginx passes the request on.
         server.restarted(home, replicas[home], RESTART_S)
-        assert re.search(
-            rf"replica 127\.0\.0\.1:{home} \(pid {replicas[home]}\) killed by SIGKILL",
-            server.err.read_text(),
-        )
+        log = server.err.read_text()
+        pid = replicas[home]
+        assert re.search(rf"replica 127\.0\.0\.1:{home} \(pid {pid}\) killed by SIGKILL", log)
+        probed = rf"replica 127\.0\.0\.1:{home} \(pid {pid}\) has not answered its health probe"
+        assert bool(re.search(probed, log)) is (fault == "hang"), log[-2000:]
         src = pp.locator("[data-testid='stImage'] img").first.get_attribute("src")
         fetch = "async (src) => { const r = await fetch(src); " \
                 "return [r.status, r.headers.get('x-resviz-replica')]; }"  # fmt: skip
@@ -608,7 +615,8 @@ def test_a_room_mid_vote_survives_the_kill_of_its_presenters_replica(healing, br
     assert room_step(code) == KILLS + 2
     silent = KILLS - outcomes.count("stored") - outcomes.count("not sent")
     print(
-        f"\n{kind}: {KILLS} kills; Ada's vote at the kill: {outcomes.count('stored')} "
+        f"\n{kind}: {KILLS} faults (kill and hang in turn); Ada's vote at the fault: "
+        f"{outcomes.count('stored')} "
         f"stored, {outcomes.count('not sent')} said not sent and resent, {silent} silent "
         f"losses; back in the room after at most {max(waits):.1f} s "
         f"(median {sorted(waits)[len(waits) // 2]:.1f} s)"
