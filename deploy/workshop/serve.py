@@ -24,7 +24,7 @@ It speaks HTTPS: with the instructor's certificate (``--cert``, ``--key``), else
 makes with openssl at the first start and keeps in the run folder (self-signed: each
 browser warns once). Every cookie is then ``Secure``, and plain HTTP to the port is
 sent to HTTPS. ``--http`` serves plain HTTP, asked for by name: behind a proxy that
-speaks TLS to the browsers (Kubernetes' Ingress), or on a network you trust. The access
+speaks TLS to the browsers (compose's front), or on a network you trust. The access
 log keeps no query string, where a member's token travels.
 
 Model folders on the Pretrained page are off (the shipped models only) unless
@@ -579,7 +579,7 @@ def main(argv: list[str] | None = None) -> int:
         "--http",
         action="store_true",
         help="plain HTTP (default: HTTPS): behind a proxy that speaks TLS to the browsers "
-        "(Kubernetes' Ingress), or on a network you trust",
+        "(compose's front), or on a network you trust",
     )
     ap.add_argument(
         "--real-ip-from",

@@ -15,11 +15,11 @@ manifests are checked against the schemas kubernetes-validate ships (offline), s
 from __future__ import annotations
 
 import fnmatch
-import ipaddress
 import json
 import logging
 import os
 import re
+import runpy
 import shutil
 import signal
 import site
@@ -28,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -383,30 +385,121 @@ def test_deployment_pins_the_release_probes_health_and_runs_as_the_image_user() 
     pod = kind("Deployment")["spec"]["template"]["spec"]
     (container,) = pod["containers"]
     assert container["image"] == f"resviz:{__version__}", container["image"]
-    port = int(entrypoint()[entrypoint().index("--port") + 1])
+    command = container["command"]
+    port = int(command[command.index("--server.port") + 1])
     assert [p["containerPort"] for p in container["ports"]] == [port]
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
         assert container[probe]["httpGet"] == {"path": "/_stcore/health", "port": port}, probe
+    # A hung process is restarted after as long as serve.py gives one on one machine.
+    live = container["livenessProbe"]
+    serve = runpy.run_path(str(WORKSHOP / "serve.py"))
+    assert live["periodSeconds"] * live["failureThreshold"] == serve["HUNG_AFTER_S"]
+    assert live["timeoutSeconds"] <= live["periodSeconds"]
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert pod["securityContext"]["runAsUser"] == uid_of_image_user()
-    assert pod["terminationGracePeriodSeconds"] >= 2  # the server's stop fits in it
+    assert pod["terminationGracePeriodSeconds"] >= 2
+    assert kind("Service")["spec"]["ports"][0]["targetPort"] == port
 
 
-def test_browsers_speak_tls_to_the_ingress_and_http_only_inside() -> None:
-    """The pods serve plain HTTP, asked for by name (--http), only because the Ingress
-    speaks TLS to the browsers, redirects plain HTTP and marks the cookies Secure."""
+def test_a_pod_is_one_streamlit_process_of_the_same_image() -> None:
+    """No nginx and no supervisor inside a pod: the image's own Python runs Streamlit on
+    the checkout's entry point (the image's WORKDIR), all of Streamlit's other settings
+    the image's .streamlit/config.toml; the kubelet and the Ingress do the rest."""
     (container,) = kind("Deployment")["spec"]["template"]["spec"]["containers"]
-    assert container["args"][0] == "--http"
-    # The client's address from the Ingress's X-Forwarded-For, trusted from ranges that
-    # are not the internet's (the cluster's own).
-    trusted = container["args"][2::2]
-    assert container["args"][1::2] == ["--real-ip-from"] * len(trusted)
-    assert "10.0.0.0/8" in trusted and not any(ipaddress.ip_network(c).is_global for c in trusted)
+    command = container["command"]
+    assert command[:5] == ["python", "-m", "streamlit", "run", "streamlit_app.py"]
+    assert "serve.py" not in " ".join(command) and "args" not in container
+    assert (ROOT / "streamlit_app.py").is_file() and (ROOT / ".streamlit" / "config.toml").is_file()
+    assert command[command.index("--server.address") + 1] == "0.0.0.0"
+    env = {e["name"]: e for e in container["env"]}
+    # Every pod signs cookies with one key, from a Secret made by hand (as Redis's).
+    ref = env["STREAMLIT_SERVER_COOKIE_SECRET"]["valueFrom"]["secretKeyRef"]
+    text = (WORKSHOP / "kubernetes.yaml").read_text()
+    assert f"kubectl create secret generic {ref['name']} --from-literal={ref['key']}=" in text
+    assert env["RESVIZ_MODEL_FOLDERS"]["value"] == "0"
+    assert env["RESVIZ_CLIENT_HEADER"]["value"] == "X-Real-IP"
+    assert int(container["resources"]["limits"]["cpu"]) == 1
+
+
+@pytest.mark.browser  # starts a Streamlit server
+def test_the_pods_command_serves_the_app_unprivileged_and_stops_at_sigterm(
+    open_tmp: Path,
+) -> None:
+    """The same image both ways: the manifest's command, run as the image's files lie
+    (the checkout) by an unprivileged user with the manifest's environment (the rooms in
+    a SQLite file here, no Redis), answers the probes' health endpoint and serves the
+    app; SIGTERM stops it within the pod's grace period."""
+    python, env, drop = unprivileged()
+    env.pop("REPLICAS")
+    (container,) = kind("Deployment")["spec"]["template"]["spec"]["containers"]
+    for item in container["env"]:
+        if "value" in item and not item["name"].startswith("REDIS"):
+            env[item["name"]] = item["value"]
+    env["STREAMLIT_SERVER_COOKIE_SECRET"] = "ab" * 32
+    data = open_tmp / "data"
+    data.mkdir()
+    home = open_tmp / "home"
+    home.mkdir()
+    if drop:
+        os.chown(data, NOBODY, NOBODY)
+        os.chown(home, NOBODY, NOBODY)
+    env.update(HOME=str(home), RESVIZ_DATA_DIR=str(data))
+    port = free_port()
+    cmd = list(container["command"])
+    assert cmd[0] == "python"
+    cmd[0] = python
+    cmd[cmd.index("--server.port") + 1] = str(port)
+    cmd[cmd.index("--server.address") + 1] = "127.0.0.1"  # the test's: not the world's
+    probe = container["livenessProbe"]["httpGet"]["path"]
+    log = (open_tmp / "pod.log").open("w")
+    pod = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=log, **drop)
+    try:
+        deadline = time.monotonic() + 240
+        while True:
+            assert pod.poll() is None, (open_tmp / "pod.log").read_text()[-3000:]
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}{probe}", timeout=2) as r:
+                    if r.status == 200 and r.read() == b"ok":
+                        break
+            except (OSError, urllib.error.URLError):
+                pass
+            assert time.monotonic() < deadline, "the health endpoint never answered"
+            time.sleep(1)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/workshop", timeout=10) as r:
+            assert r.status == 200 and b"<title>" in r.read()
+        assert 0 not in uids(pod.pid) and descendants(pod.pid) == []  # one process, no root
+        start = time.monotonic()
+        pod.send_signal(signal.SIGTERM)
+        pod.wait(timeout=10)
+        stopped = time.monotonic() - start
+        print(f"\nthe pod's Streamlit stopped {stopped:.2f} s after SIGTERM")
+        grace = kind("Deployment")["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
+        assert stopped < grace
+    finally:
+        if pod.poll() is None:
+            pod.kill()
+
+
+def test_browsers_speak_tls_to_the_ingress_and_only_the_ingress_reaches_the_pods() -> None:
+    """The pods serve plain HTTP only because the Ingress speaks TLS to the browsers,
+    redirects plain HTTP and marks the cookies Secure; only the Ingress controller's
+    pods may connect to them, so the X-Real-IP the app reads is the Ingress's."""
     ingress = kind("Ingress")
     assert ingress["spec"]["tls"] == [{"secretName": "resviz-tls"}]
     notes = ingress["metadata"]["annotations"]
     assert notes["nginx.ingress.kubernetes.io/ssl-redirect"] == "true"
     assert notes["nginx.ingress.kubernetes.io/session-cookie-secure"] == "true"
+    assert notes["nginx.ingress.kubernetes.io/proxy-cookie-flags"] == "~ secure"
+    (policy,) = [
+        d for d in MANIFESTS if d["kind"] == "NetworkPolicy" and d["metadata"]["name"] == "resviz"
+    ]
+    app_labels = kind("Deployment")["spec"]["template"]["metadata"]["labels"]
+    assert policy["spec"]["podSelector"] == {"matchLabels": app_labels}
+    (rule,) = policy["spec"]["ingress"]
+    (source,) = rule["from"]
+    assert set(source) == {"namespaceSelector"}
+    (container,) = kind("Deployment")["spec"]["template"]["spec"]["containers"]
+    assert rule["ports"] == [{"protocol": "TCP", "port": container["ports"][0]["containerPort"]}]
     # The image itself, run as it is (docker run): HTTPS, its health check too.
     assert "--http" not in entrypoint()
     assert any("https://127.0.0.1:8500/" in part for part in healthcheck())
@@ -540,7 +633,9 @@ def test_kubernetes_redis_requires_the_secrets_password_and_only_the_app_reaches
     assert "redis" not in backends
     redis_labels = redis_deployment()["spec"]["template"]["metadata"]["labels"]
     app_labels = kind("Deployment")["spec"]["template"]["metadata"]["labels"]
-    (policy,) = [d for d in MANIFESTS if d["kind"] == "NetworkPolicy"]
+    (policy,) = [
+        d for d in MANIFESTS if d["kind"] == "NetworkPolicy" and d["metadata"]["name"] == "redis"
+    ]
     spec = policy["spec"]
     assert spec["podSelector"] == {"matchLabels": redis_labels}
     assert "Ingress" in spec["policyTypes"]
