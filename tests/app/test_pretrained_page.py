@@ -252,7 +252,7 @@ def test_patching_runs_with_progress_and_says_what_it_recovers(app, fresh_jobs):
 @pytest.mark.parametrize(
     ("corrupted", "words"),
     [("And thou must live, drawn by your", "same number"),
-     ("And you must live, drawn by", "nothing for patching to recover")],
+     ("And you must live, drawn by", "Both prompts predict the same token")],
 )  # fmt: skip
 def test_patching_own_pair_bad_input_says_why(app, corrupted, words):
     at = app(PAGE, section=S.TRAVELS, pair=S.OWN_PAIR, corrupted=corrupted).run()

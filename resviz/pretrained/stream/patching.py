@@ -16,6 +16,7 @@ one); patching ``x_0`` where the two prompts hold the same token recovers 0%.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -113,7 +114,8 @@ def setup(
     """Tokenize and run both prompts; choose the tokens read: ``token`` (default the
     clean run's top prediction at ``position``) against ``versus`` (default the
     corrupted run's top prediction there, or the clean run's runner-up where the two
-    agree). Refuses prompts of different lengths and pairs with nothing to recover."""
+    agree). Refuses prompts of different lengths, and pairs whose answer does not flip
+    (:func:`refusal`)."""
     if p.unembedding is None:
         raise PretrainedError(
             f"Patching reads a logit difference: it needs a model with an output head; "
@@ -144,13 +146,47 @@ def setup(
     if k == k2:
         raise PretrainedError("The two tokens read are the same token: pick two.", "text")
     d_c, d_x = _diff(run_c.logits, t, k, k2), _diff(run_x.logits, t, k, k2)
-    if abs(d_c - d_x) < 1e-6:
-        raise PretrainedError(
-            "The two prompts give the same logit difference: there is nothing for patching "
-            "to recover. Change a word that changes the prediction.",
-            "text",
-        )
+    refused = refusal(p, d_c, d_x, k, k2, same_top=int(lc.argmax()) == int(lx.argmax()))
+    if refused:
+        raise PretrainedError(refused, "text")
     return Setup(ids_c, ids_x, run_c.stream, k, k2, t, d_c, d_x)
+
+
+# The smallest gap (clean LD - corrupted LD, in logits) patching is measured against: a
+# logit computed in float32 carries an error of about 1e-5 here, which over a gap of 0.01
+# would move a share recovered by 1e-3, the third decimal shown.
+MIN_GAP = 0.01
+
+
+def refusal(
+    p: Pretrained, clean_diff: float, corrupted_diff: float, k: int, k2: int, same_top: bool
+) -> str | None:
+    """Why this pair has no answer for patching to move (None: it has one). The answer
+    moves when the clean run prefers ``k`` to ``k2`` and the corrupted run ``k2`` to ``k``
+    (the prediction the changed word flips), by a gap of at least :data:`MIN_GAP`."""
+    a, b = token_texts(p, torch.tensor([k, k2]))
+    if not (math.isfinite(clean_diff) and math.isfinite(corrupted_diff)):
+        return "The logit difference is not a finite number on these prompts."
+    if same_top and not clean_diff > 0 > corrupted_diff:
+        return (
+            f"Both prompts predict the same token ({a!r}): the changed word does not change "
+            "the answer, so there is no answer for patching to move. Change a word that "
+            "changes the prediction."
+        )
+    if not clean_diff > 0 > corrupted_diff:
+        return (
+            f"The clean prompt must prefer {a!r} to {b!r} and the corrupted one {b!r} to "
+            f"{a!r}; here the logit difference is {clean_diff:+.3f} on the clean prompt and "
+            f"{corrupted_diff:+.3f} on the corrupted one: no answer flips for patching to "
+            "move. Change the word, or the two tokens read."
+        )
+    if clean_diff - corrupted_diff < MIN_GAP:
+        return (
+            f"The logit difference moves by {clean_diff - corrupted_diff:.2g} between the "
+            f"prompts, under {MIN_GAP}: a share of so small a gap would be rounding noise. "
+            "Change a word that changes the prediction more."
+        )
+    return None
 
 
 def patched_diff(p: Pretrained, s: Setup, block: int, positions: Sequence[int]) -> float:

@@ -1,5 +1,8 @@
 """Where the answer travels (resviz.pretrained.stream.patching) on tiny random models of every
-family, saved and loaded by path: the issue's identities, and bad pairs refused."""
+family, saved and loaded by path: the issue's identities, and bad pairs refused (a pair
+whose answer does not flip has nothing for patching to move). A random model's two
+prompts mostly predict the same token: the identities read two tokens whose order the
+changed word flips (:func:`flipping`)."""
 
 from __future__ import annotations
 
@@ -19,13 +22,40 @@ CORRUPTED = "the quick brown dog jumps over the lazy dog"
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     root = tmp_path_factory.mktemp("patching")
-    return {f: P.load(save_tiny(f, root / f)) for f in FAMILIES}
+    # initializer_range 1: weights large enough that one changed word moves the logits
+    # by more than MIN_GAP (at the default 0.02 a random tiny model hardly reads its input).
+    return {f: P.load(save_tiny(f, root / f, initializer_range=1.0)) for f in FAMILIES}
+
+
+def flipping(p, clean: str, corrupted: str) -> tuple[str, str]:
+    """Two tokens the clean prompt orders one way and the corrupted one the other, by
+    the widest margin among the clean run's 30 likeliest, each a token on its own."""
+    from resviz.pretrained.observe import forward, token_texts, tokenize
+    from resviz.pretrained.stream.attribution import token_id
+
+    lc = forward(p, tokenize(p, clean)[0]).logits[-1].double()
+    lx = forward(p, tokenize(p, corrupted)[0]).logits[-1].double()
+    top = [int(i) for i in lc.argsort(descending=True)[:30]]
+    best, pair = 0.0, None
+    for a in top:
+        for b in top:
+            margin = min(float(lc[a] - lc[b]), float(lx[b] - lx[a]))
+            if margin > best:
+                ta, tb = token_texts(p, [a, b])
+                try:
+                    if (token_id(p, ta), token_id(p, tb)) == (a, b):
+                        best, pair = margin, (ta, tb)
+                except P.PretrainedError:
+                    pass
+    assert pair is not None and best > 10 * PT.MIN_GAP, (best, pair)
+    return pair
 
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_identities(models, family):
     p = models[family]
-    s = PT.setup(p, CLEAN, CORRUPTED)
+    token, versus = flipping(p, CLEAN, CORRUPTED)
+    s = PT.setup(p, CLEAN, CORRUPTED, token=token, versus=versus)
     every = range(len(s.ids_clean))
     # x_0 or x_L taken from the clean run at every position: the clean run itself.
     assert PT.recovered(s, PT.patched_diff(p, s, 0, every)) == pytest.approx(1, abs=1e-5)
@@ -39,7 +69,10 @@ def test_identities(models, family):
 
 def test_the_sweep_and_its_progress(models):
     p, seen = models["gpt2"], []
-    r = PT.patching(p, CLEAN, CORRUPTED, progress=lambda d, n: seen.append((d, n)))
+    token, versus = flipping(p, CLEAN, CORRUPTED)
+    r = PT.patching(
+        p, CLEAN, CORRUPTED, token=token, versus=versus, progress=lambda d, n: seen.append((d, n))
+    )
     T = len(P.tokenize(p, CLEAN)[0])
     assert len(r.frame) == (p.n_layers + 1) * T and not r.stopped
     assert seen[-1] == (p.n_layers + 1, p.n_layers + 1)
@@ -48,17 +81,61 @@ def test_the_sweep_and_its_progress(models):
     # The read position's x_L is everything the decoder's prediction there reads.
     last = r.frame[(r.frame["block"] == p.n_layers) & (r.frame["position"] == r.read_position)]
     assert float(last["recovered"].iloc[0]) == pytest.approx(1, abs=1e-5)
-    stopped = PT.patching(p, CLEAN, CORRUPTED, should_stop=lambda: True)
+    stopped = PT.patching(p, CLEAN, CORRUPTED, token=token, versus=versus, should_stop=lambda: True)
     assert stopped.stopped and stopped.frame.empty
 
 
 @pytest.mark.parametrize(
     ("clean", "corrupted", "words"),
     [(CLEAN, CLEAN + " and more", "same number"),
-     (CLEAN, CLEAN, "nothing for patching to recover"),
+     (CLEAN, CLEAN, "Both prompts predict the same token"),
      ("", CLEAN, "Type some text")],
 )  # fmt: skip
 def test_bad_pairs_say_why(models, clean, corrupted, words):
     with pytest.raises(P.PretrainedError) as err:
         PT.setup(models["gpt2"], clean, corrupted)
     assert words in err.value.message
+
+
+def test_a_pair_whose_order_does_not_flip_is_refused_with_the_numbers(models):
+    """Two tokens read explicitly, in the order the corrupted prompt keeps: the gap is
+    "reversed" (the clean prompt does not prefer the first), and the message says both
+    logit differences."""
+    p = models["gpt2"]
+    token, versus = flipping(p, CLEAN, CORRUPTED)
+    with pytest.raises(P.PretrainedError) as err:
+        PT.setup(p, CLEAN, CORRUPTED, token=versus, versus=token)
+    assert "must prefer" in err.value.message and "no answer flips" in err.value.message
+
+
+@pytest.mark.parametrize(
+    ("clean", "corrupted", "same_top", "words"),
+    [(0.004, -0.004, False, "under 0.01"),
+     (0.5, 0.2, True, "Both prompts predict the same token"),
+     (0.5, 0.2, False, "must prefer"),
+     (-0.3, 0.4, False, "must prefer"),
+     (0.0, 0.0, True, "Both prompts predict the same token"),
+     (float("nan"), -1.0, False, "not a finite number"),
+     (float("inf"), -1.0, False, "not a finite number"),
+     (0.3, -0.3, True, None),
+     (0.006, -0.005, False, None)],
+)  # fmt: skip
+def test_the_refusal_rule(models, clean, corrupted, same_top, words):
+    said = PT.refusal(models["gpt2"], clean, corrupted, 5, 7, same_top)
+    assert said is None if words is None else words in said
+
+
+def test_the_sonnets_pairs_flip_on_the_trained_model_and_not_on_its_twins():
+    """The page's three pairs ("you" against "thou") flip the Sonnets GPT-2's answer,
+    each logit difference at least 0.5 from zero; its random twins (seeds 0 to 2)
+    predict one token on both prompts of every pair: refused, no story told."""
+    from resviz.pretrained.cache import PAIRS
+
+    trained = P.load(P.tiny_gpt2_path())
+    for clean, corrupted in PAIRS:
+        s = PT.setup(trained, clean, corrupted)
+        assert s.clean_diff > 0.5 and s.corrupted_diff < -0.5, (clean, s.clean_diff)
+        for seed in range(3):
+            with pytest.raises(P.PretrainedError) as err:
+                PT.setup(P.random_twin(trained, seed), clean, corrupted)
+            assert "Both prompts predict the same token" in err.value.message
