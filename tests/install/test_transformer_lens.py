@@ -36,9 +36,10 @@ Hence, part by part (the embeddings, each block's attention and MLP):
   share of the value bias into the output bias), each head's write ``z_h W_O_h`` and the
   output projection's bias (resviz's head 0) give resviz's heads.
 
-A part's centred logit itself needs its logit for every token of the vocabulary, which
-resviz does not report (it splits one token's logit and one difference), so the centred
-mode is compared on the difference, where centring cancels exactly.
+- resviz's ``logit_centred`` (each part through the unembedding row of its token less
+  the mean row) equals the compatibility mode's default ``logit_attrs`` part by part,
+  and its bias row that mode's ``b_U``: TransformerLens's default split, named on the
+  page beside the raw one.
 
 Patching: for each of the page's PAIRS, TransformerLens's default bridge (raw weights, the
 stream resviz patches) patches ``resid_pre`` of every block and ``resid_post`` of every
@@ -140,8 +141,10 @@ out = {
     "versus": a.values["versus"],
     "logit": a.values["logit"],
     "centred_logit": a.values["logit"] - float(trace.run.logits[a.values["position"]].mean()),
-    "parts": {r.label: [r.logit, r.logit_diff] for r in parts.itertuples()},
-    "heads": {f"{r.block} {r.head}": [r.logit, r.logit_diff] for r in heads.itertuples()},
+    "parts": {r.label: [r.logit, r.logit_diff, r.logit_centred] for r in parts.itertuples()},
+    "heads": {
+        f"{r.block} {r.head}": [r.logit, r.logit_diff, r.logit_centred] for r in heads.itertuples()
+    },
 }
 
 
@@ -295,6 +298,17 @@ def test_each_parts_logit_difference_is_transformer_lens_compatibility_mode(peer
     assert abs(total - peer["centred_logit"]) < TOL
     # The control: the centred parts are not resviz's logits, by far more than TOL.
     assert worst(ours, centred["parts"], 0) > 1000 * TOL
+
+
+def test_each_parts_centred_logit_is_transformer_lens_default(peer: dict) -> None:
+    """resviz's ``logit_centred`` is TransformerLens's default split (the compatibility
+    mode's, unembedding centred): part by part, and the bias row against its b_U."""
+    ours = {key: [v[2]] for key, v in peer["parts"].items()}
+    bias = ours.pop("final norm bias")
+    centred = peer["tl_centred"]
+    assert worst(ours, {key: [v[0]] for key, v in centred["parts"].items()}, 0) < TOL
+    assert abs(bias[0] - centred["b_U"][0]) < TOL
+    assert abs(sum(v[0] for v in ours.values()) + bias[0] - peer["centred_logit"]) < TOL
 
 
 def test_each_heads_logit_and_difference_are_transformer_lens(peer: dict) -> None:

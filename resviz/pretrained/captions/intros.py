@@ -44,7 +44,10 @@ COLLAPSE_INTRO = (
 ATTRIBUTION_INTRO = (
     "x_L = x_0 + every attention and MLP write. The final norm, frozen at the real x_L (its "
     "scale computed from x_L, applied linearly to each part; its bias a part of its own), "
-    "then the head, turn each part into its direct share of the logit."
+    "then the head, turn each part into its direct share of the logit. The chart splits the "
+    "raw logit; the table's logit_centred splits it through the centred unembedding (each "
+    "token's row less the mean row: TransformerLens's default), which sums to the logit less "
+    "its mean over the vocabulary. A difference of two tokens' logits is the same either way."
 )
 HEADS_CAPTION = (
     "Each head's write through the attention's output projection (head 0: the projection's "

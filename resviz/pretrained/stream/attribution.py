@@ -20,16 +20,16 @@ holds there is each write's share of the sum it enters before the norm:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pandas as pd
 import torch
 from torch import nn
 
-from resviz.pretrained.families import first
+from resviz.pretrained.families import Args, Kwargs, first
 from resviz.pretrained.loading import Pretrained, PretrainedError
 from resviz.pretrained.observe import Trace, stream_hooks
 
@@ -42,9 +42,10 @@ PROJECTIONS = {
     "BERT-like encoder": "output.dense",
 }
 PART_COLUMNS = [
-    "label", "block", "part", "norm", "cos_stream", "share", "logit", "logit_diff", "cumulative",
+    "label", "block", "part", "norm", "cos_stream", "share", "logit", "logit_diff",
+    "logit_centred", "cumulative",
 ]  # fmt: skip
-HEAD_COLUMNS = ["block", "head", "norm", "cos_stream", "logit", "logit_diff"]
+HEAD_COLUMNS = ["block", "head", "norm", "cos_stream", "logit", "logit_diff", "logit_centred"]
 
 
 @dataclass(eq=False)
@@ -113,14 +114,16 @@ def _writes(p: Pretrained, into: dict[str, list[Any]]) -> Iterator[None]:
     fam = p.family
     proj_path = PROJECTIONS.get(fam.name)
 
-    def out_hook(key: str, i: int):  # noqa: ANN202 - a hook factory
-        def hook(_m: nn.Module, _a: tuple, _k: dict, out: Any) -> None:
+    def out_hook(key: str, i: int) -> Callable[[nn.Module, Args, Kwargs, Any], None]:
+        def hook(_m: nn.Module, _a: Args, _k: Kwargs, out: Any) -> None:
             into[key][i] = first(out).detach()[0].double().clone()
 
         return hook
 
-    def in_hook(key: str, i: int, name: str = "hidden_states", index: int = 0):  # noqa: ANN202
-        def hook(_m: nn.Module, args: tuple, kwargs: dict) -> None:
+    def in_hook(
+        key: str, i: int, name: str = "hidden_states", index: int = 0
+    ) -> Callable[[nn.Module, Args, Kwargs], None]:
+        def hook(_m: nn.Module, args: Args, kwargs: Kwargs) -> None:
             x = args[index] if len(args) > index else kwargs[name]
             into[key][i] = x.detach()[0].double().clone()
 
@@ -176,7 +179,7 @@ def frozen_norm(p: Pretrained, x_last: torch.Tensor) -> tuple[Any, torch.Tensor]
     zero = torch.zeros_like(x)
     if norm is None:
         return (lambda v: v), zero
-    w = norm.weight.detach().double()
+    w = cast(torch.Tensor, norm.weight).detach().double()  # nn.Module types it Tensor | Module
     if isinstance(norm, nn.LayerNorm):
         scale = 1 / torch.sqrt(x.var(unbiased=False) + norm.eps)
         bias = zero if norm.bias is None else norm.bias.detach().double()
@@ -185,7 +188,7 @@ def frozen_norm(p: Pretrained, x_last: torch.Tensor) -> tuple[Any, torch.Tensor]
             return (v - v.mean(-1, keepdim=True)) * scale * w
 
     elif hasattr(norm, "variance_epsilon"):  # Llama, Mistral, Qwen2 RMSNorm
-        scale = 1 / torch.sqrt(x.pow(2).mean() + norm.variance_epsilon)
+        scale = 1 / torch.sqrt(x.pow(2).mean() + cast(float, norm.variance_epsilon))
         bias = zero
 
         def f(v: torch.Tensor) -> torch.Tensor:
@@ -236,8 +239,11 @@ def logit_attribution(
     ||x_L||^2``, which sums to 1 over the parts; Post-LN encoders: the write's share
     of the sum it enters before the norm), ``logit`` and ``logit_diff`` (its direct
     contribution through the frozen final norm and the head; the bias row holds
-    ``U . b`` plus the head's bias) and ``cumulative`` (the running sum of
-    ``logit``: the last row is the model's logit). Frame ``heads``: ``block``,
+    ``U . b`` plus the head's bias), ``logit_centred`` (the same through the centred
+    unembedding, each token's row less the mean row, as TransformerLens's
+    ``center_unembed``, its default: it sums to the logit less its mean over the
+    vocabulary; a difference of two tokens is the same either way) and ``cumulative``
+    (the running sum of ``logit``: the last row is the model's logit). Frame ``heads``: ``block``,
     ``head`` (from 1; head 0 is the output projection's bias, shared by the heads,
     where it has one) with the same measures; a block's heads add up to its attention
     row. Post-LN encoders and models without a head have NaN logits
@@ -284,22 +290,25 @@ def logit_attribution(
             (f"block {i + 1} MLP", i + 1, "mlp", m, sm),
         ]
 
-    if linear:
+    if linear and head is not None:  # (linear: a decoder with a head)
         f, bias = frozen_norm(p, x_last)
-        W = head.weight.detach().double()
+        W = cast(torch.Tensor, head.weight).detach().double()
         u, u_diff = W[k], W[k] - W[k2]
+        u_centred = u - W.mean(0)
         hb = getattr(head, "bias", None)
         head_bias = 0.0 if hb is None else float(hb[k])
         head_bias_diff = 0.0 if hb is None else float(hb[k] - hb[k2])
+        head_bias_centred = 0.0 if hb is None else float(hb[k] - hb.double().mean())
 
-        def direct(v: torch.Tensor) -> tuple[float, float]:
+        def direct(v: torch.Tensor) -> tuple[float, float, float]:
             fv = f(v)
-            return float(fv @ u), float(fv @ u_diff)
+            return float(fv @ u), float(fv @ u_diff), float(fv @ u_centred)
 
     xl2 = float(x_last.pow(2).sum())
     rows = []
+    nan3 = (float("nan"),) * 3
     for label, block, part, v, share in parts:
-        lg, ld = direct(v) if linear else (float("nan"), float("nan"))
+        lg, ld, lc = direct(v) if linear else nan3
         if p.decoder:
             share = float(v @ x_last) / xl2 if xl2 > 0 else float("nan")
         rows.append(
@@ -307,7 +316,7 @@ def logit_attribution(
                 "label": label, "block": block, "part": part, "norm": float(v.norm()),
                 "cos_stream": _cos(v, x_last),
                 "share": share,
-                "logit": lg, "logit_diff": ld,
+                "logit": lg, "logit_diff": ld, "logit_centred": lc,
             }
         )  # fmt: skip
     if linear:
@@ -317,6 +326,7 @@ def logit_attribution(
                 "norm": float(bias.norm()), "cos_stream": float("nan"), "share": float("nan"),
                 "logit": float(bias @ u) + head_bias,
                 "logit_diff": float(bias @ u_diff) + head_bias_diff,
+                "logit_centred": float(bias @ u_centred) + head_bias_centred,
             }
         )  # fmt: skip
     frame = pd.DataFrame(rows)
@@ -324,8 +334,8 @@ def logit_attribution(
     frame = frame[PART_COLUMNS]
 
     head_rows = []
-    for i, block in enumerate(p.blocks):
-        z, proj = into["heads"][i], _projection(p, block)
+    for i, module in enumerate(p.blocks):
+        z, proj = into["heads"][i], _projection(p, module)
         if z is None or proj is None:
             continue
         w, b = proj
@@ -338,11 +348,12 @@ def logit_attribution(
         if b is not None:
             writes.append((0, b))
         for h, v in writes:
-            lg, ld = direct(v) if linear else (float("nan"), float("nan"))
+            lg, ld, lc = direct(v) if linear else nan3
             head_rows.append(
                 {
                     "block": i + 1, "head": h, "norm": float(v.norm()),
                     "cos_stream": _cos(v, x_last), "logit": lg, "logit_diff": ld,
+                    "logit_centred": lc,
                 }
             )  # fmt: skip
     heads = pd.DataFrame(head_rows, columns=HEAD_COLUMNS)

@@ -48,6 +48,12 @@ def test_parts_add_up_to_the_logit(traces, family, position):
     assert parts["cumulative"].iloc[-1] == pytest.approx(a.logit, abs=1e-5)
     assert parts["logit_diff"].sum() == pytest.approx(a.logit_diff, abs=1e-5)
     assert parts["share"].sum() == pytest.approx(1, abs=1e-6)  # projections on x_L
+    # Centred (TransformerLens's center_unembed): the parts sum to the logit less its
+    # mean over the vocabulary, and each part moves by its write against the mean row.
+    assert parts["logit_centred"].sum() == pytest.approx(a.logit - float(logits.mean()), abs=1e-5)
+    assert a.heads["logit_centred"].groupby(a.heads["block"]).sum().to_numpy() == pytest.approx(
+        parts[parts["part"] == "attention"]["logit_centred"].to_numpy(), abs=1e-6
+    )
     # A block's heads (with the projection's bias, head 0) add up to its attention.
     attn = parts[parts["part"] == "attention"].set_index("block")["logit"]
     heads = a.heads.groupby("block")["logit"].sum()
