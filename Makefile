@@ -63,6 +63,7 @@ workshop: setup nginx
 lint: setup-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 unit: setup-dev
 	$(BIN)/python -m pytest tests/unit -q

@@ -355,7 +355,9 @@ class Measure:
 MEASURES: dict[str, Measure] = {}
 
 
-def measure(name: str, of: Recipe, choices: tuple[str, ...]) -> Callable:
+def measure(
+    name: str, of: Recipe, choices: tuple[str, ...]
+) -> Callable[[Callable[[Result], Answer]], Callable[[Result], Answer]]:
     """Register ``read`` as the lesson measure ``name`` on the recipe ``of``."""
 
     def register(read: Callable[[Result], Answer]) -> Callable[[Result], Answer]:

@@ -36,6 +36,8 @@ class HookPoint(nn.Module):
 # What ``patch`` puts at a hook point: a tensor, or the name of an earlier hook point
 # whose output (in the same forward pass) is passed on instead.
 Patch = torch.Tensor | str
+Args = tuple[Any, ...]  # a forward hook's positional arguments
+Tensors = dict[str, torch.Tensor]  # by name: weights, their gradients, activations
 
 
 def _public_name(module_path: str) -> str:
@@ -115,8 +117,8 @@ def tap(
 
         return hook
 
-    def on_forward(key: str):
-        def hook(_module: nn.Module, _args: tuple, out: torch.Tensor) -> torch.Tensor:
+    def on_forward(key: str) -> Callable[[nn.Module, Args, torch.Tensor], torch.Tensor]:
+        def hook(_module: nn.Module, _args: Args, out: torch.Tensor) -> torch.Tensor:
             out = replaced(key, out)
             if key in sources:
                 seen[key] = out
@@ -307,19 +309,23 @@ def capture_grad_norms_over_states(
     live: dict[str, Any] = {}
 
     def add_zero(name: str) -> Callable[..., torch.Tensor]:
-        def hook(_m: nn.Module, _a: tuple, out: torch.Tensor) -> torch.Tensor:
+        def hook(_m: nn.Module, _a: Args, out: torch.Tensor) -> torch.Tensor:
             out = out + live["zeros"][name]
             live["acts"][name] = out.norm(dim=-1).mean()
             return out
 
         return hook
 
-    def loss(w: dict, zeros: dict, rest: dict, x: torch.Tensor, y: torch.Tensor) -> tuple:
+    def loss(
+        w: Tensors, zeros: Tensors, rest: Tensors, x: torch.Tensor, y: torch.Tensor
+    ) -> tuple[torch.Tensor, Tensors]:
         live["zeros"], live["acts"] = zeros, {}
         out = functional_call(model, {**rest, **w}, (x,))
         return loss_fn(out, y), dict(live["acts"])
 
-    def one(w: dict, rest: dict, x: torch.Tensor, y: torch.Tensor) -> tuple:
+    def one(
+        w: Tensors, rest: Tensors, x: torch.Tensor, y: torch.Tensor
+    ) -> tuple[Tensors, Tensors, Tensors]:
         zeros = {n: torch.zeros(shapes[n], dtype=x.dtype, device=x.device) for n in names}
         (gw, gz), acts = grad(loss, argnums=(0, 1), has_aux=True)(w, zeros, rest, x, y)
         return {k: v.norm() for k, v in gw.items()}, {k: v.norm() for k, v in gz.items()}, acts

@@ -1,18 +1,16 @@
 """The two model families: a deep stack of blocks and a transformer encoder.
 
-Both are small and readable, nanoGPT-style: the residual sum is one line per
-sublayer, and where the norm sits is one small function per placement
-(:func:`pre_norm`, Xiong et al. 2020: ``x + F(norm(x))``; :func:`post_norm`,
-Vaswani et al. 2017: ``norm(x + F(x))``), chosen once when a block is built. Every
-intermediate a page wants to see passes through an identity :class:`resviz.hooks.HookPoint`
-(TransformerLens's idea) so :func:`resviz.capture` can record it by module path,
-e.g. ``blocks.3.resid_post``. Nothing is stored on modules.
+Both are small and readable, nanoGPT-style: the residual sum is one line per sublayer, and
+where the norm sits is one small function per placement (:func:`pre_norm`, Xiong et al.
+2020: ``x + F(norm(x))``; :func:`post_norm`, Vaswani et al. 2017: ``norm(x + F(x))``),
+chosen once when a block is built. Every intermediate a page wants to see passes through an
+identity :class:`resviz.hooks.HookPoint` (TransformerLens's idea) so :func:`resviz.capture`
+can record it by module path, e.g. ``blocks.3.resid_post``. Nothing is stored on modules.
 
 Departures from the seed snippets, on purpose: attention is written out (no
-``nn.MultiheadAttention``) so the pattern is observable on ``(B, T, C)``; the FFN
-applies its activation (seed 002 passed it as ``bias``); BatchNorm normalizes each
-feature over batch *and* tokens, flattening ``(B, T, C)`` to ``(B*T, C)`` (seed 004's
-transpose crashed).
+``nn.MultiheadAttention``) so the pattern is observable on ``(B, T, C)``; the FFN applies its
+activation (seed 002 passed it as ``bias``); BatchNorm normalizes each feature over batch *and*
+tokens, flattening ``(B, T, C)`` to ``(B*T, C)`` (seed 004's transpose crashed).
 """
 
 from __future__ import annotations
@@ -22,6 +20,7 @@ import math
 import threading
 from collections.abc import Callable
 from functools import partial
+from typing import overload
 
 import torch
 from torch import nn
@@ -217,6 +216,7 @@ class Stack(nn.Module):
 
 def _init_stack(model: Stack, init: str) -> None:
     for block in model.blocks:
+        assert isinstance(block, StackBlock)  # a Stack's blocks (ModuleList yields Module)
         for lin in (m for m in block.modules() if isinstance(m, nn.Linear)):
             if init == "kaiming":
                 nn.init.kaiming_normal_(lin.weight, nonlinearity="relu")
@@ -285,14 +285,14 @@ class EncoderBlock(nn.Module):
         self.ffn = FeedForward(cfg) if cfg.use_ffn else None
         self.norm2 = make_norm(cfg.norm, cfg.d_model) if cfg.use_ffn else None
         self.dropout = nn.Dropout(cfg.dropout)
-        for name in ("resid_pre", "attn_out", "resid_mid", "ffn_out", "resid_post"):
-            setattr(self, name, HookPoint())
+        self.resid_pre, self.attn_out, self.resid_mid = HookPoint(), HookPoint(), HookPoint()
+        self.ffn_out, self.resid_post = HookPoint(), HookPoint()
 
     def forward(self, x: torch.Tensor, pad_mask: torch.Tensor | None = None) -> torch.Tensor:
         x = self.resid_pre(x)  # (B, T, C)
         attend = partial(self._attend, pad_mask=pad_mask)
         x = self.resid_mid(self.placement(x, self.norm1, attend, self._residual_sum))
-        if self.ffn is not None:
+        if self.ffn is not None and self.norm2 is not None:  # both, or neither
             x = self.placement(x, self.norm2, self._feed_forward, self._residual_sum)
         return self.resid_post(x)
 
@@ -300,6 +300,7 @@ class EncoderBlock(nn.Module):
         return self.attn_out(self.dropout(self.attn(h, pad_mask)))
 
     def _feed_forward(self, h: torch.Tensor) -> torch.Tensor:
+        assert self.ffn is not None  # called only when the block has one
         return self.ffn_out(self.ffn(h))
 
 
@@ -315,7 +316,8 @@ class Encoder(nn.Module):
         meta = torch.get_default_device().type == "meta"
         if cfg.positional == "learned":
             size = (cfg.max_len, cfg.d_model)
-            self.pos = nn.Parameter(torch.empty(size) if meta else torch.randn(size) * 0.02)
+            pos = torch.empty(size) if meta else torch.randn(size) * 0.02
+            self.pos: torch.Tensor | None = nn.Parameter(pos)  # a buffer, or None, below
         elif cfg.positional == "sinusoidal":
             with torch.device("cpu") if meta else contextlib.nullcontext():
                 table = sinusoidal_table(cfg.max_len, cfg.d_model)
@@ -378,14 +380,18 @@ def reseed(model: Stack, seed: int) -> Stack:
     return model
 
 
+@overload
+def build(cfg: StackConfig, device: torch.device | str | None = None) -> Stack: ...
+@overload
+def build(cfg: EncoderConfig, device: torch.device | str | None = None) -> Encoder: ...
 def build(cfg: StackConfig | EncoderConfig, device: torch.device | str | None = None) -> nn.Module:
     """Build the model a config describes, initialised from ``cfg.seed``: drawn on
     the CPU from a forked RNG, then moved (the same weights on every device)."""
     with _BUILD_LOCK, torch.random.fork_rng(devices=[]):
         torch.manual_seed(cfg.seed)
         if isinstance(cfg, StackConfig):
-            model: nn.Module = Stack(cfg)
-            _init_stack(model, cfg.init)
+            model: nn.Module = (stack := Stack(cfg))
+            _init_stack(stack, cfg.init)
         elif isinstance(cfg, EncoderConfig):
             model = Encoder(cfg)
             _init_encoder(model, cfg.init)

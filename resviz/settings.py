@@ -259,7 +259,7 @@ class Settings:
         """Every field's declaration, in order."""
         return tuple(
             Declared(f.name, f.metadata[_KEY], f.default)
-            for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+            for f in dataclasses.fields(cls)
             if _KEY in f.metadata
         )
 
@@ -316,7 +316,7 @@ def grouped(fn: Callable[..., Any]) -> Callable[..., Any]:
         for name in [k for k in kw if k in owner]:
             fields.setdefault(owner[name], {})[name] = kw.pop(name)
         for g, given in fields.items():
-            chosen[g] = dataclasses.replace(chosen[g], **given)  # type: ignore[type-var]
+            chosen[g] = dataclasses.replace(chosen[g], **given)
         return {**chosen, **kw}
 
     @functools.wraps(fn)

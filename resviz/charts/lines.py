@@ -10,15 +10,20 @@ them (see :func:`mark_nonfinite`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
 import altair as alt
 import numpy as np
 import pandas as pd
 
-from resviz.charts.series import legend_extra_height, series_encodings
+from resviz.charts.series import Encodings, legend_extra_height, series_encodings
 from resviz.charts.theme import BACKGROUNDS, FONT_SIZE, HEIGHT, PALETTE, TITLE_SIZE, contrast
 
+ChartT = TypeVar("ChartT", bound=alt.TopLevelMixin)  # a chart, layered or not
 
-def style(chart: alt.Chart, height: int = HEIGHT) -> alt.Chart:
+
+def style(chart: ChartT, height: int = HEIGHT) -> ChartT:
     """Projector-friendly fonts and sizes on any chart."""
     return (
         chart.properties(height=height)
@@ -90,7 +95,7 @@ def line(
     x_int: bool = False,
     mark_diverged: bool = True,
     floor: float = 0.0,
-) -> alt.Chart:
+) -> alt.TopLevelMixin:
     """A line per ``color`` group, in its variant's colour and a dash of its own, named
     whole in a legend under the plot that fits a phone (the chart grows by the legend's
     height: :mod:`resviz.charts.series`); on a log axis, zero/Inf/NaN points are left out
@@ -140,7 +145,7 @@ def line(
     scale_x = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
     # Each series in its variant's colour and a dash of its own, one legend naming every
     # series whole (resviz.charts.series).
-    styled = series_encodings(color, data[color]) if color else {}
+    styled: Encodings = series_encodings(color, data[color]) if color else {}
     enc_color = styled.get("color", alt.value(PALETTE[0]))
     enc_dash = {"strokeDash": styled["strokeDash"]} if "strokeDash" in styled else {}
     tips = [alt.Tooltip(c) for c in (tooltip_cols or [c for c in (color, x) if c])]
@@ -210,7 +215,7 @@ DIVERGED_LEGEND_PX = 30
 
 
 def _divergence_rules(
-    df: pd.DataFrame, x: str, color: str | None, enc_color: alt.Color | alt.ColorValue
+    df: pd.DataFrame, x: str, color: str | None, enc_color: alt.Color | Mapping[str, Any]
 ) -> alt.Chart | None:
     """Dashed rules at the steps where runs diverged, or None if none did."""
     if "diverged" not in df.columns or not len(df):
@@ -266,7 +271,7 @@ def bars(
     y_title: str | None = None,
     log_y: bool = False,
     height: int = HEIGHT,
-) -> alt.Chart:
+) -> alt.TopLevelMixin:
     """Grouped bars: ``x`` ordinal, one bar per ``color`` group. A frame over several
     seeds draws each bar at the seeds' median with a rule from their lowest to their
     highest (:func:`seed_band`)."""
@@ -275,7 +280,7 @@ def bars(
     if over_seeds(df):
         df = seed_band(df, [c for c in (x, color) if c], y)
         spread = [f"{y}_lo", f"{y}_hi", "seeds"]
-    enc = {
+    enc: dict[str, Any] = {
         "x": alt.X(f"{x}:O", title=x_title or x),
         "y": alt.Y(f"{y}:Q", title=y_title or y, scale=scale_y),
         "tooltip": [c for c in (x, y, color) if c] + (spread or []),

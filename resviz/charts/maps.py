@@ -9,13 +9,14 @@ Large grids become one PNG (:mod:`resviz.charts.raster`) rather than thousands o
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
 from resviz.charts.lines import FONT_SIZE, HEIGHT, PALETTE, TITLE_SIZE, style
-from resviz.charts.series import LABEL_LIMIT, legend_extra_height, series_encodings
+from resviz.charts.series import LABEL_LIMIT, Encodings, legend_extra_height, series_encodings
 
 
 def heatmap(
@@ -29,8 +30,8 @@ def heatmap(
     y_title: str | None = None,
     diverging: bool = True,
     height: int = HEIGHT,
-    sort_x: list | None = None,
-    sort_y: list | None = None,
+    sort_x: list[Any] | None = None,
+    sort_y: list[Any] | None = None,
 ) -> alt.Chart:
     """A rectangle heatmap for small grids (up to a few thousand cells); larger
     grids should go through :mod:`resviz.charts.raster` as an image."""
@@ -237,7 +238,9 @@ def scatter(
     # Told apart by shape as well as colour; the legend on the right keeps the plot's
     # height.
     legend = alt.Legend(orient="right", labelLimit=LABEL_LIMIT)
-    styled = series_encodings(color, df[color], dash=False, legend=legend) if color else {}
+    styled: Encodings = (
+        series_encodings(color, df[color], dash=False, legend=legend) if color else {}
+    )
     enc_color = styled.get("color", alt.value(PALETTE[0]))
     if color:
         styled["shape"] = alt.Shape(f"{color}:N", sort=None, legend=legend)

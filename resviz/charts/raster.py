@@ -84,8 +84,9 @@ def _limits(values: np.ndarray, vmin: float | None, vmax: float | None) -> tuple
         m = m if m > 0 else 1.0
         return -m, m
     if vmin is None:
+        assert vmax is not None  # both None returned above
         vmin = min(float(finite.min()), vmax) if finite.size else vmax - 1.0
-    if vmax is None:
+    elif vmax is None:  # (not both: vmin was None, so vmax was given)
         vmax = max(float(finite.max()), vmin) if finite.size else vmin + 1.0
     if vmin > vmax:
         raise ValueError(f"vmin={vmin} is above vmax={vmax}: swap them.")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import Any, TypedDict
 
 import altair as alt
 
@@ -177,6 +178,15 @@ def series_legend(labels: Sequence[str], *, lines: bool = True) -> alt.Legend:
     return alt.Legend(**kw)  # type: ignore[arg-type]
 
 
+class Encodings(TypedDict, total=False):
+    """:func:`series_encodings`' channels (``strokeDash`` for lines); a caller may add
+    a ``shape`` on the same field."""
+
+    color: alt.Color
+    strokeDash: alt.StrokeDash
+    shape: alt.Shape
+
+
 def series_encodings(
     field: str,
     names: Iterable[object],
@@ -184,22 +194,23 @@ def series_encodings(
     dash: bool = True,
     title: str | None = None,
     legend: alt.Legend | None = None,
-) -> dict[str, object]:
+) -> Encodings:
     """Altair encodings drawing ``field``'s series in their :func:`series_styles`: a
     ``color`` and, for lines (``dash``), a ``strokeDash`` on the same field, which Vega
     merges into one legend showing both (:func:`series_legend`, or ``legend``)."""
     # The domain holds the values as the data does (a class 0 is not "0" to Vega).
-    domain = [v.item() if hasattr(v, "item") else v for v in dict.fromkeys(names)]
+    domain: list[Any] = [v.item() if hasattr(v, "item") else v for v in dict.fromkeys(names)]
     styles = series_styles(domain)
     legend = legend or series_legend([str(v) for v in domain], lines=dash)
-    extra = {} if title is None else {"title": title}
-    out: dict[str, object] = {
+    # No title: Undefined, Altair's own default (the field's name).
+    shown = alt.Undefined if title is None else title
+    out: Encodings = {
         "color": alt.Color(
             f"{field}:N",
             scale=alt.Scale(domain=domain, range=[c for c, _ in styles.values()]),
             legend=legend,
             sort=None,
-            **extra,
+            title=shown,
         )
     }
     if dash:
@@ -208,7 +219,7 @@ def series_encodings(
             scale=alt.Scale(domain=domain, range=[list(d) for _, d in styles.values()]),
             legend=legend,
             sort=None,
-            **extra,
+            title=shown,
         )
     return out
 
@@ -221,6 +232,7 @@ __all__ = [
     "MIN_WIDTH",
     "SYMBOL_PX",
     "VARIANT_COLOURS",
+    "Encodings",
     "legend_columns_for",
     "legend_extra_height",
     "series_encodings",

@@ -192,7 +192,7 @@ def _encoder(c: EncoderConfig) -> tuple[Flags, Values]:
     else:
         rule = "Pre-LN: x = x + sublayer(norm(x))" if pre else "Post-LN: x = norm(x + sublayer(x))"
     attn = "self.dropout(self.attn({}))" if flags["dropout"] else "self.attn({})"
-    values = {
+    values: Values = {
         "title": f"A {c.n_layers}-layer transformer encoder. Block: {rule}.",
         "dropout": repr(c.dropout),
         "activation": ACTIVATIONS[c.activation],

@@ -31,7 +31,7 @@ def forward_latency(
     device = next(model.parameters()).device
     x = torch.tensor([list(ids)], device=device)
     model.eval()
-    times = []
+    times: list[float] = []
 
     def sync() -> None:
         if device.type == "cuda":

@@ -24,7 +24,7 @@ from torch.nn import functional as F
 
 from resviz.config import EncoderConfig
 from resviz.data import MASK, Vocab, masked_batch
-from resviz.encoder.views import inspect
+from resviz.encoder.views import Views, inspect
 from resviz.models import build
 from resviz.train.loop import Trainer
 
@@ -125,14 +125,14 @@ def train_masked(
         raise ValueError("a token id is outside a variant's vocabulary.")
     columns = ("variant", "step", "loss", "grad_norm", "diverged", "divergence")
 
-    def curves(run: Trainer) -> pd.DataFrame:
+    def curves(run: Trainer[EncoderConfig]) -> pd.DataFrame:
         df = run.frame(columns)
         df["loss"] = df["loss"].astype(float)
         df["grad_norm"] = df["grad_norm"].astype(float)
         df.attrs = {k: run.attrs[k] for k in ("diverged", "divergence")}
         return df
 
-    def progress(run: Trainer, done: int) -> None:
+    def progress(run: Trainer[EncoderConfig], done: int) -> None:
         if callback is not None:
             callback(curves(run), done, steps)
 
@@ -155,7 +155,13 @@ def train_masked(
     for _ in run:
         x, y = masked_batch(stream, batch_size, seq_len, gen, mask_rate)
         x, y = x.to(run.device), y.to(run.device)
-        run.update_all(lambda _name, model, x=x, y=y: _masked_loss(model, x, y))
+
+        def loss_of(
+            _name: str, model: nn.Module, x: torch.Tensor = x, y: torch.Tensor = y
+        ) -> torch.Tensor:
+            return _masked_loss(model, x, y)
+
+        run.update_all(loss_of)
     states = {
         n: {k: v.detach().to("cpu", copy=True) for k, v in m.state_dict().items()}
         for n, m in run.models.items()
@@ -260,7 +266,7 @@ def masked_predictions(
 
 def inspect_trained(
     run: MaskedRun, ids: Sequence[int], device: torch.device | str | None = None
-) -> dict[str, dict[str, object]]:
+) -> dict[str, Views]:
     """:func:`inspect` on every trained model of ``run``, by name."""
     return {n: inspect(run.model(n, device), run.configs[n], ids) for n in run.configs}
 

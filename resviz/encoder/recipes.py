@@ -120,7 +120,7 @@ def attention(
     block, h = head_of(s, shown)
     maps = views_of(s, device)["attention"]
     return Result(
-        {"attention": EI.attention_frame(maps, s.toks.labels, block, h)},  # type: ignore[arg-type]
+        {"attention": EI.attention_frame(maps, s.toks.labels, block, h)},
         {
             "labels": s.toks.labels,
             "block": block,
@@ -151,12 +151,12 @@ def stream(
     of every component), ``last_only`` (x_L is the last sublayer's output itself)."""
     s = ready(setup(corpus, encoder, seed=seed))
     views = views_of(s, device)
-    frame: pd.DataFrame = views["stream"]  # type: ignore[assignment]
+    frame = views["stream"]
     return Result(
         {
             "stream": frame,
             "ratio": frame[["block", "sublayer", "input_norm", "update_norm", "update_ratio"]],
-            "share": views["share"],  # type: ignore[dict-item]
+            "share": views["share"],
         },
         {
             "additive": EI.additive_stream(s.cfg),
@@ -236,9 +236,10 @@ def progress_over_seeds(
 
     def report_all(frame: object, step: int, total: int) -> None:
         if isinstance(frame, pd.DataFrame) and len(frame):
-            if "seed" not in frame.columns:  # one seed: the recipe adds it at the end
-                frame = frame.assign(seed=seed)[["seed", *frame.columns]]
-            finished[int(frame["seed"].iloc[0])] = frame
+            df = frame
+            if "seed" not in df.columns:  # one seed: the recipe adds it at the end
+                df = df.assign(seed=seed)[["seed", *df.columns]]
+            finished[int(df["seed"].iloc[0])] = df
             frame = pd.concat(finished.values(), ignore_index=True)
         report(frame, step, total)
 
@@ -307,11 +308,11 @@ def training(
         "batch": training_batch(s, int(seed)),
         "curves": run.curves,
         "predictions": MT.masked_predictions(run, s.toks.ids, s.vocab, positions, device),
-        "ratio": EI.ratio_before_after(init["stream"], trained),  # type: ignore[arg-type]
+        "ratio": EI.ratio_before_after(init["stream"], trained),
         "collapse": EI.collapse_before_after(at_init, trained),
     }
     for k, v in enumerate(trained.values(), 1):
-        frames[f"share_{k}"] = v["share"]  # type: ignore[assignment]
+        frames[f"share_{k}"] = v["share"]
     return Result(
         frames,
         {

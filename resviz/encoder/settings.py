@@ -174,7 +174,7 @@ def ready(s: Setup) -> Setup:
     return s
 
 
-def views_of(s: Setup, device: str | torch.device) -> dict[str, object]:
+def views_of(s: Setup, device: str | torch.device) -> EI.Views:
     return EI.inspect(build(s.cfg, device), s.cfg, s.toks.ids)
 
 

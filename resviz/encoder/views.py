@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -221,7 +222,16 @@ def rank_collapse_compare(
     ]
 
 
-def inspect(model: nn.Module, cfg: EncoderConfig, ids: Sequence[int]) -> dict[str, object]:
+class Views(TypedDict):
+    """What :func:`inspect` returns."""
+
+    attention: np.ndarray
+    stream: pd.DataFrame
+    share: pd.DataFrame
+    collapse: pd.DataFrame
+
+
+def inspect(model: nn.Module, cfg: EncoderConfig, ids: Sequence[int]) -> Views:
     """Every view of one model on one sequence from a single forward pass:
     ``attention`` (array), ``stream``, ``share`` and ``collapse`` (DataFrames)."""
     acts = run_encoder(model, ids)
@@ -233,9 +243,7 @@ def inspect(model: nn.Module, cfg: EncoderConfig, ids: Sequence[int]) -> dict[st
     }
 
 
-def ratio_before_after(
-    init_stream: pd.DataFrame, trained: Mapping[str, Mapping[str, object]]
-) -> pd.DataFrame:
+def ratio_before_after(init_stream: pd.DataFrame, trained: Mapping[str, Views]) -> pd.DataFrame:
     """Update ratios of your model at init beside every trained model's.
 
     ``init_stream``: :func:`residual_stream` of your model at init; ``trained``:
@@ -244,23 +252,21 @@ def ratio_before_after(
     ``series`` (model and sublayer, one line each)."""
     ratio = pd.concat(
         [init_stream.assign(model="your model, init")]
-        + [v["stream"].assign(model=f"{n}, trained") for n, v in trained.items()],  # type: ignore[union-attr]
+        + [v["stream"].assign(model=f"{n}, trained") for n, v in trained.items()],
         ignore_index=True,
     )
     ratio["series"] = ratio["model"] + " · " + ratio["sublayer"]
     return ratio[["model", "block", "sublayer", "stream_norm", "update_ratio", "series"]]
 
 
-def collapse_before_after(
-    collapse: pd.DataFrame, trained: Mapping[str, Mapping[str, object]]
-) -> pd.DataFrame:
+def collapse_before_after(collapse: pd.DataFrame, trained: Mapping[str, Views]) -> pd.DataFrame:
     """Rank collapse at init (the variants of :func:`rank_collapse_compare` whose
     name starts with ``your model``: yours and its residual flipped) beside every
     trained model's. Columns ``variant, weights`` (``init``/``trained``), ``block,
     residual, cosine`` and ``series`` (variant and weights)."""
     rc = pd.concat(
         [collapse[collapse["variant"].str.startswith("your model")].assign(weights="init")]
-        + [v["collapse"].assign(variant=n, weights="trained") for n, v in trained.items()],  # type: ignore[union-attr]
+        + [v["collapse"].assign(variant=n, weights="trained") for n, v in trained.items()],
         ignore_index=True,
     )
     rc["series"] = rc["variant"] + " · " + rc["weights"]
@@ -268,6 +274,7 @@ def collapse_before_after(
 
 
 __all__ = [
+    "Views",
     "additive_stream",
     "attention_frame",
     "attention_maps",

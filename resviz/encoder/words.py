@@ -80,8 +80,10 @@ def trend_over_seeds(
     for o in set(outcomes):
         f, la = _of(seeds, outcomes, o, first), _of(seeds, outcomes, o, last)
         if o == "under":
-            at = sorted({u for u, x in zip(under, outcomes, strict=True) if x == o})
-            names = [labels[i] for i in at if i is not None]
+            at = sorted(
+                {u for u, x in zip(under, outcomes, strict=True) if x == o and u is not None}
+            )
+            names = [labels[i] for i in at]
             where = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
             says[o] = f"{subject} falls from {l0} ({span(f)}) {resolution_words(floor)} by {where}"
         elif o in ("rises", "falls"):

@@ -131,7 +131,8 @@ def sweep(
     depth has both stacks."""
     per = df if "seed" in df.columns else df.assign(seed=seeds[0])
     seeds = [int(s) for s in pd.unique(per["seed"])]  # a live run: the seeds so far
-    outcomes, used, plain, resid, depths = [], [], [], [], set()
+    outcomes, used, plain, resid = [], [], [], []
+    depths: set[int] = set()
     for s in seeds:
         got = []
         for act in activations:
@@ -232,7 +233,9 @@ def _race_says(outcomes: list[str], means: list[dict[str, float]], full: bool) -
     return says
 
 
-def _races(curves: pd.DataFrame, seed: int, window: int) -> tuple[list, list[int]]:
+def _races(
+    curves: pd.DataFrame, seed: int, window: int
+) -> tuple[list[tuple[str, dict[str, float], int]], list[int]]:
     """:func:`_race` of every seed the curves hold (``seed``: a frame without a seed
     column's), and those seeds."""
     per = curves if "seed" in curves.columns else curves.assign(seed=seed)

@@ -33,10 +33,10 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from resviz.config import StackConfig
+from resviz.config import Activation, Residual, StackConfig
 from resviz.data import make_batch
 from resviz.hooks import GradCapture, capture_grads, stream_points
-from resviz.models import Stack, build, make_activation
+from resviz.models import Stack, StackBlock, build, make_activation
 
 Progress = Callable[[object, int, int], None]
 
@@ -52,7 +52,7 @@ def _float64_device(device: torch.device | str | None) -> torch.device:
     return torch.device("cpu") if dev.type == "mps" else dev
 
 
-def _first_weight(block: nn.Module) -> torch.Tensor:
+def _first_weight(block: StackBlock) -> torch.Tensor:
     return block.fc.weight if block.block == "linear" else block.fc1.weight
 
 
@@ -229,8 +229,8 @@ DEFAULT_DEPTHS: tuple[int, ...] = (1, 2, 3, 5, 8, 12, 16, 24, 32, 48, 64, 80, 10
 def depth_sweep(
     base: StackConfig,
     depths: Sequence[int] = DEFAULT_DEPTHS,
-    activations: Sequence[str] = ("tanh", "sigmoid", "relu", "gelu"),
-    residuals: Sequence[str] = ("none", "add"),
+    activations: Sequence[Activation] = ("tanh", "sigmoid", "relu", "gelu"),
+    residuals: Sequence[Residual] = ("none", "add"),
     seed: int = 0,
     batch_size: int = 32,
     device: torch.device | str | None = None,
@@ -298,6 +298,7 @@ def _restyled(model: Stack, cfg: StackConfig) -> bool:
     if not (same and cfg.widths is None and cfg.residual in plain and was.residual in plain):
         return False
     for block in model.blocks:
+        assert isinstance(block, StackBlock)  # a Stack's blocks (ModuleList yields Module)
         if cfg.activation != was.activation:
             block.act = make_activation(cfg.activation)
         if cfg.residual != was.residual:

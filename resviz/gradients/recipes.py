@@ -71,10 +71,10 @@ def _per_layer_over_seeds(
     }
     if any(frame is None for frame in per.values()):
         return None
-    return split_seeds(_per_layer_frames(per), seeds)  # type: ignore[arg-type]
+    return split_seeds(_per_layer_frames(per), seeds)
 
 
-per_layer.batched = _per_layer_over_seeds  # type: ignore[attr-defined]
+per_layer.batched = _per_layer_over_seeds
 
 
 def _per_layer_frames(per: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:

@@ -24,7 +24,7 @@ from torch.nn import functional as F
 from resviz.config import StackConfig
 from resviz.data import teacher_batch
 from resviz.gradients.layers import plain_and_residual
-from resviz.train.loop import Trainer
+from resviz.train.loop import RunAttrs, Trainer
 
 # ----------------------------------------------------------------------- training
 
@@ -44,7 +44,7 @@ class GradTrace:
     loss: pd.DataFrame
     layers: pd.DataFrame
     steps: int
-    attrs: dict[str, object] = field(default_factory=dict)
+    attrs: RunAttrs = field(default_factory=RunAttrs)
 
     def heatmap(self, variant: str) -> np.ndarray:
         """``[n_blocks, steps]`` matrix (row ``i`` is block ``i + 1``) of ``log10`` gradient norms (NaN where not run;
@@ -128,11 +128,11 @@ def train_layer_grads(
         raise ValueError("every variant needs the same input and output width.")
     in_dim, out_dim = in_dims.pop(), out_dims.pop()
 
-    def trace(run: Trainer) -> GradTrace:
+    def trace(run: Trainer[StackConfig]) -> GradTrace:
         loss = run.frame(("variant", "step", "loss", "grad_norm", "diverged", "divergence"))
         return GradTrace(loss, run.block_frame(), steps, run.attrs)
 
-    def progress(run: Trainer, done: int) -> None:
+    def progress(run: Trainer[StackConfig], done: int) -> None:
         if callback is not None:
             callback(trace(run), done, steps)
 

@@ -39,7 +39,7 @@ def xiong_encoder(cfg: EncoderConfig, init: str | None = None) -> Encoder:
         if init not in XIONG_INITS:
             raise ValueError(f"init={init!r} is not one of {XIONG_INITS}.")
         cfg = dataclasses.replace(cfg, init=init)  # type: ignore[arg-type]
-    return build(cfg)  # type: ignore[return-value]
+    return build(cfg)
 
 
 def xiong_inputs(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import TypeGuard
 
 import pandas as pd
 import torch
@@ -29,6 +30,10 @@ from resviz.train.compare import train_compare
 from resviz.train.divergence import Divergence
 
 NORM_LABELS = {"layer": "LayerNorm", "rms": "RMSNorm", "batch": "BatchNorm", "none": "no norm"}
+
+
+def _is_norm(name: str) -> TypeGuard[NormType]:
+    return name in NORM_LABELS
 
 
 # ------------------------------------------------------------- warm-up training
@@ -78,7 +83,13 @@ def train_warmup(
         def label(df: pd.DataFrame, w: int = w, suffix: str = suffix) -> pd.DataFrame:
             return df.assign(variant=df["variant"] + suffix, warmup=w)
 
-        def cb(df: pd.DataFrame, step: int, total: int, i: int = i, label=label) -> None:
+        def cb(
+            df: pd.DataFrame,
+            step: int,
+            total: int,
+            i: int = i,
+            label: Callable[[pd.DataFrame], pd.DataFrame] = label,
+        ) -> None:
             if callback is not None:
                 callback(
                     pd.concat([*parts, label(df)], ignore_index=True), i * steps + step, 2 * steps
@@ -138,16 +149,16 @@ def stability_variants(
     }
     for e in extra:
         if e == "other placement":
-            other = "post" if position == "pre" else "pre"
+            other: NormPosition = "post" if position == "pre" else "pre"
             out[f"residual + {name} ({other})"] = dataclasses.replace(
                 base, residual="add", norm=norm, norm_position=other
             )
-        elif e in NORM_LABELS and e not in ("none", norm):
+        elif _is_norm(e) and e not in ("none", norm):
             out[f"residual + {NORM_LABELS[e]} ({position})"] = dataclasses.replace(
                 base,
                 residual="add",
                 norm=e,
-                norm_position=position,  # type: ignore[arg-type]
+                norm_position=position,
             )
         elif e != norm:
             raise ValueError(f"unknown extra variant {e!r}.")
@@ -169,8 +180,8 @@ def variant_table(variants: dict[str, EncoderConfig] | dict[str, StackConfig]) -
                 "residual": ("add" if cfg.residual else "none") if encoder else cfg.residual,
                 "norm": NORM_LABELS.get(cfg.norm, cfg.norm),
                 "placement": "" if cfg.norm == "none" else cfg.norm_position,
-                "layers": cfg.n_layers if encoder else cfg.depth,
-                "width": cfg.d_model if encoder else cfg.width,
+                "layers": cfg.n_layers if isinstance(cfg, EncoderConfig) else cfg.depth,
+                "width": cfg.d_model if isinstance(cfg, EncoderConfig) else cfg.width,
                 "parameters": estimate(cfg).params,
             }
         )

@@ -40,7 +40,7 @@ def _warmup_outcome(a: pd.DataFrame, b: pd.DataFrame) -> tuple[str, dict[str, fl
     da, db = bool(a["diverged"].any()), bool(b["diverged"].any())
     if da or db:
         key = "both diverged" if da and db else "without diverged" if da else "with diverged"
-        nums = {}
+        nums: dict[str, float] = {}
         if da:
             nums["step_a"] = int(a.loc[a["diverged"], "step"].iloc[0])
         if db:

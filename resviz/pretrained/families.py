@@ -22,10 +22,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
+
+if TYPE_CHECKING:  # for readers and type checkers: transformers is imported lazily
+    from transformers import PreTrainedModel
+
+# A forward hook's positional and keyword arguments, as torch passes them on.
+Args = tuple[Any, ...]
+Kwargs = dict[str, Any]
 
 
 def first(output: Any) -> torch.Tensor:
@@ -40,7 +47,7 @@ def replace_first(output: Any, value: torch.Tensor) -> Any:
     return value
 
 
-def block_input(args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor:
+def block_input(args: Args, kwargs: Kwargs) -> torch.Tensor:
     """The hidden states a block was called with (positionally or by name)."""
     return args[0] if args else kwargs["hidden_states"]
 
@@ -71,7 +78,7 @@ class Family:
     def embedding_of(self, model: nn.Module) -> nn.Module:
         return _get(self.base_of(model), self.embedding)
 
-    def unembedding_of(self, model: nn.Module) -> nn.Module | None:
+    def unembedding_of(self, model: PreTrainedModel) -> nn.Module | None:
         """The module that maps a (final-normed) stream to logits, or None (no head)."""
         if self.decoder:
             return model.get_output_embeddings()
@@ -101,7 +108,7 @@ class Family:
         attn, mlp = _get(block, self.attention), _get(block, self.mlp)
         if not self.decoder:
             # BertSelfOutput / BertOutput add their ``input_tensor`` before the LayerNorm.
-            def zero_input(_m: nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+            def zero_input(_m: nn.Module, args: Args, kwargs: Kwargs) -> tuple[Args, Kwargs]:
                 if len(args) >= 2:
                     return (args[0], torch.zeros_like(args[1]), *args[2:]), kwargs
                 kwargs = dict(kwargs, input_tensor=torch.zeros_like(kwargs["input_tensor"]))
@@ -113,10 +120,10 @@ class Family:
             ]
         seen: dict[str, torch.Tensor] = {}
 
-        def grab(_m: nn.Module, args: tuple, kwargs: dict) -> None:
+        def grab(_m: nn.Module, args: Args, kwargs: Kwargs) -> None:
             seen["x"] = block_input(args, kwargs)
 
-        def attn_out(_m: nn.Module, _a: tuple, _k: dict, out: Any) -> Any:
+        def attn_out(_m: nn.Module, _a: Args, _k: Kwargs, out: Any) -> Any:
             a = first(out)
             seen["a"] = a
             return replace_first(out, a - seen["x"])  # the block adds x back: x + (a - x) = a
@@ -128,7 +135,7 @@ class Family:
         parallel = bool(getattr(model.config, "use_parallel_residual", False))
         if not parallel:
 
-            def mlp_out(_m: nn.Module, _a: tuple, _k: dict, out: Any) -> Any:
+            def mlp_out(_m: nn.Module, _a: Args, _k: Kwargs, out: Any) -> Any:
                 return replace_first(out, first(out) - seen["a"])  # h + (m - h) = m, h = a
 
             hooks.append(mlp.register_forward_hook(mlp_out, with_kwargs=True))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Literal
 
 import pandas as pd
 
@@ -41,7 +42,8 @@ def norms(frame: pd.DataFrame, n_layers: int, growth: float) -> Headline:
     fitted)."""
     raw = frame[frame["variant"] == "stream"].sort_values("block")["median_norm"].astype(float)
     a, b = float(raw.iloc[0]), float(raw.iloc[-1])
-    verb = {1: "grows", -1: "shrinks", 0: "ends about where it starts"}.get(order(b, a), "goes")
+    verbs: dict[int | None, str] = {1: "grows", -1: "shrinks", 0: "ends about where it starts"}
+    verb = verbs.get(order(b, a), "goes")
     times = f" {_fmt(max(a, b) / min(a, b), 2)} times" if verb in ("grows", "shrinks") else ""
     if not (a > 0 and b > 0):
         times = ""
@@ -237,8 +239,8 @@ def heal(frame: pd.DataFrame, deleted: str) -> Headline:
         line = seeds_headline(outcomes, says, seeds, topic="what healing does")
     mean = pd.DataFrame([last for _, last in lasts]).mean()
     over = "" if len(lasts) == 1 else f", mean over {len(lasts)} seeds"
-    step = lasts[0][0] if len({s for s, _ in lasts}) == 1 else None
-    at = f" after {step} steps" if step is not None else " at the last step"
+    same_step = lasts[0][0] if len({s for s, _ in lasts}) == 1 else None
+    at = f" after {same_step} steps" if same_step is not None else " at the last step"
     return Headline(
         line,
         (
@@ -257,15 +259,16 @@ _TREND = {
 }
 
 
-def _ladder_trend(medians: list[float]) -> int | None | str:
+def _ladder_trend(medians: list[float]) -> int | Literal["mixed"] | None:
     """How the median deletion cost goes from the shallowest model to the deepest: -1
     falling at every step, 1 rising at every step, 0 level (within 5%) at every step,
     "mixed" otherwise, None where a cost is not finite."""
     steps = [order(b, a) for a, b in zip(medians, medians[1:], strict=False)]
-    if any(o is None for o in steps):
+    known = [o for o in steps if o is not None]
+    if len(known) < len(steps):
         return None
-    kinds = set(steps)
-    return steps[0] if len(kinds) == 1 else "mixed"
+    kinds = set(known)
+    return known[0] if len(kinds) == 1 else "mixed"
 
 
 def ladder(depths: pd.DataFrame) -> Headline:

@@ -24,7 +24,7 @@ import struct
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -53,6 +53,9 @@ from resviz.pretrained.checks import (  # noqa: F401 - the unused ones are re-ex
 )
 from resviz.pretrained.families import ARCHITECTURES, FAMILIES, Family, supported
 
+if TYPE_CHECKING:  # for readers and type checkers: transformers is imported lazily
+    from transformers import PreTrainedModel
+
 _WORD = re.compile(r"[A-Za-z0-9_]{1,60}")  # a name from a config file, safe to show
 HUB_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}(/[A-Za-z0-9][A-Za-z0-9_.-]{0,95})?")
 TOKENIZER_FILES = ("tokenizer.json", "vocab.json", "vocab.txt", "tokenizer.model")
@@ -63,7 +66,7 @@ class Pretrained:
     """A loaded checkpoint and where its parts are. The model is the checkpoint's own
     ``transformers`` module (eval mode, float32, CPU); nothing is copied from it."""
 
-    model: nn.Module
+    model: PreTrainedModel
     tokenizer: Any
     family: Family
     name: str  # as the user gave it

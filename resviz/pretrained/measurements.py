@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -198,7 +199,9 @@ def logit_lens_tops(tr: Trace) -> tuple[pd.DataFrame, torch.Tensor]:
     return frame, torch.stack(tops)
 
 
-def _loss_and_top(p: Pretrained, logits: torch.Tensor | None, ids: torch.Tensor) -> tuple:
+def _loss_and_top(
+    p: Pretrained, logits: torch.Tensor | None, ids: torch.Tensor
+) -> tuple[float, Any, Any]:
     """Mean cross-entropy (nats), top-1 tokens and whether each prediction is right. Decoders: next-token loss on
     positions 0..T-2; encoders: the head's loss on the (unmasked) input tokens."""
     if logits is None:

@@ -9,13 +9,13 @@ detached copies on the CPU.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
 
-from resviz.pretrained.families import block_input, first, replace_first
+from resviz.pretrained.families import Args, Kwargs, block_input, first, replace_first
 from resviz.pretrained.loading import Pretrained, PretrainedError
 
 MAX_TOKENS = 256
@@ -44,11 +44,11 @@ def stream_hooks(p: Pretrained, into: list[torch.Tensor | None]) -> Iterator[Non
     """Fill ``into`` (length L + 1) with x_0 .. x_L during the forward passes inside."""
     blocks = p.blocks
 
-    def pre(_m: torch.nn.Module, args: tuple, kwargs: dict) -> None:
+    def pre(_m: torch.nn.Module, args: Args, kwargs: Kwargs) -> None:
         into[0] = block_input(args, kwargs).detach()[0].clone()
 
-    def make_post(i: int):  # noqa: ANN202 - a hook factory
-        def post(_m: torch.nn.Module, _a: tuple, _k: dict, out: object) -> None:
+    def make_post(i: int) -> Callable[[torch.nn.Module, Args, Kwargs, object], None]:
+        def post(_m: torch.nn.Module, _a: Args, _k: Kwargs, out: object) -> None:
             into[i + 1] = first(out).detach()[0].clone()
 
         return post
@@ -72,7 +72,7 @@ def skipping(p: Pretrained, block: int) -> Iterator[None]:
     if not 1 <= block <= p.n_layers:
         raise ValueError(f"block must be 1 to {p.n_layers}")
 
-    def identity(_m: torch.nn.Module, args: tuple, kwargs: dict, out: object) -> object:
+    def identity(_m: torch.nn.Module, args: Args, kwargs: Kwargs, out: object) -> object:
         return replace_first(out, block_input(args, kwargs))
 
     with p.lock:

@@ -70,16 +70,21 @@ ShouldStop = Callable[[], bool]
 # Each card's evidence (resviz.pretrained.replication.evidence) from a trace; the sections that
 # already hold what it needs (the decoded tops, the cut stream, the deletion's right
 # predictions) pass it on instead of computing it again.
-EVIDENCE: dict[str, Callable[[P.Trace], E.Evidence]] = {
+EVIDENCE: dict[str, Callable[[P.Trace], E.Evidence | None]] = {
     "stream_norms": lambda tr: E.norm_growth(tr.stream),
     "block_influence": lambda tr: E.block_influence(tr.stream),
     "layer_similarity": lambda tr: E.layer_similarity(tr.stream),
     "logit_lens": lambda tr: E.lens_agreement(P.logit_lens_tops(tr)[1]),
     "rank_collapse": lambda tr: _collapse_evidence(tr, P.without_shortcuts(tr)),
-    "attention_sinks": lambda tr: E.sink_heads(tr.run.attentions, tr.model.n_layers),
+    "attention_sinks": lambda tr: _sink_evidence(tr),
     "massive_activations": lambda tr: E.massive_orders(tr.stream),
     "layer_deletion": lambda tr: _deletion_evidence(tr, P.layer_deletion_correct(tr)[1]),
 }
+
+
+def _sink_evidence(tr: P.Trace) -> E.Evidence:
+    assert tr.run.attentions is not None  # a trace records attention (P.trace)
+    return E.sink_heads(tr.run.attentions, tr.model.n_layers)
 
 
 def _collapse_evidence(tr: P.Trace, cut: Any) -> E.Evidence:

@@ -32,11 +32,11 @@ from resviz.config import (
     _check_int,
 )
 from resviz.data import spirals
-from resviz.models import build
+from resviz.models import Stack, build
 from resviz.shortcuts.decomposition import layer_decomposition
 from resviz.shortcuts.lesions import evaluate, lesion
 from resviz.train.divergence import Divergence, first_divergence
-from resviz.train.loop import Trainer
+from resviz.train.loop import RunAttrs, Trainer
 
 # ------------------------------------------------------ degradation experiment
 
@@ -190,7 +190,7 @@ class DegradationResult:
     lesion: pd.DataFrame
     signal: pd.DataFrame
     seconds: float
-    attrs: dict[str, Any] = field(default_factory=dict)
+    attrs: RunAttrs = field(default_factory=RunAttrs)
 
 
 def train_degradation(
@@ -244,7 +244,7 @@ def train_degradation(
         out.attrs["divergence"] = dict(run.divergence)
         return out
 
-    def progress(_run: Trainer, done: int) -> None:
+    def progress(_run: Trainer[StackConfig], done: int) -> None:
         record(done)
         if callback is not None:
             callback(frame(), done, dcfg.steps)
@@ -278,6 +278,7 @@ def train_degradation(
     final = final.assign(accuracy=1.0 - final["error"])
     lesions, signals = [], []
     for n, m in run.models.items():
+        assert isinstance(m, Stack)  # built from cfgs, StackConfigs
         m.eval()
         lesions.append(lesion(m, x_all, y_all).assign(variant=n, **_meta(cfgs[n])))
         signals.append(init_signal[n].assign(variant=n, stage="init", **_meta(cfgs[n])))

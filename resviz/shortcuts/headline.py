@@ -132,7 +132,8 @@ def degradation(
         c.groupby(["kind", "depth"], sort=False).tail(1).set_index(["kind", "depth"])
         for c in curves_per_seed
     ]
-    outcomes, finals = [], {"plain": [], "residual": []}
+    outcomes = []
+    finals: dict[str, list[float]] = {"plain": [], "residual": []}
     for last in lasts:
         got = []
         for kind in ("plain", "residual"):

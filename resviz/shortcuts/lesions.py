@@ -18,7 +18,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from resviz.hooks import delete_block, tap
-from resviz.models import Stack
+from resviz.models import Stack, StackBlock
 from resviz.words.numbers import format_number
 
 
@@ -34,6 +34,7 @@ def deletable_blocks(model: Stack, width_in: int) -> list[int]:
     of ``width_in`` features: those whose input and output widths match."""
     out, w = [], width_in
     for i, block in enumerate(model.blocks):
+        assert isinstance(block, StackBlock)  # a Stack's blocks (ModuleList yields Module)
         if block.out_width == w:
             out.append(i + 1)
         w = block.out_width

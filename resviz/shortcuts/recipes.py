@@ -128,7 +128,7 @@ def _signal_over_seeds(
     return combine(runs, seeds)
 
 
-signal.batched = _signal_over_seeds  # type: ignore[attr-defined]
+signal.batched = _signal_over_seeds
 
 
 @measure("skip_last_block_term", of=signal, choices=("shortcut", "update"))

@@ -51,6 +51,7 @@ def shortcut_table(cfg: StackConfig) -> pd.DataFrame:
     rows = []
     w = widths[0]
     for i, block in enumerate(model.blocks):
+        assert isinstance(block, StackBlock)  # a Stack's blocks (ModuleList yields Module)
         sc = sum(p.numel() for p in block.shortcut.parameters()) if block.shortcut else 0
         if block.concat_proj is not None:
             sc += sum(p.numel() for p in block.concat_proj.parameters())

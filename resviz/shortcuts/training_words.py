@@ -206,8 +206,8 @@ def cosine_seeds(
             if m["init"] is None or m["trained"] is None:
                 outcomes.append("missing")
             else:
-                o = order(m["trained"], m["init"])
-                outcomes.append({1: "rises", -1: "falls", 0: "stays", None: "missing"}[o])
+                sign = order(m["trained"], m["init"])
+                outcomes.append({1: "rises", -1: "falls", 0: "stays", None: "missing"}[sign])
         subject = f"the mean cosine of {name}"
         if len(means) == 1:
             m = means[0]
@@ -224,7 +224,9 @@ def cosine_seeds(
             if o == "missing":
                 says[o] = f"{name} has no finite cosine at init or after training"
                 continue
-            nums = f"(init {span([m['init'] for m in mine])}; trained {span([m['trained'] for m in mine])})"
+            inits = [m["init"] for m in mine if m["init"] is not None]  # None: only "missing"
+            trained = [m["trained"] for m in mine if m["trained"] is not None]
+            nums = f"(init {span(inits)}; trained {span(trained)})"
             verb = {"rises": "rises", "falls": "falls", "stays": "stays within 5%"}[o]
             says[o] = f"{subject} {verb} from init to trained {nums}"
         out.append(seeds_sentence(outcomes, says, ss))

@@ -22,6 +22,7 @@ from resviz.models import Encoder, build
 from resviz.train.loop import STEP_COLUMNS, Trainer
 
 Config = StackConfig | EncoderConfig
+Pair = tuple[torch.Tensor, torch.Tensor]  # a batch's inputs and targets
 
 
 def _n_layers(cfg: Config) -> int:
@@ -194,7 +195,7 @@ def train_compare(
     check_int("batch_size", batch_size, 1, 65_536)
     check_int("seq_len", seq_len, 1, 8192)
 
-    def progress(run: Trainer, done: int) -> None:
+    def progress(run: Trainer[Config], done: int) -> None:
         if callback is not None:
             callback(run.frame(), done, steps)
 
@@ -215,13 +216,19 @@ def train_compare(
     shape_of = {n: _batch_shape(variants[n]) for n in run.names}
     gens = {k: torch.Generator().manual_seed(seed) for k in set(shape_of.values())}
     for _ in run:
-        batches: dict[tuple, tuple[torch.Tensor, torch.Tensor]] = {}
+        batches: dict[tuple[object, ...], Pair] = {}
         for n, _model in run.active():
             k = shape_of[n]
             if k not in batches:
                 x, y = make_batch(variants[n], batch_size, seq_len, gens[k], task)
                 batches[k] = (x.to(run.device), y.to(run.device))
-        run.update_all(lambda n, model, b=batches: compute_loss(model, *b[shape_of[n]], task))
+
+        def loss_of(
+            n: str, model: nn.Module, b: dict[tuple[object, ...], Pair] = batches
+        ) -> torch.Tensor:
+            return compute_loss(model, *b[shape_of[n]], task)
+
+        run.update_all(loss_of)
     return run.frame()
 
 

@@ -39,6 +39,7 @@ import dataclasses
 import os
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from typing import Generic, TypedDict, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -46,10 +47,12 @@ import torch
 from torch import nn
 
 from resviz.config import EncoderConfig, StackConfig, check_int, check_positive
-from resviz.models import build
+from resviz.models import Encoder, Stack, build
 from resviz.train.divergence import Divergence, divergence_column, first_divergence
 
 Config = StackConfig | EncoderConfig
+# A Trainer's kind of config: StackConfig, EncoderConfig, or both (Config).
+C = TypeVar("C", bound=Config)
 STEP_COLUMNS = ("variant", "step", "loss", "grad_norm", "lr", "diverged", "divergence")
 BLOCK_COLUMNS = ("variant", "step", "block", "grad_norm")
 MAX_STEPS = 100_000
@@ -57,7 +60,7 @@ MAX_STEPS = 100_000
 
 def build_variants(
     variants: Mapping[str, Config], seed: int, device: torch.device | str | None = None
-) -> dict[str, nn.Module]:
+) -> dict[str, Stack | Encoder]:
     """Every variant built with its config's seed replaced by ``seed``, in train mode."""
     return {
         n: build(dataclasses.replace(c, seed=seed), device).train() for n, c in variants.items()
@@ -91,7 +94,15 @@ def _norm(tensors: list[torch.Tensor]) -> torch.Tensor:
     return torch.linalg.vector_norm(torch.stack(torch._foreach_norm(tensors, 2, dtype=dtype)))
 
 
-class Trainer:
+class RunAttrs(TypedDict, total=False):
+    """:attr:`Trainer.attrs` (every key), or a trace's copy of it (empty before a run)."""
+
+    stopped: bool
+    diverged: dict[str, int]
+    divergence: dict[str, Divergence]
+
+
+class Trainer(Generic[C]):
     """Variants trained side by side; see the module docstring.
 
     ``first_step`` is the label of the first step in frames and divergences (0,
@@ -103,7 +114,7 @@ class Trainer:
 
     def __init__(
         self,
-        variants: Mapping[str, Config],
+        variants: Mapping[str, C],
         steps: int,
         *,
         seed: int = 0,
@@ -114,7 +125,7 @@ class Trainer:
         sync_every: int = 10,
         eager: bool = False,
         blocks: bool = False,
-        progress: Callable[[Trainer, int], None] | None = None,
+        progress: Callable[[Trainer[C], int], None] | None = None,
         should_stop: Callable[[], bool] | None = None,
         workers: int | None = 1,
     ) -> None:
@@ -244,14 +255,14 @@ class Trainer:
         else:
             # One norm per parameter, then per block the norm of its parameters' norms;
             # the total from the blocks and the rest: ||g||^2 = sum_b ||g_b||^2 + rest.
-            grads = [[p.grad for p in g if p.grad is not None] for g in groups]
-            flat = [g for part in grads for g in part]
+            per_group = [[p.grad for p in g if p.grad is not None] for g in groups]
+            flat = [g for part in per_group for g in part]
             norms = (
                 torch.stack(torch._foreach_norm(flat, 2, dtype=_wide(flat[0].device)))
                 if flat
                 else loss.detach()[None].double() * 0
             )
-            parts = norms[: len(flat)].split([len(part) for part in grads])
+            parts = norms[: len(flat)].split([len(part) for part in per_group])
             per_block = torch.stack(torch._foreach_norm(list(parts[:-1])))
             self.block_norm[name][t] = per_block.detach()
             total = ((per_block**2).sum() + (parts[-1] ** 2).sum()).sqrt()
@@ -293,7 +304,7 @@ class Trainer:
         return {n: d.step for n, d in self.divergence.items()}
 
     @property
-    def attrs(self) -> dict[str, object]:
+    def attrs(self) -> RunAttrs:
         """``stopped``, ``diverged`` (variant -> step), ``divergence`` (variant ->
         :class:`resviz.Divergence`): what every training frame carries."""
         return {

@@ -237,7 +237,9 @@ def by_seed(df: pd.DataFrame) -> tuple[list[pd.DataFrame], tuple[int, ...]]:
     return [df[df["seed"] == s].drop(columns="seed") for s in seeds], seeds
 
 
-def _of(seeds: Sequence[int], outcomes: Sequence[str], want: str, values: Sequence[float]):
+def _of(
+    seeds: Sequence[int], outcomes: Sequence[str], want: str, values: Sequence[float]
+) -> list[float]:
     return [x for s, o, x in zip(seeds, outcomes, values, strict=True) if o == want]
 
 

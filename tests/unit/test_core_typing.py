@@ -1,9 +1,12 @@
 """A type checker sees a recipe's own signature: ``@recipe`` (resviz/core.py)
-keeps the decorated function's parameters and its return type.
+keeps the decorated function's parameters and its return type; and the library
+type-checks clean under its own configuration (``[tool.mypy]`` in pyproject.toml, what
+``make lint`` runs).
 
-mypy runs on a small snippet in tmp_path. Only resviz is analysed, silently (its own
-errors are not this test's); every other package is skipped (seen as Any), so one
-cold run takes a few seconds."""
+For the signatures, mypy runs on a small snippet in tmp_path. Only resviz is analysed,
+silently (its own errors are not this test's); every other package is skipped (seen as
+Any), so one cold run takes a few seconds. The whole library, checked as configured,
+follows torch: a minute or more cold."""
 
 from __future__ import annotations
 
@@ -66,7 +69,6 @@ def _mypy(tmp_path: Path) -> dict[int, list[str]]:
             str(config),
             "--cache-dir",
             str(tmp_path / "cache"),
-            "--no-error-summary",
             "--hide-error-context",
             str(snippet),
         ],
@@ -76,9 +78,15 @@ def _mypy(tmp_path: Path) -> dict[int, list[str]]:
         timeout=300,
         check=False,
     )
-    assert out.returncode in (0, 1), out.stdout + out.stderr  # 2: mypy itself failed
+    # mypy ran: 0 or 1 (errors found; 2 is mypy itself failing), and its summary line
+    # ends the answer (a missing mypy also exits 1, "No module named mypy", on stderr).
+    assert out.returncode in (0, 1), out.stdout + out.stderr
+    *said, summary = out.stdout.splitlines() or [""]
+    assert re.match(r"(Found \d+ errors? in 1 file|Success: no issues found)", summary), (
+        out.stdout + out.stderr
+    )
     lines: dict[int, list[str]] = {}
-    for raw in out.stdout.splitlines():
+    for raw in said:
         m = re.match(r".*snippet\.py:(\d+): (.*)", raw)
         assert m, raw  # only the snippet's lines: resviz's own are silent
         lines.setdefault(int(m.group(1)), []).append(m.group(2))
@@ -110,3 +118,19 @@ def test_recipes_keep_their_signature_for_a_type_checker(tmp_path):
         assert not said.get(line), (SNIPPET.splitlines()[line - 1], said[line])
     # Nothing but the reveals and the wrong calls.
     assert set(said) == {REVEAL_PER_LAYER, REVEAL_ONE, REVEAL_RESULT, REVEAL_NO_SEEDS, *WRONG}
+
+
+@pytest.mark.slow
+def test_the_library_type_checks_clean_under_its_config():
+    """``mypy`` as ``make lint`` runs it: the files and the strictness pyproject.toml
+    names. Its cache is the checkout's own (.mypy_cache), so a second run is quick."""
+    out = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=900,
+        check=False,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "Success: no issues found" in out.stdout, out.stdout + out.stderr

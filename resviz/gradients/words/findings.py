@@ -352,7 +352,7 @@ def first_vs_last_over_seeds(layers: pd.DataFrame, seeds: Sequence[int]) -> str:
         if set(outcomes) == {"none"}:
             continue
 
-        def phrase(kind: str, ix: list[int], found: list = found) -> str:
+        def phrase(kind: str, ix: list[int], found: list[Any] = found) -> str:
             if kind == "none":
                 return "no step has a finite norm at both the first and the last block"
             parts = []

@@ -14,14 +14,18 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import torch
 from torch import nn
 
 from resviz.pretrained.checks import PretrainedError, float32_bytes, max_bytes_default
-from resviz.pretrained.families import _get, replace_first
+from resviz.pretrained.families import Args, _get, replace_first
 from resviz.pretrained.loading import Pretrained
+
+if TYPE_CHECKING:  # for readers and type checkers: transformers is imported lazily
+    from transformers import PreTrainedModel
 
 Progress = Callable[[pd.DataFrame, int, int], None]
 ShouldStop = Callable[[], bool]
@@ -89,12 +93,12 @@ def budget_refusal(p: Pretrained) -> str | None:
     )
 
 
-def _zero_output(_m: nn.Module, _a: tuple, out: object) -> object:
+def _zero_output(_m: nn.Module, _a: Args, out: Any) -> object:
     first = out[0] if isinstance(out, tuple | list) else out
     return replace_first(out, torch.zeros_like(first))
 
 
-def apply(model: nn.Module, p: Pretrained, d: Deletion) -> nn.Module:
+def apply(model: PreTrainedModel, p: Pretrained, d: Deletion) -> nn.Module:
     """``model`` (a copy of ``p.model``'s kind) with ``d`` deleted, in place: whole
     blocks removed from its block list (its config's block count to match), or a hook
     that zeroes the part's output on each block."""
@@ -229,7 +233,7 @@ def heal(
     gen = torch.Generator().manual_seed(seed)
     models = (healing.model, scratch.model)
     opts = [torch.optim.Adam(m.parameters(), lr=lr) for m in models]
-    rows: list[dict] = []
+    rows: list[dict[str, Any]] = []
 
     def evaluate(step: int) -> None:
         losses = {"full": full, "deleted": deleted}

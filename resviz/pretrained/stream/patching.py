@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from resviz.pretrained.families import block_input, first, replace_first
+from resviz.pretrained.families import Args, Kwargs, block_input, first, replace_first
 from resviz.pretrained.loading import Pretrained, PretrainedError
 from resviz.pretrained.observe import forward, token_texts, tokenize
 from resviz.pretrained.stream.attribution import check_position, token_id
@@ -50,13 +50,13 @@ def patched(
         x[0, pos] = source[pos].to(x.dtype)
         return x
 
-    def pre(_m: torch.nn.Module, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    def pre(_m: torch.nn.Module, args: Args, kwargs: Kwargs) -> tuple[Args, Kwargs]:
         x = swap(block_input(args, kwargs))
         if args:
             return (x, *args[1:]), kwargs
         return args, dict(kwargs, hidden_states=x)
 
-    def post(_m: torch.nn.Module, _a: tuple, _k: dict, out: object) -> object:
+    def post(_m: torch.nn.Module, _a: Args, _k: Kwargs, out: object) -> object:
         return replace_first(out, swap(first(out)))
 
     with p.lock:
