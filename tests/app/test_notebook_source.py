@@ -8,12 +8,12 @@ clean venv, is tests/install/test_notebook_install.py's."""
 from __future__ import annotations
 
 import ast
-import subprocess
 from pathlib import Path
 
 import pytest
 
 import ui.notebook as N
+from tests.gitrepo import commit_all
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
@@ -24,13 +24,7 @@ def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str
     for name in ("resviz/a.py", "models/m.txt", "README.md"):
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text("x\n")
-    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@example.org"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "x"], check=True)
-    head = subprocess.run(
-        [*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
-    ).stdout.strip()
+    head = commit_all(tmp_path)
     monkeypatch.setattr(N, "ROOT", tmp_path)
     monkeypatch.delenv("RESVIZ_COMMIT", raising=False)
     N.source_commit.cache_clear()

@@ -221,6 +221,17 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def folders_for(root: Path, drop: dict, *names: str) -> list[Path]:
+    """New folders under ``root``, owned by the user the server runs as (``drop``)."""
+    made = []
+    for name in names:
+        (root / name).mkdir()
+        if drop:
+            os.chown(root / name, NOBODY, NOBODY)
+        made.append(root / name)
+    return made
+
+
 @pytest.fixture
 def open_tmp():
     """A temporary folder that another user may enter (pytest's own is the owner's only)."""
@@ -236,13 +247,8 @@ def test_entrypoint_runs_unprivileged_reports_health_and_stops_within_2s_of_sigt
 ) -> None:
     tmp_path = open_tmp
     python, env, drop = unprivileged()
-    port, run_dir = free_port(), tmp_path / "run"
-    run_dir.mkdir()
-    home = tmp_path / "home"
-    home.mkdir()
-    if drop:
-        os.chown(run_dir, NOBODY, NOBODY)
-        os.chown(home, NOBODY, NOBODY)
+    port = free_port()
+    run_dir, home = folders_for(tmp_path, drop, "run", "home")
     env["HOME"] = str(home)
     cmd = entrypoint()
     cmd[0] = python
@@ -436,13 +442,7 @@ def test_the_pods_command_serves_the_app_unprivileged_and_stops_at_sigterm(
         if "value" in item and not item["name"].startswith("REDIS"):
             env[item["name"]] = item["value"]
     env["STREAMLIT_SERVER_COOKIE_SECRET"] = "ab" * 32
-    data = open_tmp / "data"
-    data.mkdir()
-    home = open_tmp / "home"
-    home.mkdir()
-    if drop:
-        os.chown(data, NOBODY, NOBODY)
-        os.chown(home, NOBODY, NOBODY)
+    data, home = folders_for(open_tmp, drop, "data", "home")
     env.update(HOME=str(home), RESVIZ_DATA_DIR=str(data))
     port = free_port()
     cmd = list(container["command"])

@@ -23,6 +23,7 @@ from streamlit.testing.v1 import AppTest
 
 import ui.notebook
 import ui.views
+from tests.gitrepo import commit_all
 from tests.install.test_extras import Venv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,13 +46,7 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
             shutil.copytree(src, repo / name, ignore=ignore)
         else:
             shutil.copy(src, repo / name)
-    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.org"]
-    subprocess.run([*git, "init", "-q"], check=True)
-    subprocess.run([*git, "add", "-A"], check=True)
-    subprocess.run([*git, "commit", "-q", "-m", "release"], check=True)
-    commit = subprocess.run(
-        [*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
-    ).stdout.strip()
+    commit = commit_all(repo, "release")
     # file://localhost/...: the form a PEP 508 URL takes for a local path (pip 23 refuses
     # file:///... in "name @ url").
     return f"file://localhost{repo}", commit
