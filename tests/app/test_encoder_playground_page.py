@@ -414,7 +414,17 @@ def test_user_text_enters_the_notebooks_only_as_literals(app, monkeypatch):
         assert not at.exception
     assert len(notebooks) == 2
     for nb in notebooks:
-        code = "\n".join(c["source"] for c in nb.to_json()["cells"] if c["cell_type"] == "code")
+        cells = [c for c in nb.to_json()["cells"] if c["cell_type"] == "code"]
+        install = cells.pop(0)  # the first code cell installs what is missing: the stdlib's
+        assert install["id"] == "install" and evil not in install["source"]
+        imported_by_install = {
+            a.name
+            for n in ast.walk(ast.parse(install["source"]))
+            if isinstance(n, ast.Import)
+            for a in n.names
+        }
+        assert imported_by_install <= {"importlib.util", "platform", "subprocess", "sys"}
+        code = "\n".join(c["source"] for c in cells)
         tree = ast.parse(code)
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
         assert imported <= {"resviz", "pandas", "altair", "vl_convert"}, imported
