@@ -289,11 +289,14 @@ def travels_section() -> None:
         st.caption(I.prompts_words(clean, corrupted, S.OWN_PAIR, md_escape))
     n = trace.model.n_layers + 1 if trace is not None else 0
     st.caption(I.patching_intro(n))
-    # The recipe takes the two prompts the pick gives (not the pick itself).
     run_settings = {**checkpoint.values(), "seed": ctx.seed, "clean": clean, "corrupted": corrupted}
-    # Refuse a pair it cannot patch (different lengths, nothing to recover, no head)
-    # with its message here, before a background run (two passes).
-    PT.setup(checkpoint.loaded(), clean, corrupted)
+    try:  # a bad pair is an error; a pair this model does not flip is what the model does
+        PT.setup(checkpoint.loaded(), clean, corrupted)
+    except P.PretrainedError as err:
+        if err.kind != "answer":
+            raise
+        st.info(err.message, icon=":material/info:")
+        return
     sec = Section(TITLE, S.TRAVELS)
 
     def render(job: jobs.Job) -> None:

@@ -54,7 +54,7 @@ class PretrainedError(Exception):
     def __init__(self, message: str, kind: str) -> None:
         super().__init__(message)
         self.message = message
-        self.kind = kind  # extra | path | hub | budget | architecture | weights | text
+        self.kind = kind  # extra | path | hub | budget | architecture | weights | text | answer
 
 
 def max_bytes_default() -> int:

@@ -168,12 +168,17 @@ def test_notebook_header_names_the_version_and_the_install(app, capture):  # noq
     assert nb["metadata"]["resviz"]["version"] == __version__
     intro = nb["cells"][0]["source"]
     assert f"resviz {__version__}" in intro
-    assert (
-        "pip install torch==" in intro
-        and "--index-url https://download.pytorch.org/whl/cpu" in intro
-    )
-    assert 'pip install ".[notebook]"' in intro
-    setup = nb["cells"][1]["source"]
+    commit = ui.notebook.source_commit()
+    install = nb["cells"][1]
+    assert install["id"] == "install"
+    assert install["source"] == ui.notebook.install_code(commit, pretrained=False)
+    if commit is not None:  # a clean checkout (CI's clone): that commit, said and installed
+        assert f"at commit `{commit}`" in intro and f"COMMIT = {commit!r}" in install["source"]
+        assert "--index-url https://download.pytorch.org/whl/cpu" not in intro
+        assert '"https://download.pytorch.org/whl/cpu"' in install["source"]
+    else:  # local changes: nothing installed, the version to install said
+        assert "no recorded commit" in intro and "pip" not in install["source"]
+    setup = nb["cells"][2]["source"]
     assert 'alt.renderers.enable("html", template="inline")' in setup
     compile(setup, "setup", "exec")
 

@@ -147,8 +147,8 @@ def setup(
         raise PretrainedError("The two tokens read are the same token: pick two.", "text")
     d_c, d_x = _diff(run_c.logits, t, k, k2), _diff(run_x.logits, t, k, k2)
     refused = refusal(p, d_c, d_x, k, k2, same_top=int(lc.argmax()) == int(lx.argmax()))
-    if refused:
-        raise PretrainedError(refused, "text")
+    if refused:  # kind "answer": the prompts are fine, the model gives nothing to move
+        raise PretrainedError(refused, "answer")
     return Setup(ids_c, ids_x, run_c.stream, k, k2, t, d_c, d_x)
 
 
@@ -177,8 +177,8 @@ def refusal(
         return (
             f"The clean prompt must prefer {a!r} to {b!r} and the corrupted one {b!r} to "
             f"{a!r}; here the logit difference is {clean_diff:+.3f} on the clean prompt and "
-            f"{corrupted_diff:+.3f} on the corrupted one: no answer flips for patching to "
-            "move. Change the word, or the two tokens read."
+            f"{corrupted_diff:+.3f} on the corrupted one: the answer does not flip, so there "
+            "is no answer for patching to move. Change the word, or the two tokens read."
         )
     if clean_diff - corrupted_diff < MIN_GAP:
         return (

@@ -27,35 +27,16 @@ def models(tmp_path_factory):
     return {f: P.load(save_tiny(f, root / f, initializer_range=1.0)) for f in FAMILIES}
 
 
-def flipping(p, clean: str, corrupted: str) -> tuple[str, str]:
-    """Two tokens the clean prompt orders one way and the corrupted one the other, by
-    the widest margin among the clean run's 30 likeliest, each a token on its own."""
-    from resviz.pretrained.observe import forward, token_texts, tokenize
-    from resviz.pretrained.stream.attribution import token_id
-
-    lc = forward(p, tokenize(p, clean)[0]).logits[-1].double()
-    lx = forward(p, tokenize(p, corrupted)[0]).logits[-1].double()
-    top = [int(i) for i in lc.argsort(descending=True)[:30]]
-    best, pair = 0.0, None
-    for a in top:
-        for b in top:
-            margin = min(float(lc[a] - lc[b]), float(lx[b] - lx[a]))
-            if margin > best:
-                ta, tb = token_texts(p, [a, b])
-                try:
-                    if (token_id(p, ta), token_id(p, tb)) == (a, b):
-                        best, pair = margin, (ta, tb)
-                except P.PretrainedError:
-                    pass
-    assert pair is not None and best > 10 * PT.MIN_GAP, (best, pair)
-    return pair
+@pytest.fixture
+def any_pair(monkeypatch):
+    """The identities hold for any pair: the refusal (tested apart, below) is lifted."""
+    monkeypatch.setattr(PT, "refusal", lambda *a, **k: None)
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-def test_identities(models, family):
+def test_identities(models, family, any_pair):
     p = models[family]
-    token, versus = flipping(p, CLEAN, CORRUPTED)
-    s = PT.setup(p, CLEAN, CORRUPTED, token=token, versus=versus)
+    s = PT.setup(p, CLEAN, CORRUPTED)
     every = range(len(s.ids_clean))
     # x_0 or x_L taken from the clean run at every position: the clean run itself.
     assert PT.recovered(s, PT.patched_diff(p, s, 0, every)) == pytest.approx(1, abs=1e-5)
@@ -67,12 +48,9 @@ def test_identities(models, family):
         assert PT.recovered(s, PT.patched_diff(p, s, 0, [t])) == pytest.approx(0, abs=1e-5)
 
 
-def test_the_sweep_and_its_progress(models):
+def test_the_sweep_and_its_progress(models, any_pair):
     p, seen = models["gpt2"], []
-    token, versus = flipping(p, CLEAN, CORRUPTED)
-    r = PT.patching(
-        p, CLEAN, CORRUPTED, token=token, versus=versus, progress=lambda d, n: seen.append((d, n))
-    )
+    r = PT.patching(p, CLEAN, CORRUPTED, progress=lambda d, n: seen.append((d, n)))
     T = len(P.tokenize(p, CLEAN)[0])
     assert len(r.frame) == (p.n_layers + 1) * T and not r.stopped
     assert seen[-1] == (p.n_layers + 1, p.n_layers + 1)
@@ -81,7 +59,7 @@ def test_the_sweep_and_its_progress(models):
     # The read position's x_L is everything the decoder's prediction there reads.
     last = r.frame[(r.frame["block"] == p.n_layers) & (r.frame["position"] == r.read_position)]
     assert float(last["recovered"].iloc[0]) == pytest.approx(1, abs=1e-5)
-    stopped = PT.patching(p, CLEAN, CORRUPTED, token=token, versus=versus, should_stop=lambda: True)
+    stopped = PT.patching(p, CLEAN, CORRUPTED, should_stop=lambda: True)
     assert stopped.stopped and stopped.frame.empty
 
 
@@ -97,15 +75,19 @@ def test_bad_pairs_say_why(models, clean, corrupted, words):
     assert words in err.value.message
 
 
-def test_a_pair_whose_order_does_not_flip_is_refused_with_the_numbers(models):
-    """Two tokens read explicitly, in the order the corrupted prompt keeps: the gap is
-    "reversed" (the clean prompt does not prefer the first), and the message says both
-    logit differences."""
+def test_a_pair_read_against_the_clean_prompts_order_is_refused_with_the_numbers(models):
+    """Two tokens read explicitly, the clean run's runner-up first: the clean prompt does
+    not prefer the first, so no answer flips; the message says both logit differences."""
+    from resviz.pretrained.observe import forward, token_texts, tokenize
+
     p = models["gpt2"]
-    token, versus = flipping(p, CLEAN, CORRUPTED)
+    top = forward(p, tokenize(p, CLEAN)[0]).logits[-1].argsort(descending=True)
+    first, second = token_texts(p, top[:2])
     with pytest.raises(P.PretrainedError) as err:
-        PT.setup(p, CLEAN, CORRUPTED, token=versus, versus=token)
-    assert "must prefer" in err.value.message and "no answer flips" in err.value.message
+        PT.setup(p, CLEAN, CORRUPTED, token=second, versus=first)
+    assert err.value.kind == "answer"
+    assert "no answer for patching to move" in err.value.message
+    assert "on the clean prompt" in err.value.message or "same token" in err.value.message
 
 
 @pytest.mark.parametrize(
