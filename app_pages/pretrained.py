@@ -22,7 +22,7 @@ from resviz.pretrained.stream import heal as HL
 from resviz.pretrained.stream import patching as PT
 from ui import charts, jobs, views
 from ui.headline import headline
-from ui.markdown import md_escape
+from ui.markdown import _md_plain, md_escape
 from ui.params import PageParams
 from ui.section import Section, chart_code, missing_extra, say_missing_extra, with_seeds
 from ui.shell import page_setup
@@ -295,7 +295,7 @@ def travels_section() -> None:
     except P.PretrainedError as err:
         if err.kind != "answer":
             raise
-        st.info(err.message, icon=":material/info:")
+        st.info(_md_plain(err.message), icon=":material/info:")  # model tokens: inert
         return
     sec = Section(TITLE, S.TRAVELS)
 

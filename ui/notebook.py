@@ -77,10 +77,10 @@ def source_commit() -> str | None:
 def install_code(commit: str | None, pretrained: bool, home: str | None = None) -> str:
     """The notebook's first code cell: what it imports, installed where missing.
 
-    resviz comes from ``home`` (default: REPOSITORY) at ``commit`` (a full hash: that code or an error, never
-    another project's release of the same name); a notebook that loads a pretrained model
-    adds the ``pretrained`` extra and our trained models (the ``resviz-models`` data
-    package, ``models/`` at the same commit). Without a commit nothing is installed: the
+    resviz comes from ``home`` (default: REPOSITORY) at ``commit`` (a full hash: that code
+    or an error, never another project's release of the same name); a notebook that loads
+    a pretrained model adds the ``pretrained`` extra and our trained models (the
+    ``resviz-models`` data package, ``models/`` at the same commit). Without a commit nothing is installed: the
     cell says which version to install and stops if resviz is missing."""
     extras = "notebook,pretrained" if pretrained else "notebook"
     home = home or REPOSITORY
