@@ -184,7 +184,7 @@ def test_a_room_goes_on_past_the_step(app, store, first_then_more):
     pres = app(PATH["workshop"], lesson="pretrained_first", step="1").run()
     pres.button(key="room:open").click().run()
     clean(pres)
-    code, _, lesson_id = pres.session_state[room_view.HOST]
+    code, _, lesson_id = pres.session_state[room_view.SESSION].host
     assert lesson_id == "pretrained_first"
     p = app(PATH["workshop"], join=code).run()
     p.button(key="room:join").click().run()

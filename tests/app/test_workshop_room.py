@@ -38,6 +38,26 @@ PATH = {p.url_path: p.path for p in PAGES}
 QI = next(i for i, s in enumerate(LESSON.steps, 1) if s.predict and s.page == "gradient_flow")
 
 
+def held(at) -> room_view.RoomSession:
+    """The room view's state of a session (an empty one where the view never ran)."""
+    state = at.session_state
+    return state[room_view.SESSION] if room_view.SESSION in state else room_view.RoomSession()
+
+
+def test_the_room_state_never_prints_its_secrets() -> None:
+    """A presenter's key and browser credential live in the session's RoomSession; its
+    repr (a log line, an error report) leaves them out and keeps the rest."""
+    state = room_view.RoomSession()
+    state.key, state.host, state.key_shown = (
+        ("ABC234", "k-secret"),
+        ("ABC234", "c-secret", "x"),
+        "ABC234",
+    )
+    text = repr(state)
+    assert "k-secret" not in text and "c-secret" not in text
+    assert "key_shown='ABC234'" in text
+
+
 def room_view_answer(seed: int):  # noqa: ANN201 - an Answer
     """The question step's answer at its own settings and ``seed``, computed here."""
     step = LESSON.steps[QI - 1]
@@ -91,7 +111,7 @@ def _presenter(app):
     at.checkbox(key="room:hide").uncheck()
     at.button(key="room:open").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    code, secret, lesson_id = at.session_state[room_view.HOST]
+    code, secret, lesson_id = held(at).host
     return at, code, secret
 
 
@@ -200,7 +220,7 @@ def test_participants_follow_vote_once_measure_with_their_seed(app, store):
     people[1].switch_page(PATH["workshop"]).run()
     keys = {b.key for b in people[1].button}
     assert keys == {"room:back"}, keys
-    assert room_view.HOST not in people[1].session_state
+    assert held(people[1]).host is None
     _follow(people[1])
     with pytest.raises(NotPresenter):
         store.set_phase(code, token, "revealed")
@@ -256,7 +276,7 @@ def test_a_forged_or_expired_member_is_not_in_the_room(app, store):
     pres, code, _ = _presenter(app)
     at = app(PATH["gradient_flow"], room=code, member="forged").run()
     assert not at.exception
-    assert room_view._ME not in at.session_state
+    assert held(at).me is None
     assert not [m for m in at.markdown if f"Room {code}" in m.value]
 
 
@@ -275,14 +295,14 @@ def test_hidden_names_and_closing(app, store):
     at = app(PATH["workshop"]).run()
     assert at.checkbox(key="room:hide").value is True  # the default
     at.button(key="room:open").click().run()
-    code, secret, _ = at.session_state[room_view.HOST]
+    code, secret, _ = held(at).host
     grace = _join(app, code, "Grace")
     _follow(grace)
     at.run()
     assert not any("Grace" in c.value for c in at.caption)
     assert "**1** joined" in " ".join(m.value for m in at.markdown)
     at.button(key="room:close").click().run()
-    assert store.room(code).closed and room_view.HOST not in at.session_state
+    assert store.room(code).closed and held(at).host is None
     grace.run()
     assert any("This room has ended" in i.value for i in grace.info)
     assert "room" not in grace.query_params and "member" not in grace.query_params
@@ -389,7 +409,7 @@ def test_a_key_in_a_link_is_taken_off_the_url_and_claims_nothing(app, store):
     pres, code, key = _presenter(app)
     at = app(PATH["workshop"], present=code, key=key).run()
     assert not at.exception
-    assert room_view.HOST not in at.session_state
+    assert held(at).host is None
     assert "key" not in at.query_params and "present" not in at.query_params
     assert any("never taken from a link" in w.value for w in at.warning)
 
@@ -402,7 +422,7 @@ def test_the_key_reclaims_the_room_after_a_restart(app, store, tmp_path, monkeyp
     # the presenter's session is gone. The key, typed in a fresh session, presents.
     monkeypatch.setattr(room_view, "_store", SQLiteStore(tmp_path / "rooms.sqlite3"))
     at = _reclaim(app, code, key)
-    assert at.session_state[room_view.HOST][0] == code
+    assert held(at).host[0] == code
     assert "key" not in at.query_params and "present" not in at.query_params
     assert at.number_input(key="step").value == 3  # the room's step, not step 1
     assert at.subheader[-1].value == f"Room code: {code}" or any(
@@ -425,7 +445,7 @@ def test_a_participant_or_a_wrong_key_reclaims_nothing(app, store, caplog, wrong
     given = {"member": token, "guess": "x" * 32, "other-room": store.create("residuals")[1]}[wrong]
     caplog.set_level(logging.WARNING, logger="ui.room.store")
     at = _reclaim(app, code, given)
-    assert room_view.HOST not in at.session_state
+    assert held(at).host is None
     assert any("does not open that room" in w.value for w in at.warning)
     assert any(
         f"workshop room {code}: a wrong presenter key" in r.getMessage() for r in caplog.records
@@ -433,7 +453,7 @@ def test_a_participant_or_a_wrong_key_reclaims_nothing(app, store, caplog, wrong
     assert given not in caplog.text
     # The participant's own session cannot either, with their token.
     member.switch_page(PATH["workshop"]).run()
-    assert room_view.HOST not in member.session_state
+    assert held(member).host is None
     assert not [t for t in member.text_input if t.key == "room:reclaim-key"]
     room = store.room(code)
     assert (room.step, room.phase, room.closed) == (2, "predict", False)
@@ -449,14 +469,14 @@ def test_the_presenters_browser_presents_again_on_a_reload(app, store, browsers)
     assert store.room(code).step == 3
     # A reload of the same browser: a new session, the same cookie, no key anywhere.
     again = app(PATH["workshop"], lesson="residuals", step="1").run()
-    assert again.session_state[room_view.HOST][0] == code
+    assert held(again).host[0] == code
     assert again.number_input(key="step").value == 3
     again.button(key="workshop:next").click().run()
     assert store.room(code).step == 4
     # Another browser (a participant's) opening /workshop presents nothing.
     browsers.use("phone-of-a-participant")
     other = app(PATH["workshop"]).run()
-    assert room_view.HOST not in other.session_state
+    assert held(other).host is None
     assert [b for b in other.button if b.key == "room:open"]
     assert store.room(code).step == 4
 
@@ -497,7 +517,7 @@ def test_joins_are_rate_limited_with_a_clear_message(app, store):
         store.join(code)
     at = _join(app, code)
     assert any("Too many people are joining this room" in e.value for e in at.error)
-    assert room_view._ME not in at.session_state
+    assert held(at).me is None
     assert len(store.members(code)) == JOINS_PER_MINUTE
 
 
@@ -668,3 +688,41 @@ def test_a_long_measurement_shows_its_progress_to_the_presenter(app, store, monk
     assert f"**{room_view.MEASURED_TITLE}**: 1 of 2 answered" in " ".join(
         m.value for m in pres.markdown
     )
+
+
+@pytest.mark.parametrize(
+    ("last", "now", "said"),
+    [
+        (None, 100.0, None),  # the first poll of a page
+        (99.0, 100.0, None),  # on time
+        (100.0 - room_view.LATE_S + 0.01, 100.0, None),  # just under the limit
+        (100.0 - room_view.LATE_S, 100.0, "5 s ago"),  # at the limit
+        (88.0, 100.0, "12 s ago"),
+        (101.0, 100.0, None),  # a clock that went back
+        (float("nan"), 100.0, None),
+        (float("-inf"), 100.0, None),  # no figure that means nothing
+    ],
+)
+def test_a_late_poll_says_the_server_is_busy(last, now, said) -> None:
+    note = room_view.late_note(last, now)
+    if said is None:
+        assert note is None
+    else:
+        assert note is not None and said in note and note.startswith("The server is busy")
+
+
+def test_a_participants_page_says_so_when_its_poll_ran_late(app, store, monkeypatch):
+    """The follow poll measures the gap since its last run; a page whose server
+    answered 12 s late says the server is busy, and the next poll on time says nothing."""
+    pres, code, _ = _presenter(app)
+    p = _follow(_join(app, code))
+    assert not any("server is busy" in c.value for c in p.caption)
+    clock = [1000.0]
+    monkeypatch.setattr(room_view.time, "monotonic", lambda: clock[0])
+    p.run()
+    clock[0] += 12.0
+    p.run()
+    assert any("last heard from the room 12 s ago" in c.value for c in p.caption)
+    clock[0] += room_view.POLL_S
+    p.run()
+    assert not any("server is busy" in c.value for c in p.caption)

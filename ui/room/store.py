@@ -1,112 +1,143 @@
 """A workshop room's shared state, in a store every replica reads.
 
-One interface, :class:`RoomStore`, two backends:
+A room's rules are :mod:`ui.room.rules`, over one document per room (its fields,
+presenter hashes, participants, removed tokens, rate-limit windows, expiry and every
+step's answers: :class:`~ui.room.rules.Doc`). A store keeps each room's document
+and applies a rule to it atomically, so a refusal is one code path and says the same
+on every backend. :class:`RoomStore` implements every operation once, over what a
+backend provides:
+
+* :meth:`RoomStore._transact`: one atomic read-modify-write of a room's document:
+  read it, run a rule on a copy, write back the parts that changed. The document is
+  kept as JSON text in parts (:func:`ui.room.rules.dump`): ``room``, all but the
+  answers, and ``step:<s>``, one step's votes and measured answers. A vote reads the
+  room part and its step's part and writes that step's part only: a room of 100
+  holds some 130 kB of answers late in a lesson, and a burst of 100 votes that each
+  rewrote all of it took several times as long as the per-row layout this replaced.
+  Two indexes follow the document in the same write: browser id -> the rooms it
+  joined (for :meth:`RoomStore.browser_room`) and a presenting credential's hash ->
+  the rooms it presents (:meth:`RoomStore.presented_by`), each entry a code and when.
+* :meth:`RoomStore._insert`: a new room's document, under a code no live room has.
+* A long measurement's progress, kept apart from the document: every measuring
+  participant reports it every second, and each report rewriting the room part
+  would cost more than the report. :meth:`RoomStore._put_progress` checks the report
+  against the document and writes it in one transaction; a removed participant's
+  progress goes in the write that removes them.
+* :meth:`RoomStore._parts`: a room's parts as stored. Every write gives the parts
+  it writes a new random version; a read, and the read that starts a write, fetches
+  and parses a part's text only when its stored version is not the one this process
+  holds (a participant's poll of an unchanged room, every second, parses nothing; a
+  vote copies the room part it holds instead of parsing it).
+
+Two backends:
 
 * :class:`SQLiteStore`: one file (the default, ``rooms.sqlite3`` in the data folder
   ``RESVIZ_DATA_DIR``, else in ``artifacts/``; or the file ``RESVIZ_ROOM_DB``), in WAL
   mode, every write one ``BEGIN IMMEDIATE`` transaction, so the N replica processes of
   ``make workshop`` on one machine share it and a process killed mid-lesson leaves
-  every committed vote behind.
-* :class:`RedisStore`: ``REDIS_URL``, for replicas on several machines. Each write
-  is one command or one Lua script, which Redis runs atomically. A password in the
-  URL (``redis://:PASSWORD@host:6379/0``) is never logged (:func:`masked`).
+  every committed vote behind. Tables: ``room_docs`` (code, part, version, expires,
+  the part's text), ``room_progress`` (code, step, token, done, total),
+  ``room_index`` (kind ``browser`` or ``presenter``, key, code, at) and ``probe``.
+  Rooms past their expiry are deleted, with their progress and index rows, when the
+  next room is created. The earlier layout's tables (``rooms``, ``members``,
+  ``votes``, ...: a row per participant, vote, ...) are dropped when a store opens
+  the file: their rooms end then, and their participants' names are not kept.
+* :class:`RedisStore`: ``REDIS_URL``, for replicas on several machines. Keys (after
+  the prefix ``resviz:``): ``room-doc:<code>`` (hash: each part's text, and its
+  version as ``<part>@v``) and ``room-progress:<code>:<step>`` (hash: token ->
+  ``done/total``), which expire (``EXPIRE``) a minute after their room;
+  ``browser-rooms:<browser id>`` and ``presenter-rooms:<credential hash>`` (sorted
+  sets: code by when, the latest 21), a minute after the longest-lived room they
+  name; and ``probe``. A write WATCHes the room's key, reads and changes the
+  document, and writes it in one MULTI/EXEC, which Redis refuses if another write
+  came between: then it is tried again after a random wait (up to 1 ms, doubling
+  to 50 ms), for ``CONTENDED_S`` at most. No Lua. The earlier layout's keys
+  (``room:<code>``, ``members:<code>``, ...) are never read, and expire on their
+  own. A password in the URL (``redis://:PASSWORD@host:6379/0``) is never logged
+  (:func:`masked`).
 
 :func:`open_store` opens the one this process uses and writes to it once
 (:meth:`RoomStore.probe`): a store that cannot be written is logged at once, as one
 ERROR line ``workshop rooms: cannot write <where>: <cause>``, not found out by the
 first participant.
 
-A room has a short join code, a presenter key (only its SHA-256 is stored; checked
-with :func:`hmac.compare_digest`; :meth:`RoomStore.claim` takes it back from any
-browser, at most ``KEY_FAILS_PER_MINUTE`` wrong keys a minute per room, each one
-logged), optionally the SHA-256 of the presenting browser's credential (a reload of
-that browser presents again without the key), the lesson step and phase the
-presenter set, its participants (an optional display name, when they joined, a seed
-each: 1, 2, 3, ... in the order they joined, so no two share one, and an opaque
-browser id that returns the same participant to a browser that joins again), one
-vote per participant per round (round 1 while the phase is ``predict``, round 2
-during ``second``), one measured answer per participant per step (and, while a long
-measurement runs, how far it is), the tokens the presenter removed, and an expiry (4
-hours by default). Joins are limited to ``JOINS_PER_MINUTE_ADDRESS`` a minute per
-client address (as the workshop server's nginx sees it), ``JOINS_PER_MINUTE_BROWSER``
-per browser, and ``JOINS_PER_MINUTE`` per room, a guard for the store that one address
-alone cannot reach. Every write returns only once it is
-committed (SQLite: after ``COMMIT``; Redis: after the command's reply). Nothing here
-imports streamlit.
+A room has a short join code and a presenter key (only its SHA-256 is kept;
+:meth:`RoomStore.claim` takes the room back with it from any browser, at most
+``KEY_FAILS_PER_MINUTE`` wrong keys a minute per room, each one logged); its
+participants join with a rate limit per client address, per browser and per room
+(:func:`ui.room.rules.join`). Every write returns only once it is committed (SQLite:
+after ``COMMIT``; Redis: after ``EXEC``'s reply). Nothing here imports streamlit.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
+import dataclasses
 import ipaddress
-import json
+import itertools
 import logging
+import math
 import os
+import random
 import re
 import secrets
 import sqlite3
 import threading
 import time
-import unicodedata
+import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-# No 0/O, 1/I/L: a code read off a projector is typed without guessing.
-ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
-CODE_LEN = 6
-TTL = 4 * 3600.0
-NAME_MAX = 40
-CHOICE_MAX = 120
-PHASES = ("predict", "revealed", "second")
-# A lesson's steps (ui.lessons.MAX_STEPS): the Redis removal clears this many steps.
-MAX_STEPS = 60
-# Sliding one-minute windows, per room: every Join press, every Join press from one
-# browser, every wrong presenter key (past the limit even the right key waits).
-WINDOW_S = 60.0
-JOINS_PER_MINUTE = 300  # per room: five addresses at their limit
-JOINS_PER_MINUTE_ADDRESS = 60  # a class behind one address (a venue's NAT) joins in a minute
-JOINS_PER_MINUTE_BROWSER = 5
-KEY_FAILS_PER_MINUTE = 10
-# The browsers that present a room without the key on a reload (the latest claims).
-PRESENTING_BROWSERS = 4
-# Which vote round a phase takes (the phases between take none).
-ROUND_OF = {"predict": 1, "second": 2}
+from . import rules
+from .rules import (  # noqa: F401  (the names every caller imports from here)
+    ALPHABET,
+    CHOICE_MAX,
+    CODE_LEN,
+    FULL,
+    JOINS_PER_MINUTE,
+    JOINS_PER_MINUTE_ADDRESS,
+    JOINS_PER_MINUTE_BROWSER,
+    KEY_FAILS_PER_MINUTE,
+    LOCKED,
+    MAX_MEMBERS,
+    MAX_STEPS,
+    NAME_MAX,
+    PHASES,
+    PRESENTING_BROWSERS,
+    ROOM,
+    ROUND_OF,
+    TOO_MANY_JOINS,
+    TOO_MANY_JOINS_ADDRESS,
+    TOO_MANY_JOINS_BROWSER,
+    TOO_MANY_KEYS,
+    TTL,
+    WINDOW_S,
+    WRONG_KEY,
+    Doc,
+    Member,
+    NotPresenter,
+    Room,
+    RoomError,
+    TooMany,
+    clean_name,
+    new_code,
+    normalize_code,
+)
+
 ROOT = Path(__file__).resolve().parents[2]
+# The rooms an index gives for one browser or credential, newest first.
+INDEXED = 21
+# Parts of room documents this process holds parsed (the rooms its pages show).
+HELD = 256
+# How long a Redis write is tried again while other writes to the room come between.
+CONTENDED_S = 30.0
 _LOG = logging.getLogger(__name__)
-
-
-class RoomError(Exception):
-    """A refused room action; the message is ours and can be shown as is."""
-
-
-class NotPresenter(RoomError):
-    """The secret given is not the room's presenter secret."""
-
-
-class TooMany(RoomError):
-    """A rate limit refused the action (joins, or wrong presenter keys)."""
-
-
-TOO_MANY_JOINS = "Too many people are joining this room at once: try again in a few seconds."
-TOO_MANY_JOINS_BROWSER = (
-    "This browser has joined this room too often in the last minute: wait a minute and try again."
-)
-TOO_MANY_JOINS_ADDRESS = (
-    "Too many joins from your network in the last minute: wait a minute and try again."
-)
-TOO_MANY_KEYS = (
-    "Too many wrong presenter keys for this room in the last minute: check the key and "
-    "try again in a minute."
-)
-WRONG_KEY = "This presenter key does not open that room."
-LOCKED = "The presenter has closed this room to new participants."
-FULL = "This room is full: the presenter set its size."
-MAX_MEMBERS = 1000  # the largest size a presenter may set
+T = TypeVar("T")
+Rule = Callable[[Doc | None], T]
+Keep = tuple[type[Exception], ...]
 
 
 class StoreUnavailable(OSError):
@@ -115,97 +146,179 @@ class StoreUnavailable(OSError):
 
 
 @dataclass(frozen=True)
-class Room:
-    code: str
-    lesson: str
-    step: int
-    phase: str
-    hide_names: bool
-    created: float
-    expires: float
-    closed: bool
-    locked: bool = False  # no new participant (one who joined before comes back)
-    max_members: int = 0  # the room's size the presenter set; 0: no cap
+class _Changes:
+    """What follows a change of a room's document outside it: the indexes' new
+    entries and the progress of the participants removed."""
+
+    joined: list[tuple[str, float]]  # (browser id, when) of each new participant's browser
+    presenter: str | None  # a credential hash now presenting first
+    left: list[str]  # the tokens of the participants removed
 
 
-@dataclass(frozen=True)
-class Member:
-    token: str
-    name: str | None
-    seed: int
-    joined: float = 0.0
-
-
-def _browser(raw: object) -> str | None:
-    """A browser id as the store keeps it (an opaque string from the view), or None."""
-    if not isinstance(raw, str) or not raw or len(raw) > 128:
-        return None
-    return raw
-
-
-def _address(raw: object) -> str | None:
-    """A client address as a short hash (the limit's key; the store keeps no address)."""
-    if not isinstance(raw, str) or not raw.strip() or len(raw) > 64:
-        return None
-    return _hash("address:" + raw.strip())[:32]
-
-
-def clean_name(raw: object) -> str | None:
-    """A display name: printable characters only (controls, bidi overrides and
-    zero-width characters dropped), whitespace collapsed, at most ``NAME_MAX``
-    characters; ``None`` when nothing is left."""
-    if not isinstance(raw, str):
-        return None
-    kept = "".join(
-        " " if ch.isspace() else ch
-        for ch in raw[: 4 * NAME_MAX]
-        if ch.isspace() or unicodedata.category(ch)[0] not in "CZ"
+def _changes(before: Doc | None, doc: Doc) -> _Changes:
+    tokens = set() if before is None else set(before.members)
+    presenting = [] if before is None else before.browser_hashes
+    joined = [
+        (e.browser, e.joined)
+        for t, e in doc.members.items()
+        if e.browser is not None and t not in tokens
+    ]
+    first = (
+        doc.browser_hashes[0] if doc.browser_hashes != presenting and doc.browser_hashes else None
     )
-    name = " ".join(kept.split())[:NAME_MAX].strip()
-    return name or None
+    return _Changes(joined, first, [t for t in tokens if t not in doc.members])
 
 
-def normalize_code(raw: object) -> str | None:
-    """A join code as typed (any case, spaces or dashes) or ``None`` if it cannot be one."""
-    if not isinstance(raw, str):
-        return None
-    code = "".join(ch for ch in raw[:40].upper() if ch not in " -")
-    if len(code) != CODE_LEN or any(ch not in ALPHABET for ch in code):
-        return None
-    return code
+@dataclass
+class _Outcome(Generic[T]):
+    """A rule run on a room's document (:func:`_run`): what to write and return."""
+
+    out: list[T]  # the rule's result (none if it raised one of ``keep``)
+    kept: Exception | None  # one of ``keep`` it raised, to raise once written
+    doc: Doc | None  # the document it changed
+    written: dict[str, str]  # part -> its new text, for each part that changed
+    changes: _Changes | None  # when the room part changed
 
 
-def new_code() -> str:
-    return "".join(secrets.choice(ALPHABET) for _ in range(CODE_LEN))
+def _run(fn: Rule[T], stored: Doc | None, keep: Keep, names: Sequence[str] | None) -> _Outcome[T]:
+    """Run ``fn`` on a copy of the ``stored`` document of the parts ``names``."""
+    doc = None if stored is None else rules.copy(stored)
+    out: list[T] = []
+    kept = None
+    try:
+        out.append(fn(doc))
+    except keep as exc:
+        kept = exc
+    if doc is None:
+        return _Outcome(out, kept, None, {}, None)
+    written = rules.dump(doc, since=stored)
+    if names is not None and not written.keys() <= set(names):  # unread answers: not ours
+        raise AssertionError(f"a rule wrote {sorted(written)} having read {sorted(names)}")
+    changes = _changes(stored, doc) if ROOM in written else None
+    return _Outcome(out, kept, doc, written, changes)
 
 
-def _hash(secret: str) -> str:
-    return hashlib.sha256(secret.encode("utf-8", "replace")).hexdigest()
+def _parts_of(step: object) -> list[str]:
+    """The parts a rule at ``step`` reads: the room's, and that step's answers."""
+    return [ROOM, rules.part(int(step))] if isinstance(step, int) else [ROOM]
 
 
-def _check_member(db: sqlite3.Connection, code: str, token: object) -> None:
-    """Refuse a token that has not joined the room ``code``."""
-    known = db.execute(
-        "SELECT 1 FROM members WHERE code = ? AND token = ?", (code, token)
-    ).fetchone()
-    if known is None:
-        raise RoomError("You are not in this room: join it again.")
-
-
-def _check_choice(choice: object) -> str:
-    if not isinstance(choice, str) or not choice or len(choice) > CHOICE_MAX:
-        raise RoomError("That answer is not one of the choices.")
-    return choice
+def _placeholders(values: Sequence[object]) -> str:
+    return ", ".join("?" * len(values))
 
 
 class RoomStore(ABC):
-    """The room operations every backend provides, atomically."""
+    """The room operations, each one rule of :mod:`ui.room.rules` applied atomically
+    to the room's document by the backend."""
 
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self.clock = clock
+        # (code, part) -> (version, the part parsed: a Doc without answers, or answers)
+        self._held: dict[tuple[str, str], tuple[str, Any]] = {}
+        self._holding = threading.Lock()
+
+    # -- what a backend provides
+    @abstractmethod
+    def probe(self) -> None:
+        """Write to the store once (raises what the store raises if it cannot)."""
+
+    @abstractmethod
+    def _parts(self, code: str, names: Sequence[str] | None, client: Any = None) -> Doc | None:
+        """Room ``code``'s document as stored (live or expired; None if there is none),
+        of the parts ``names`` (None: every part): those this process holds at their
+        stored versions, the others read and then held (:meth:`_doc_of`), so no caller
+        may change it. ``client``: the transaction to read in, if any."""
+
+    @abstractmethod
+    def _transact(
+        self, code: str, fn: Rule[T], keep: Keep = (), names: Sequence[str] | None = (ROOM,)
+    ) -> T:
+        """One atomic read-modify-write: ``fn`` gets a copy of room ``code``'s stored
+        document of the parts ``names`` (None: every part; the document None if there
+        is no room), changes it in place, and the parts that changed are written back
+        with what follows them (:func:`_changes`), under new versions. An exception
+        from ``fn`` writes nothing, but one of ``keep``: it is raised once the
+        document is written. Returns what ``fn`` returned."""
+
+    @abstractmethod
+    def _insert(self, doc: Doc) -> bool:
+        """Store a new room's document; False if a live room has its code."""
+
+    @abstractmethod
+    def _put_progress(self, code: str, check: Rule[tuple[str, int, int, int]]) -> None:
+        """Write the progress ``check`` returns (token, step, done, total) for room
+        ``code``'s document (its room part), which cannot change between the check and
+        the write."""
+
+    @abstractmethod
+    def _progress(self, code: str, step: int) -> dict[str, tuple[int, int]]:
+        """The progress written at ``step`` of room ``code``, by token."""
+
+    @abstractmethod
+    def _codes(self, kind: str, key: str) -> list[str]:
+        """The rooms an index gives (``kind`` ``browser``: that browser id joined
+        them; ``presenter``: that credential hash presented them), newest first,
+        ``INDEXED`` at most."""
+
+    # -- the parts this process holds
+    def _keep(self, code: str, name: str, version: str, parsed: Any) -> None:
+        with self._holding:
+            self._held.pop((code, name), None)
+            self._held[code, name] = (version, parsed)
+            while len(self._held) > HELD:
+                del self._held[next(iter(self._held))]
+
+    def _hold(self, code: str, version: str, doc: Doc, names: Sequence[str]) -> None:
+        """Keep the parts ``names`` of ``doc``, stored as ``version``, for this
+        process's next reads (nothing changes ``doc`` afterwards)."""
+        for name in names:
+            if name == ROOM:
+                parsed: Any = dataclasses.replace(doc, answers={})
+            else:
+                parsed = doc.answers.get(name.removeprefix("step:"), {})
+            self._keep(code, name, version, parsed)
+
+    def _holding_now(self, code: str, names: Sequence[str] | None) -> dict[str, tuple[str, Any]]:
+        """The parts ``names`` (None: all) of room ``code`` this process holds, by name:
+        (version, part)."""
+        with self._holding:
+            if names is None:
+                return {n: held for (c, n), held in self._held.items() if c == code}
+            return {n: held for n in names if (held := self._held.get((code, n))) is not None}
+
+    def _doc_of(
+        self,
+        code: str,
+        held: dict[str, tuple[str, Any]],
+        versions: dict[str, str],
+        texts: dict[str, str],
+    ) -> Doc | None:
+        """The document of the stored parts at ``versions``: the ``held`` part where
+        its version is the stored one, else parsed from ``texts`` (and held). None
+        without a room part."""
+        if ROOM not in versions:
+            return None
+        parsed: dict[str, Any] = {}
+        for name, version in versions.items():
+            if name in held and held[name][0] == version:
+                parsed[name] = held[name][1]
+            else:
+                text = texts[name]
+                parsed[name] = rules.load_room(text) if name == ROOM else rules.load_answers(text)
+                self._keep(code, name, version, parsed[name])
+        room: Doc = parsed.pop(ROOM)
+        if not parsed:
+            return room
+        answers = {name.removeprefix("step:"): a for name, a in parsed.items()}
+        return dataclasses.replace(room, answers=answers)
+
+    def _live(self, code: object, step: int | None = None) -> Doc | None:
+        if not isinstance(code, str):
+            return None
+        doc = self._parts(code, _parts_of(step))
+        return doc if doc is not None and rules.live(doc, self.clock()) else None
 
     # -- presenter
-    @abstractmethod
     def create(
         self,
         lesson: str,
@@ -217,233 +330,186 @@ class RoomStore(ABC):
         """A new room at ``step`` of ``lesson``; returns it and the presenter key (shown
         once: only its hash is kept). ``browser``: the presenting browser's credential
         (its hash is kept, so that browser presents again after a reload)."""
-
-    @abstractmethod
-    def probe(self) -> None:
-        """Write to the store once (raises what the store raises if it cannot)."""
-
-    @abstractmethod
-    def _update(self, code: str, fields: dict[str, Any]) -> Room:
-        """Write ``fields`` of a live room (the secret was checked)."""
-
-    @abstractmethod
-    def _presenter_hashes(self, code: str) -> tuple[str | None, tuple[str, ...]]:
-        """The live room's key hash and its presenting browsers' credential hashes
-        (``None, ()`` if it is gone)."""
-
-    @abstractmethod
-    def _hit(self, code: str, kind: str, limit: int, count: bool = True) -> bool:
-        """A sliding ``WINDOW_S`` window of events ``kind`` in room ``code``: False if
-        ``limit`` are in it already; else True, and (``count``) this one is added."""
+        key = secrets.token_urlsafe(24)
+        now = self.clock()
+        while True:
+            doc = rules.new_room(new_code(), now, lesson, step, hide_names, ttl, key, browser)
+            if self._insert(doc):
+                return rules.room_of(doc), key
 
     def is_presenter(self, code: str, secret: object) -> bool:
-        """Whether ``secret`` is the room's presenter key or its presenting browser's
+        """Whether ``secret`` is the room's presenter key or a presenting browser's
         credential (constant-time comparisons; a member token is neither)."""
-        key_hash, browsers = self._presenter_hashes(code)
-        if key_hash is None or not isinstance(secret, str) or not secret:
-            return False
-        given = _hash(secret)
-        found = [hmac.compare_digest(given, h) for h in (key_hash, *browsers)]
-        return any(found)
+        doc = self._live(code)
+        return doc is not None and rules.is_presenter(doc, secret)
 
     def claim(self, code: str, key: object, browser: object = None) -> Room:
         """Take the room back with its presenter key (typed on any browser);
         ``browser``, the claiming browser's credential, then presents on a reload too.
         :class:`NotPresenter` for a wrong key (logged, never the key itself), and
         :class:`TooMany` for a wrong key once ``KEY_FAILS_PER_MINUTE`` came in the last
-        minute (logged once a minute at most). The right key is never refused: others'
-        wrong keys cannot lock the presenter out, and a key of 192 random bits is not
-        guessed by trying. The room is unchanged on a refusal."""
-        room = self.room(code)
-        if room is None:
-            raise RoomError("This room has expired or does not exist.")
-        key_hash, browsers = self._presenter_hashes(code)
-        given = _hash(key) if isinstance(key, str) and key else ""
-        if key_hash is None or not hmac.compare_digest(given, key_hash):
-            if not self._hit(code, "key", KEY_FAILS_PER_MINUTE):
-                raise TooMany(TOO_MANY_KEYS)
+        minute (not logged: a room's wrong keys make at most that many lines a
+        minute). The right key is never refused (:func:`ui.room.rules.claim`). The
+        room is unchanged on a refusal, but for the wrong key's count."""
+        now = self.clock()
+        try:
+            return self._transact(
+                code, lambda d: rules.claim(d, now, key, browser), keep=(NotPresenter,)
+            )
+        except NotPresenter:
             _LOG.warning("workshop room %s: a wrong presenter key was refused", code)
-            raise NotPresenter(WRONG_KEY)
-        cred = _browser(browser)
-        if cred is not None:  # the newest first; a few devices at once
-            mine = _hash(cred)
-            kept = [mine, *(h for h in browsers if h != mine)][:PRESENTING_BROWSERS]
-            return self._update(code, {"browser_hash": " ".join(kept)})
-        return room
+            raise
 
-    @abstractmethod
     def presented_by(self, browser: object) -> Room | None:
-        """The live, open room this browser credential presents (the latest one)."""
-
-    def _require(self, code: str, secret: object) -> None:
-        if self.room(code) is None:
-            raise RoomError("This room has expired or does not exist.")
-        if not self.is_presenter(code, secret):
-            raise NotPresenter("Only the presenter can do that.")
+        """The live, open room this browser credential presents (the latest claimed)."""
+        cred = rules.browser_of(browser)
+        if cred is None:
+            return None
+        mine = rules.hash_secret(cred)
+        for code in self._codes("presenter", mine):
+            doc = self._live(code)
+            if doc is not None and not doc.closed and mine in doc.browser_hashes:
+                return rules.room_of(doc)
+        return None
 
     def go_to(self, code: str, secret: object, step: int) -> Room:
         """Move the room to ``step`` (from 1); its question starts at the predict phase."""
-        self._require(code, secret)
-        if not isinstance(step, int) or step < 1:
-            raise RoomError("No such step.")
-        return self._update(code, {"step": step, "phase": "predict"})
+        now = self.clock()
+        return self._transact(code, lambda d: rules.go_to(d, now, secret, step))
 
     def set_phase(self, code: str, secret: object, phase: str) -> Room:
-        self._require(code, secret)
-        if phase not in PHASES:
-            raise RoomError("No such phase.")
-        return self._update(code, {"phase": phase})
+        now = self.clock()
+        return self._transact(code, lambda d: rules.set_phase(d, now, secret, phase))
 
     def set_joining(self, code: str, secret: object, locked: bool, max_members: int) -> Room:
         """The presenter locks joins (``locked``: no new participant; one who joined
         before comes back) and sets the room's size (``max_members``, 0 for no cap;
         the members already in stay)."""
-        if not isinstance(max_members, int) or not 0 <= max_members <= MAX_MEMBERS:
-            raise RoomError(f"A room's size is a whole number from 0 (no cap) to {MAX_MEMBERS}.")
-        self._require(code, secret)
-        return self._update(code, {"locked": int(bool(locked)), "max_members": max_members})
+        now = self.clock()
+        return self._transact(
+            code, lambda d: rules.set_joining(d, now, secret, locked, max_members)
+        )
 
     def close(self, code: str, secret: object) -> Room:
-        self._require(code, secret)
-        return self._update(code, {"closed": 1})
+        now = self.clock()
+        return self._transact(code, lambda d: rules.close(d, now, secret))
 
     def remove(self, code: str, secret: object, token: object) -> bool:
         """The presenter removes a participant: their membership, votes, measured
         answers and progress go; their token is remembered as removed (their page says
         so). False if ``token`` was not a member."""
-        self._require(code, secret)
-        if not isinstance(token, str) or not token:
-            return False
-        return self._remove(code, token)
-
-    @abstractmethod
-    def _remove(self, code: str, token: str) -> bool: ...
+        now = self.clock()
+        return self._transact(code, lambda d: rules.remove(d, now, secret, token), names=None)
 
     # -- everyone
-    @abstractmethod
     def room(self, code: str) -> Room | None:
         """The live room (``None`` if it never was, or has expired)."""
+        doc = self._live(code)
+        return None if doc is None else rules.room_of(doc)
 
-    @abstractmethod
     def join(
         self, code: str, name: object = None, browser: object = None, address: object = None
     ) -> Member:
-        """A participant of the room: with ``browser`` (an opaque per-browser id), the
-        one this browser joined as before (their seed and votes), if any; else a new
-        one with the room's next seed. :class:`RoomError` if the room is closed, locked
-        or full; :class:`TooMany` past ``JOINS_PER_MINUTE_ADDRESS`` Join presses a
-        minute from the client ``address`` (kept hashed), ``JOINS_PER_MINUTE_BROWSER``
+        """A participant of the room (:func:`ui.room.rules.join`): with ``browser`` (an
+        opaque per-browser id), the one this browser joined as before, if any; else a
+        new one with the room's next seed. :class:`RoomError` if the room is closed,
+        locked or full; :class:`TooMany` past ``JOINS_PER_MINUTE_ADDRESS`` Join presses
+        a minute from the client ``address`` (kept hashed), ``JOINS_PER_MINUTE_BROWSER``
         from this browser, or ``JOINS_PER_MINUTE`` in the room."""
+        now = self.clock()
+        return self._transact(code, lambda d: rules.join(d, now, name, browser, address))
 
-    @abstractmethod
     def member_of_browser(self, code: str, browser: object) -> Member | None:
         """The participant this browser joined the live room ``code`` as, if any."""
+        doc = self._live(code)
+        return None if doc is None else rules.member_of_browser(doc, browser)
 
-    @abstractmethod
     def browser_room(self, browser: object) -> tuple[str, Member] | None:
         """The live, open room this browser last joined, and its participant there."""
+        who = rules.browser_of(browser)
+        if who is None:
+            return None
+        for code in self._codes("browser", who):
+            doc = self._live(code)
+            member = None if doc is None or doc.closed else rules.member_of_browser(doc, who)
+            if member is not None:
+                return code, member
+        return None
 
-    @abstractmethod
-    def member(self, code: str, token: object) -> Member | None: ...
+    def member(self, code: str, token: object) -> Member | None:
+        doc = self._live(code)
+        return None if doc is None else rules.member(doc, token)
+
+    def was_removed(self, code: str, token: object) -> bool:
+        """Whether the presenter removed the participant ``token`` from the live room."""
+        doc = self._live(code)
+        return doc is not None and isinstance(token, str) and token in doc.removed
 
     def status(self, code: str, token: object) -> tuple[Room | None, bool]:
         """The live room and whether ``token`` is one of its participants (a
-        participant's poll, every second)."""
-        room = self.room(code)
-        return room, room is not None and self.member(code, token) is not None
+        participant's poll, every second: one read, of the room part)."""
+        doc = self._live(code)
+        if doc is None:
+            return None, False
+        return rules.room_of(doc), rules.member(doc, token) is not None
 
-    @abstractmethod
-    def was_removed(self, code: str, token: object) -> bool:
-        """Whether the presenter removed the participant ``token`` from the live room."""
+    def members(self, code: str) -> list[Member]:
+        doc = self._live(code)
+        return [] if doc is None else rules.members(doc)
 
-    @abstractmethod
-    def members(self, code: str) -> list[Member]: ...
-
-    @abstractmethod
     def vote(self, code: str, token: object, step: int, round_: int, choice: object) -> bool:
         """Record a participant's vote; False if they voted in this round already.
         :class:`RoomError` if the room is not taking this round's votes. Returns only
         once the vote is committed to the store."""
+        now = self.clock()
+        return self._transact(
+            code, lambda d: rules.vote(d, now, token, step, round_, choice), names=_parts_of(step)
+        )
 
-    @abstractmethod
     def votes(self, code: str, step: int, round_: int) -> dict[str, str]:
         """Votes of one round, by participant token."""
+        doc = self._live(code, step) if isinstance(step, int) else None
+        return {} if doc is None else rules.votes(doc, step, round_)
 
-    @abstractmethod
     def submit_measure(self, code: str, token: object, step: int, answer: object) -> bool:
         """Record a participant's measured answer for ``step``; False if given already."""
+        now = self.clock()
+        return self._transact(
+            code, lambda d: rules.measure(d, now, token, step, answer), names=_parts_of(step)
+        )
 
-    @abstractmethod
-    def measures(self, code: str, step: int) -> dict[str, str]: ...
+    def measures(self, code: str, step: int) -> dict[str, str]:
+        doc = self._live(code, step) if isinstance(step, int) else None
+        return {} if doc is None else rules.measures(doc, step)
 
-    @abstractmethod
     def set_progress(self, code: str, token: object, step: int, done: int, total: int) -> None:
         """How far a participant's measurement of ``step`` is (``done`` of ``total``)."""
+        now = self.clock()
+        self._put_progress(code, lambda d: rules.check_progress(d, now, token, step, done, total))
 
-    @abstractmethod
     def progress(self, code: str, step: int) -> dict[str, tuple[int, int]]:
         """Every participant's measurement progress at ``step``, by token."""
-
-    def _check_vote(self, room: Room | None, step: int, round_: int) -> None:
-        if room is None:
-            raise RoomError("This room has expired or does not exist.")
-        if room.closed:
-            raise RoomError("The presenter has closed this room.")
-        if room.step != step or ROUND_OF.get(room.phase) != round_:
-            raise RoomError("The room is not taking votes for this question now.")
-
-
-def _check_progress(step: object, done: object, total: object) -> tuple[int, int, int]:
-    ok = all(isinstance(v, int) and not isinstance(v, bool) for v in (step, done, total))
-    if not ok or not 0 <= done <= total or not 0 < total <= 10**9:  # type: ignore[operator]
-        raise RoomError("No such progress.")
-    return step, done, total  # type: ignore[return-value]
+        doc = self._live(code)
+        if doc is None:
+            return {}
+        return {t: p for t, p in self._progress(code, step).items() if t in doc.members}
 
 
 # --------------------------------------------------------------------- SQLite
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS rooms (
-    code TEXT PRIMARY KEY, secret_hash TEXT NOT NULL, lesson TEXT NOT NULL,
-    step INTEGER NOT NULL, phase TEXT NOT NULL, hide_names INTEGER NOT NULL,
-    created REAL NOT NULL, expires REAL NOT NULL, closed INTEGER NOT NULL DEFAULT 0,
-    seq INTEGER NOT NULL DEFAULT 0, browser_hash TEXT);
-CREATE TABLE IF NOT EXISTS members (
-    code TEXT NOT NULL, token TEXT NOT NULL, name TEXT, seed INTEGER NOT NULL,
-    joined REAL NOT NULL DEFAULT 0, browser TEXT,
-    PRIMARY KEY (code, token), UNIQUE (code, seed));
-CREATE TABLE IF NOT EXISTS votes (
-    code TEXT NOT NULL, step INTEGER NOT NULL, round INTEGER NOT NULL,
-    token TEXT NOT NULL, choice TEXT NOT NULL, at REAL NOT NULL,
-    PRIMARY KEY (code, step, round, token));
-CREATE TABLE IF NOT EXISTS measures (
-    code TEXT NOT NULL, step INTEGER NOT NULL, token TEXT NOT NULL,
-    answer TEXT NOT NULL, PRIMARY KEY (code, step, token));
-CREATE TABLE IF NOT EXISTS progress (
+CREATE TABLE IF NOT EXISTS room_docs (
+    code TEXT NOT NULL, part TEXT NOT NULL, version TEXT NOT NULL, expires REAL NOT NULL,
+    doc TEXT NOT NULL, PRIMARY KEY (code, part));
+CREATE TABLE IF NOT EXISTS room_progress (
     code TEXT NOT NULL, step INTEGER NOT NULL, token TEXT NOT NULL,
     done INTEGER NOT NULL, total INTEGER NOT NULL, PRIMARY KEY (code, step, token));
-CREATE TABLE IF NOT EXISTS removed (
-    code TEXT NOT NULL, token TEXT NOT NULL, PRIMARY KEY (code, token));
-CREATE TABLE IF NOT EXISTS hits (
-    code TEXT NOT NULL, kind TEXT NOT NULL, at REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS hits_by_kind ON hits (code, kind, at);
+CREATE TABLE IF NOT EXISTS room_index (
+    kind TEXT NOT NULL, key TEXT NOT NULL, code TEXT NOT NULL, at REAL NOT NULL,
+    PRIMARY KEY (kind, key, code));
 CREATE TABLE IF NOT EXISTS probe (id INTEGER PRIMARY KEY, at REAL NOT NULL);
 """
-# Columns added since the first release of the file: a file written by an older
-# version gets them when a store opens it (its rooms, if any, keep working).
-ADDED = {
-    "rooms": (
-        ("browser_hash", "TEXT"),
-        ("locked", "INTEGER NOT NULL DEFAULT 0"),
-        ("max_members", "INTEGER NOT NULL DEFAULT 0"),
-    ),
-    "members": (("joined", "REAL NOT NULL DEFAULT 0"), ("browser", "TEXT")),
-}
-INDEXES = """
-CREATE UNIQUE INDEX IF NOT EXISTS members_browser ON members (code, browser)
-    WHERE browser IS NOT NULL;
-CREATE INDEX IF NOT EXISTS members_by_browser ON members (browser) WHERE browser IS NOT NULL;
-"""
-_ROOM_TABLES = ("members", "votes", "measures", "progress", "removed", "hits", "rooms")
+# The earlier layout's tables: dropped when a store opens a file that has them.
+OLD_TABLES = ("rooms", "members", "votes", "measures", "progress", "removed", "hits")
 
 
 class SQLiteStore(RoomStore):
@@ -456,18 +522,20 @@ class SQLiteStore(RoomStore):
         with self._connect() as db:
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(SCHEMA)
-        self._write(self._migrate)
+        self._write(self._drop_old)
+        # Held open, never used: the connection each operation opens is then never the
+        # file's last, whose close would copy the WAL into the file (every page written
+        # since) at every write. SQLite's automatic checkpoint (every 1000 pages) does
+        # that instead. Closed with the store object, by whichever thread drops it.
+        self._keeper = sqlite3.connect(self.path, check_same_thread=False)
+        weakref.finalize(self, self._keeper.close)
 
     @staticmethod
-    def _migrate(db: sqlite3.Connection) -> None:
-        for table, columns in ADDED.items():
-            have = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
-            for name, decl in columns:
-                if name not in have:
-                    db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
-        for statement in INDEXES.split(";"):
-            if statement.strip():
-                db.execute(statement)
+    def _drop_old(db: sqlite3.Connection) -> None:
+        have = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        for table in OLD_TABLES:
+            if table in have:
+                db.execute(f"DROP TABLE {table}")  # our own names
 
     def probe(self) -> None:
         """One write transaction (a row of its own): fails where the file, or the
@@ -483,7 +551,7 @@ class SQLiteStore(RoomStore):
         db.execute("PRAGMA synchronous=NORMAL")
         return db
 
-    def _write(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+    def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn`` in one write transaction (all or nothing); returns once it is
         committed (WAL with synchronous=NORMAL: a killed process keeps it)."""
         db = self._connect()
@@ -499,453 +567,127 @@ class SQLiteStore(RoomStore):
         finally:
             db.close()
 
-    def _read(self, sql: str, args: tuple = ()) -> list[tuple]:
-        db = self._connect()
-        try:
-            return db.execute(sql, args).fetchall()
-        finally:
-            db.close()
+    def _parts(self, code: str, names: Sequence[str] | None, client: Any = None) -> Doc | None:
+        """(One statement, so one snapshot, which reads the text only of the parts
+        this process does not hold at their stored versions.)"""
+        if client is None:
+            db = self._connect()
+            try:
+                return self._parts(code, names, db)
+            finally:
+                db.close()
+        held = self._holding_now(code, names)
+        known = [f"{name}@{version}" for name, (version, _) in held.items()] or [""]
+        sql = (
+            "SELECT part, version, CASE WHEN part || '@' || version IN "
+            f"({_placeholders(known)}) THEN NULL ELSE doc END FROM room_docs WHERE code = ?"
+        )
+        args = [*known, code]
+        if names is not None:
+            sql += f" AND part IN ({_placeholders(names)})"
+            args += names
+        rows = client.execute(sql, args).fetchall()
+        versions = {name: version for name, version, _ in rows}
+        texts = {name: text for name, _, text in rows if text is not None}
+        return self._doc_of(code, held, versions, texts)
 
-    def _room(self, db: sqlite3.Connection, code: str) -> Room | None:
-        row = db.execute(
-            "SELECT code, lesson, step, phase, hide_names, created, expires, closed, locked, "
-            "max_members FROM rooms WHERE code = ?",
-            (code,),
-        ).fetchone()
-        if row is None or row[6] <= self.clock():
-            return None
-        return Room(
-            row[0], row[1], row[2], row[3], bool(row[4]), row[5], row[6], bool(row[7]),
-            bool(row[8]), int(row[9]),
-        )  # fmt: skip
+    def _transact(
+        self, code: str, fn: Rule[T], keep: Keep = (), names: Sequence[str] | None = (ROOM,)
+    ) -> T:
+        version = secrets.token_hex(8)
 
-    def create(
-        self,
-        lesson: str,
-        step: int = 1,
-        hide_names: bool = False,
-        ttl: float = TTL,
-        browser: object = None,
-    ) -> tuple[Room, str]:
-        secret = secrets.token_urlsafe(24)
-        cred = _browser(browser)
-        now = self.clock()
+        def txn(db: sqlite3.Connection) -> _Outcome[T]:
+            o = _run(fn, self._parts(code, names, db), keep, names)
+            if o.doc is not None and o.written:
+                db.executemany(
+                    "INSERT OR REPLACE INTO room_docs (code, part, version, expires, doc) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    [(code, name, version, o.doc.expires, t) for name, t in o.written.items()],
+                )
+                if o.changes is not None:
+                    self._follow(db, code, o.changes)
+            return o
 
-        def txn(db: sqlite3.Connection) -> Room:
-            # Expired rooms go first (and their votes): no personal data is kept longer.
-            gone = [r[0] for r in db.execute("SELECT code FROM rooms WHERE expires <= ?", (now,))]
-            for table in _ROOM_TABLES:
-                db.executemany(f"DELETE FROM {table} WHERE code = ?", [(c,) for c in gone])
-            db.execute("DELETE FROM hits WHERE at <= ?", (now - WINDOW_S,))
-            while True:
-                code = new_code()
-                if db.execute("SELECT 1 FROM rooms WHERE code = ?", (code,)).fetchone() is None:
-                    break
+        o = self._write(txn)
+        if o.doc is not None:
+            self._hold(code, version, o.doc, list(o.written))
+        if o.kept is not None:
+            raise o.kept
+        return o.out[0]
+
+    def _follow(self, db: sqlite3.Connection, code: str, changes: _Changes) -> None:
+        db.executemany(
+            "INSERT OR REPLACE INTO room_index VALUES ('browser', ?, ?, ?)",
+            [(browser, code, at) for browser, at in changes.joined],
+        )
+        if changes.presenter is not None:
             db.execute(
-                "INSERT INTO rooms (code, secret_hash, lesson, step, phase, hide_names, created, "
-                "expires, browser_hash) VALUES (?, ?, ?, ?, 'predict', ?, ?, ?, ?)",
-                (
-                    code,
-                    _hash(secret),
-                    lesson,
-                    step,
-                    int(hide_names),
-                    now,
-                    now + ttl,
-                    None if cred is None else _hash(cred),
-                ),
+                "INSERT OR REPLACE INTO room_index VALUES ('presenter', ?, ?, ?)",
+                (changes.presenter, code, self.clock()),
             )
-            room = self._room(db, code)
-            assert room is not None
-            return room
-
-        return self._write(txn), secret
-
-    def _presenter_hashes(self, code: str) -> tuple[str | None, tuple[str, ...]]:
-        rows = self._read(
-            "SELECT secret_hash, browser_hash FROM rooms WHERE code = ? AND expires > ?",
-            (code, self.clock()),
+        db.executemany(
+            "DELETE FROM room_progress WHERE code = ? AND token = ?",
+            [(code, token) for token in changes.left],
         )
-        return (rows[0][0], tuple((rows[0][1] or "").split())) if rows else (None, ())
 
-    def _count(self, db: sqlite3.Connection, code: str, kind: str, limit: int, add: bool) -> bool:
-        now = self.clock()
-        db.execute("DELETE FROM hits WHERE code = ? AND at <= ?", (code, now - WINDOW_S))
-        (n,) = db.execute(
-            "SELECT COUNT(*) FROM hits WHERE code = ? AND kind = ?", (code, kind)
-        ).fetchone()
-        if n >= limit:
-            return False
-        if add:
-            db.execute("INSERT INTO hits (code, kind, at) VALUES (?, ?, ?)", (code, kind, now))
-        return True
+    def _insert(self, doc: Doc) -> bool:
+        version = secrets.token_hex(8)
 
-    def _hit(self, code: str, kind: str, limit: int, count: bool = True) -> bool:
-        return self._write(lambda db: self._count(db, code, kind, limit, count))
-
-    def presented_by(self, browser: object) -> Room | None:
-        cred = _browser(browser)
-        if cred is None:
-            return None
-        rows = self._read(
-            "SELECT code FROM rooms WHERE ' ' || browser_hash || ' ' LIKE ? AND expires > ? "
-            "AND closed = 0 ORDER BY created DESC LIMIT 1",
-            (f"% {_hash(cred)} %", self.clock()),
-        )
-        return self.room(rows[0][0]) if rows else None
-
-    def _update(self, code: str, fields: dict[str, Any]) -> Room:
-        def txn(db: sqlite3.Connection) -> Room:
-            if self._room(db, code) is None:
-                raise RoomError("This room has expired or does not exist.")
-            sets = ", ".join(f"{k} = ?" for k in fields)  # our own field names
-            db.execute(f"UPDATE rooms SET {sets} WHERE code = ?", (*fields.values(), code))
-            room = self._room(db, code)
-            assert room is not None
-            return room
-
-        return self._write(txn)
-
-    def _remove(self, code: str, token: str) -> bool:
         def txn(db: sqlite3.Connection) -> bool:
-            cur = db.execute("DELETE FROM members WHERE code = ? AND token = ?", (code, token))
-            if cur.rowcount != 1:
+            # Expired rooms go first (and their votes): no personal data is kept longer.
+            db.execute("DELETE FROM room_docs WHERE expires <= ?", (self.clock(),))
+            for table in ("room_progress", "room_index"):
+                db.execute(f"DELETE FROM {table} WHERE code NOT IN (SELECT code FROM room_docs)")
+            if db.execute("SELECT 1 FROM room_docs WHERE code = ?", (doc.code,)).fetchone():
                 return False
-            for table in ("votes", "measures", "progress"):
-                db.execute(f"DELETE FROM {table} WHERE code = ? AND token = ?", (code, token))
-            db.execute("INSERT OR IGNORE INTO removed (code, token) VALUES (?, ?)", (code, token))
+            db.executemany(
+                "INSERT INTO room_docs (code, part, version, expires, doc) VALUES (?, ?, ?, ?, ?)",
+                [(doc.code, n, version, doc.expires, t) for n, t in rules.dump(doc).items()],
+            )
+            self._follow(db, doc.code, _changes(None, doc))
             return True
 
-        return self._write(txn)
-
-    def room(self, code: str) -> Room | None:
-        db = self._connect()
-        try:
-            return self._room(db, code)
-        finally:
-            db.close()
-
-    _MEMBER = "SELECT token, name, seed, joined FROM members"
-
-    def join(
-        self, code: str, name: object = None, browser: object = None, address: object = None
-    ) -> Member:
-        clean = clean_name(name)
-        who = _browser(browser)
-        where = _address(address)
-
-        def txn(db: sqlite3.Connection) -> Member:
-            room = self._room(db, code)
-            if room is None:
-                raise RoomError("This room has expired or does not exist.")
-            if room.closed:
-                raise RoomError("The presenter has closed this room.")
-            if not self._count(db, code, "join", JOINS_PER_MINUTE, add=False):
-                raise TooMany(TOO_MANY_JOINS)
-            if where is not None and not self._count(
-                db, code, "join@" + where, JOINS_PER_MINUTE_ADDRESS, add=True
-            ):
-                raise TooMany(TOO_MANY_JOINS_ADDRESS)
-            if who is not None and not self._count(
-                db, code, "join:" + who, JOINS_PER_MINUTE_BROWSER, add=True
-            ):
-                raise TooMany(TOO_MANY_JOINS_BROWSER)
-            self._count(db, code, "join", JOINS_PER_MINUTE, add=True)
-            if who is not None:
-                row = db.execute(
-                    self._MEMBER + " WHERE code = ? AND browser = ?", (code, who)
-                ).fetchone()
-                if row is not None:
-                    return Member(*row)
-            if room.locked:
-                raise RoomError(LOCKED)
-            if room.max_members:
-                (n,) = db.execute("SELECT count(*) FROM members WHERE code = ?", (code,)).fetchone()
-                if n >= room.max_members:
-                    raise RoomError(FULL)
-            db.execute("UPDATE rooms SET seq = seq + 1 WHERE code = ?", (code,))
-            (seed,) = db.execute("SELECT seq FROM rooms WHERE code = ?", (code,)).fetchone()
-            token = secrets.token_urlsafe(16)
-            now = self.clock()
-            db.execute(
-                "INSERT INTO members (code, token, name, seed, joined, browser) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (code, token, clean, seed, now, who),
-            )
-            return Member(token, clean, seed, now)
-
-        return self._write(txn)
-
-    def member_of_browser(self, code: str, browser: object) -> Member | None:
-        who = _browser(browser)
-        if who is None or self.room(code) is None:
-            return None
-        rows = self._read(self._MEMBER + " WHERE code = ? AND browser = ?", (code, who))
-        return Member(*rows[0]) if rows else None
-
-    def browser_room(self, browser: object) -> tuple[str, Member] | None:
-        who = _browser(browser)
-        if who is None:
-            return None
-        rows = self._read(
-            "SELECT m.code, m.token, m.name, m.seed, m.joined FROM members m "
-            "JOIN rooms r ON r.code = m.code WHERE m.browser = ? AND r.expires > ? "
-            "AND r.closed = 0 ORDER BY m.joined DESC LIMIT 1",
-            (who, self.clock()),
-        )
-        return (rows[0][0], Member(*rows[0][1:])) if rows else None
-
-    def member(self, code: str, token: object) -> Member | None:
-        if not isinstance(token, str) or self.room(code) is None:
-            return None
-        rows = self._read(self._MEMBER + " WHERE code = ? AND token = ?", (code, token))
-        return Member(*rows[0]) if rows else None
-
-    def was_removed(self, code: str, token: object) -> bool:
-        if not isinstance(token, str) or self.room(code) is None:
+        if not self._write(txn):
             return False
-        return bool(self._read("SELECT 1 FROM removed WHERE code = ? AND token = ?", (code, token)))
+        self._hold(doc.code, version, doc, [ROOM])
+        return True
 
-    def status(self, code: str, token: object) -> tuple[Room | None, bool]:
-        db = self._connect()  # one connection for both reads
-        try:
-            room = self._room(db, code)
-            if room is None or not isinstance(token, str):
-                return room, False
-            known = db.execute(
-                "SELECT 1 FROM members WHERE code = ? AND token = ?", (code, token)
-            ).fetchone()
-            return room, known is not None
-        finally:
-            db.close()
-
-    def members(self, code: str) -> list[Member]:
-        if self.room(code) is None:
-            return []
-        rows = self._read(self._MEMBER + " WHERE code = ? ORDER BY seed", (code,))
-        return [Member(*r) for r in rows]
-
-    def vote(self, code: str, token: object, step: int, round_: int, choice: object) -> bool:
-        choice = _check_choice(choice)
-
-        def txn(db: sqlite3.Connection) -> bool:
-            self._check_vote(self._room(db, code), step, round_)
-            _check_member(db, code, token)
-            cur = db.execute(
-                "INSERT OR IGNORE INTO votes (code, step, round, token, choice, at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (code, step, round_, token, choice, self.clock()),
-            )
-            return cur.rowcount == 1
-
-        return self._write(txn)
-
-    def votes(self, code: str, step: int, round_: int) -> dict[str, str]:
-        if self.room(code) is None:
-            return {}
-        rows = self._read(
-            "SELECT token, choice FROM votes WHERE code = ? AND step = ? AND round = ?",
-            (code, step, round_),
-        )
-        return dict(rows)
-
-    def submit_measure(self, code: str, token: object, step: int, answer: object) -> bool:
-        answer = _check_choice(answer)
-
-        def txn(db: sqlite3.Connection) -> bool:
-            room = self._room(db, code)
-            if room is None or room.closed:
-                raise RoomError("This room has expired or is closed.")
-            if room.step != step or room.phase == "predict":
-                raise RoomError("The room is not collecting measurements for this step now.")
-            _check_member(db, code, token)
-            cur = db.execute(
-                "INSERT OR IGNORE INTO measures (code, step, token, answer) VALUES (?, ?, ?, ?)",
-                (code, step, token, answer),
-            )
-            return cur.rowcount == 1
-
-        return self._write(txn)
-
-    def measures(self, code: str, step: int) -> dict[str, str]:
-        if self.room(code) is None:
-            return {}
-        rows = self._read(
-            "SELECT token, answer FROM measures WHERE code = ? AND step = ?", (code, step)
-        )
-        return dict(rows)
-
-    def set_progress(self, code: str, token: object, step: int, done: int, total: int) -> None:
-        step, done, total = _check_progress(step, done, total)
-
+    def _put_progress(self, code: str, check: Rule[tuple[str, int, int, int]]) -> None:
         def txn(db: sqlite3.Connection) -> None:
-            room = self._room(db, code)
-            if room is None or room.closed or room.step != step:
-                raise RoomError("The room is not at this step now.")
-            _check_member(db, code, token)
+            token, step, done, total = check(self._parts(code, [ROOM], db))
             db.execute(
-                "INSERT OR REPLACE INTO progress (code, step, token, done, total) "
+                "INSERT OR REPLACE INTO room_progress (code, step, token, done, total) "
                 "VALUES (?, ?, ?, ?, ?)",
                 (code, step, token, done, total),
             )
 
         self._write(txn)
 
-    def progress(self, code: str, step: int) -> dict[str, tuple[int, int]]:
-        if self.room(code) is None:
-            return {}
-        rows = self._read(
-            "SELECT token, done, total FROM progress WHERE code = ? AND step = ?", (code, step)
-        )
+    def _progress(self, code: str, step: int) -> dict[str, tuple[int, int]]:
+        db = self._connect()
+        try:
+            rows = db.execute(
+                "SELECT token, done, total FROM room_progress WHERE code = ? AND step = ?",
+                (code, step),
+            ).fetchall()
+        finally:
+            db.close()
         return {t: (d, n) for t, d, n in rows}
+
+    def _codes(self, kind: str, key: str) -> list[str]:
+        db = self._connect()
+        try:
+            rows = db.execute(
+                "SELECT code FROM room_index WHERE kind = ? AND key = ? "
+                "ORDER BY at DESC, rowid DESC LIMIT ?",
+                (kind, key, INDEXED),
+            ).fetchall()
+        finally:
+            db.close()
+        return [r[0] for r in rows]
 
 
 # ---------------------------------------------------------------------- Redis
-# Keys: {p}room:<code> (hash: the room's fields), {p}members:<code> (hash token ->
-# JSON name, seed and joined), {p}browsers:<code> (hash browser id -> token),
-# {p}votes:<code>:<step>:<round> and {p}measures:<code>:<step> (hash token -> choice),
-# {p}progress:<code>:<step> (hash token -> "done/total"), {p}removed:<code> (set of
-# tokens), {p}hits:<code>:<kind> (sorted set: the rate limits' last minute),
-# {p}member-of:<browser id> (sorted set: the rooms it joined, by when) and
-# {p}presented-by:<credential hash> (the room's code).
-# Every key expires with its room (EXPIRE, a minute after).
-
-# A vote: the room takes this round at this step, the token is a member, and the
-# token has not voted (HSETNX). Returns 1 recorded, 0 already voted, or an error text.
-_VOTE_LUA = """
-local room = redis.call('HMGET', KEYS[1], 'step', 'phase', 'expires', 'closed')
-if not room[1] or tonumber(room[3]) <= tonumber(ARGV[1]) then return 'gone' end
-if room[4] == '1' then return 'closed' end
-if room[1] ~= ARGV[2] or room[2] ~= ARGV[3] then return 'not now' end
-if redis.call('HEXISTS', KEYS[2], ARGV[4]) == 0 then return 'stranger' end
-local added = redis.call('HSETNX', KEYS[3], ARGV[4], ARGV[5])
-redis.call('EXPIRE', KEYS[3], math.ceil(tonumber(room[3]) - tonumber(ARGV[1])) + 60)
-return added
-"""
-
-# A measured answer: the room is past the predict phase at this step.
-_MEASURE_LUA = """
-local room = redis.call('HMGET', KEYS[1], 'step', 'phase', 'expires', 'closed')
-if not room[1] or tonumber(room[3]) <= tonumber(ARGV[1]) then return 'gone' end
-if room[4] == '1' then return 'closed' end
-if room[1] ~= ARGV[2] or room[2] == 'predict' then return 'not now' end
-if redis.call('HEXISTS', KEYS[2], ARGV[3]) == 0 then return 'stranger' end
-local added = redis.call('HSETNX', KEYS[3], ARGV[3], ARGV[4])
-redis.call('EXPIRE', KEYS[3], math.ceil(tonumber(room[3]) - tonumber(ARGV[1])) + 60)
-return added
-"""
-
-# A measurement's progress: the room is at this step; the token is a member.
-_PROGRESS_LUA = """
-local room = redis.call('HMGET', KEYS[1], 'step', 'expires', 'closed')
-if not room[1] or tonumber(room[2]) <= tonumber(ARGV[1]) then return 'gone' end
-if room[3] == '1' then return 'closed' end
-if room[1] ~= ARGV[2] then return 'not now' end
-if redis.call('HEXISTS', KEYS[2], ARGV[3]) == 0 then return 'stranger' end
-redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
-redis.call('EXPIRE', KEYS[3], math.ceil(tonumber(room[2]) - tonumber(ARGV[1])) + 60)
-return 1
-"""
-
-# A join: the rate limits (sorted sets of the last minute's joins: the room's, and
-# this browser's), then this browser's participant if it has one, else the next seed
-# (HINCRBY) and a new participant. Returns {token, member JSON} or an error text.
-_JOIN_LUA = """
-local now = tonumber(ARGV[1])
-local room = redis.call('HMGET', KEYS[1], 'expires', 'closed')
-if not room[1] or tonumber(room[1]) <= now then return 'gone' end
-if room[2] == '1' then return 'closed' end
-local left = math.ceil(tonumber(room[1]) - now) + 60
-local window = tonumber(ARGV[5])
-local browser = ARGV[4]
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - window)
-if redis.call('ZCARD', KEYS[4]) >= tonumber(ARGV[6]) then return 'too many' end
-if ARGV[9] ~= '' then
-  redis.call('ZREMRANGEBYSCORE', KEYS[7], '-inf', now - window)
-  if redis.call('ZCARD', KEYS[7]) >= tonumber(ARGV[10]) then return 'too many from there' end
-  redis.call('ZADD', KEYS[7], now, ARGV[2])
-  redis.call('EXPIRE', KEYS[7], math.ceil(window) + 1)
-end
-if browser ~= '' then
-  redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now - window)
-  if redis.call('ZCARD', KEYS[5]) >= tonumber(ARGV[7]) then return 'too many here' end
-  redis.call('ZADD', KEYS[5], now, ARGV[2])
-  redis.call('EXPIRE', KEYS[5], math.ceil(window) + 1)
-end
-redis.call('ZADD', KEYS[4], now, ARGV[2])
-redis.call('EXPIRE', KEYS[4], math.ceil(window) + 1)
-if browser ~= '' then
-  local old = redis.call('HGET', KEYS[3], browser)
-  if old then
-    local raw = redis.call('HGET', KEYS[2], old)
-    if raw then return {old, raw} end
-  end
-end
-local gate = redis.call('HMGET', KEYS[1], 'locked', 'max_members')
-if gate[1] == '1' then return 'locked' end
-local cap = tonumber(gate[2] or '0') or 0
-if cap > 0 and redis.call('HLEN', KEYS[2]) >= cap then return 'full' end
-local seed = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-local raw = cjson.encode({name = ARGV[3], seed = seed, joined = ARGV[1]})
-redis.call('HSET', KEYS[2], ARGV[2], raw)
-redis.call('EXPIRE', KEYS[2], left)
-if browser ~= '' then
-  redis.call('HSET', KEYS[3], browser, ARGV[2])
-  redis.call('EXPIRE', KEYS[3], left)
-  redis.call('ZADD', KEYS[6], now, ARGV[8])
-  if redis.call('TTL', KEYS[6]) < left then redis.call('EXPIRE', KEYS[6], left) end
-end
-return {ARGV[2], raw}
-"""
-
-# A removal (the presenter was checked): the member, their browser's entry, their
-# answers at every step; the token joins the removed set. 1, 0 (not a member), 'gone'.
-_REMOVE_LUA = """
-local expires = redis.call('HGET', KEYS[1], 'expires')
-if not expires or tonumber(expires) <= tonumber(ARGV[1]) then return 'gone' end
-if redis.call('HDEL', KEYS[2], ARGV[2]) == 0 then return 0 end
-local all = redis.call('HGETALL', KEYS[3])
-for i = 1, #all, 2 do
-  if all[i + 1] == ARGV[2] then redis.call('HDEL', KEYS[3], all[i]) end
-end
-redis.call('SADD', KEYS[4], ARGV[2])
-redis.call('EXPIRE', KEYS[4], math.ceil(tonumber(expires) - tonumber(ARGV[1])) + 60)
-for i = 5, #KEYS do redis.call('HDEL', KEYS[i], ARGV[2]) end
-return 1
-"""
-
-# A rate limit's window: 0 if ARGV[3] events are in the last ARGV[2] s, else 1 (and
-# with ARGV[4] == '1' this one is counted).
-_HIT_LUA = """
-local now = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-if ARGV[4] == '1' then
-  redis.call('ZADD', KEYS[1], now, ARGV[5])
-  redis.call('EXPIRE', KEYS[1], math.ceil(window) + 1)
-end
-return 1
-"""
-
-# A presenter's write to a live room (never re-creates an expired one).
-_UPDATE_LUA = """
-local expires = redis.call('HGET', KEYS[1], 'expires')
-if not expires or tonumber(expires) <= tonumber(ARGV[1]) then return 0 end
-for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-return 1
-"""
-
-_REFUSED = {
-    "gone": "This room has expired or does not exist.",
-    "locked": LOCKED,
-    "full": FULL,
-    "closed": "The presenter has closed this room.",
-    "not now": "The room is not taking this now.",
-    "stranger": "You are not in this room: join it again.",
-}
-
-
 class RedisStore(RoomStore):
     """Rooms in Redis (``REDIS_URL``), shared by replicas on any number of machines."""
 
@@ -955,18 +697,18 @@ class RedisStore(RoomStore):
         super().__init__(clock)
         import redis  # only where REDIS_URL asks for it
 
-        self.r = redis.Redis.from_url(url, decode_responses=True)
+        # Any: redis-py's hints say bytes or str; decode_responses makes every reply str.
+        self.r: Any = redis.Redis.from_url(url, decode_responses=True)
         self.p = prefix
-        self._vote = self.r.register_script(_VOTE_LUA)
-        self._measure = self.r.register_script(_MEASURE_LUA)
-        self._progress = self.r.register_script(_PROGRESS_LUA)
-        self._join = self.r.register_script(_JOIN_LUA)
-        self._rm = self.r.register_script(_REMOVE_LUA)
-        self._hits = self.r.register_script(_HIT_LUA)
-        self._upd = self.r.register_script(_UPDATE_LUA)
 
     def _k(self, *parts: object) -> str:
         return self.p + ":".join(str(p) for p in parts)
+
+    def _doc_key(self, code: str) -> str:
+        return self._k("room-doc", code)
+
+    def _progress_keys(self, code: str) -> list[str]:
+        return [self._k("room-progress", code, s) for s in range(1, MAX_STEPS + 1)]
 
     def probe(self) -> None:
         """PING, then a SET of a scratch key that expires in a minute: fails on a
@@ -974,299 +716,151 @@ class RedisStore(RoomStore):
         self.r.ping()
         self.r.set(self._k("probe"), repr(self.clock()), ex=60)
 
-    @staticmethod
-    def _refused(out: Any) -> None:
-        if isinstance(out, str) and out in _REFUSED:
-            raise RoomError(_REFUSED[out])
-
-    def _left(self, code: str) -> int:
+    def _left(self, doc: Doc) -> int:
         """Seconds until the room's keys expire (a minute after the room)."""
-        expires = self.r.hget(self._k("room", code), "expires")
-        return max(1, int(float(expires or 0) - self.clock()) + 60)
+        return max(1, math.ceil(doc.expires - self.clock()) + 60)
 
-    def create(
-        self,
-        lesson: str,
-        step: int = 1,
-        hide_names: bool = False,
-        ttl: float = TTL,
-        browser: object = None,
-    ) -> tuple[Room, str]:
-        secret = secrets.token_urlsafe(24)
-        cred = _browser(browser)
-        now = self.clock()
-        fields = {
-            "secret_hash": _hash(secret),
-            "lesson": lesson,
-            "step": step,
-            "phase": "predict",
-            "hide_names": int(hide_names),
-            "created": repr(now),
-            "expires": repr(now + ttl),
-            "closed": 0,
-            "seq": 0,
-            "browser_hash": "" if cred is None else _hash(cred),
-            "locked": 0,
-            "max_members": 0,
-        }
-        while True:
-            code = new_code()
-            key = self._k("room", code)
-            # HSETNX claims the code atomically; the rest follows in one MULTI.
-            if self.r.hsetnx(key, "secret_hash", fields["secret_hash"]):
-                break
-        with self.r.pipeline(transaction=True) as pipe:
-            pipe.hset(key, mapping=fields)
-            pipe.expire(key, int(ttl) + 60)
-            if cred is not None:
-                pipe.set(self._k("presented-by", _hash(cred)), code, ex=int(ttl) + 60)
-            pipe.execute()
-        room = self.room(code)
-        assert room is not None
-        return room, secret
+    def _parts(self, code: str, names: Sequence[str] | None, client: Any = None) -> Doc | None:
+        """(One HMGET for the room part's version and the steps' parts, which are
+        small, with theirs; a second for the room part's text, if this process does
+        not hold it at that version.)"""
+        client = client if client is not None else self.r
+        key = self._doc_key(code)
+        if names is None:
+            names = [f for f in client.hkeys(key) if not f.endswith("@v")]
+        steps = [n for n in names if n != ROOM]
+        got = client.hmget(key, [f"{ROOM}@v", *(f for n in steps for f in (n, f"{n}@v"))])
+        held = self._holding_now(code, [ROOM])
+        versions: dict[str, str] = {}
+        texts: dict[str, str] = {}
+        for i, name in enumerate(steps):
+            if got[1 + 2 * i] is not None:
+                texts[name], versions[name] = got[1 + 2 * i], got[2 + 2 * i]
+        version = got[0]
+        if version is not None and (ROOM not in held or held[ROOM][0] != version):
+            text, version = client.hmget(key, ROOM, f"{ROOM}@v")
+            if text is not None:
+                texts[ROOM] = text
+        if version is not None:
+            versions[ROOM] = version
+        return self._doc_of(code, held, versions, texts)
 
-    def _presenter_hashes(self, code: str) -> tuple[str | None, tuple[str, ...]]:
-        if self.room(code) is None:
-            return None, ()
-        key_hash, browsers = self.r.hmget(self._k("room", code), "secret_hash", "browser_hash")
-        return key_hash, tuple((browsers or "").split())
+    def _retry(self, fn: Callable[[Any], T]) -> T:
+        """``fn(pipe)`` with a pipeline, until its MULTI/EXEC is not refused for a
+        write that came between: again after a random wait, of up to 1 ms at first,
+        doubling to 50 ms, so that writes to one room at once spread out (for
+        ``CONTENDED_S`` at most, then the refusal is raised, a ``RedisError``)."""
+        from redis.exceptions import WatchError
 
-    def _hit(self, code: str, kind: str, limit: int, count: bool = True) -> bool:
-        out = self._hits(
-            keys=[self._k("hits", code, kind)],
-            args=[repr(self.clock()), WINDOW_S, limit, "1" if count else "0", secrets.token_hex(8)],
-        )
-        return out == 1
+        started = time.monotonic()
+        for attempt in itertools.count():
+            try:
+                with self.r.pipeline() as pipe:
+                    return fn(pipe)
+            except WatchError:
+                if time.monotonic() - started > CONTENDED_S:
+                    raise
+                time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
+        raise AssertionError("unreachable")
 
-    def presented_by(self, browser: object) -> Room | None:
-        cred = _browser(browser)
-        if cred is None:
-            return None
-        code = self.r.get(self._k("presented-by", _hash(cred)))
-        if code is None:
-            return None
-        room = self.room(code)
-        if room is None or room.closed:
-            return None
-        _, browsers = self._presenter_hashes(code)
-        return room if _hash(cred) in browsers else None
+    def _transact(
+        self, code: str, fn: Rule[T], keep: Keep = (), names: Sequence[str] | None = (ROOM,)
+    ) -> T:
+        key = self._doc_key(code)
+        version = secrets.token_hex(8)
 
-    def _update(self, code: str, fields: dict[str, Any]) -> Room:
-        args: list[Any] = [repr(self.clock())]
-        for k, v in fields.items():
-            args += [k, v]
-        if not self._upd(keys=[self._k("room", code)], args=args):
-            raise RoomError("This room has expired or does not exist.")
-        if fields.get("browser_hash"):  # the newest browser: its lookup key
-            newest = fields["browser_hash"].split()[0]
-            self.r.set(self._k("presented-by", newest), code, ex=self._left(code))
-        room = self.room(code)
-        if room is None:
-            raise RoomError("This room has expired or does not exist.")
-        return room
+        def attempt(pipe: Any) -> _Outcome[T]:
+            pipe.watch(key)
+            o = _run(fn, self._parts(code, names, pipe), keep, names)
+            if o.doc is not None and o.written:
+                indexed = self._indexed(pipe, o.doc, o.changes)
+                pipe.multi()
+                versions = {f"{n}@v": version for n in o.written}
+                pipe.hset(key, mapping={**o.written, **versions})
+                pipe.expire(key, self._left(o.doc))
+                if o.changes is not None:
+                    self._follow(pipe, o.doc, o.changes, indexed)
+                pipe.execute()
+            return o
 
-    def _remove(self, code: str, token: str) -> bool:
-        answers = [self._k("votes", code, s, r) for s in range(1, MAX_STEPS + 1) for r in (1, 2)]
-        answers += [
-            self._k(kind, code, s)
-            for kind in ("measures", "progress")
-            for s in range(1, MAX_STEPS + 1)
-        ]
-        out = self._rm(
-            keys=[
-                self._k("room", code),
-                self._k("members", code),
-                self._k("browsers", code),
-                self._k("removed", code),
-                *answers,
-            ],
-            args=[repr(self.clock()), token],
-        )
-        self._refused(out)
-        return out == 1
+        o = self._retry(attempt)
+        if o.doc is not None:
+            self._hold(code, version, o.doc, list(o.written))
+        if o.kept is not None:
+            raise o.kept
+        return o.out[0]
 
-    def room(self, code: str) -> Room | None:
-        if not isinstance(code, str):
-            return None
-        h = self.r.hgetall(self._k("room", code))
-        if not h or "expires" not in h or float(h["expires"]) <= self.clock():
-            return None
-        return self._room_of(code, h)
-
-    @staticmethod
-    def _room_of(code: str, h: dict[str, str]) -> Room:
-        return Room(
-            code,
-            h["lesson"],
-            int(h["step"]),
-            h["phase"],
-            h["hide_names"] == "1",
-            float(h["created"]),
-            float(h["expires"]),
-            h["closed"] == "1",
-            h.get("locked") == "1",
-            int(h.get("max_members") or 0),
-        )
-
-    def join(
-        self, code: str, name: object = None, browser: object = None, address: object = None
-    ) -> Member:
-        clean = clean_name(name)
-        who = _browser(browser) or ""
-        where = _address(address) or ""
-        token = secrets.token_urlsafe(16)
-        out = self._join(
-            keys=[
-                self._k("room", code),
-                self._k("members", code),
-                self._k("browsers", code),
-                self._k("hits", code, "join"),
-                self._k("hits", code, "join", who),
-                self._k("member-of", who),
-                self._k("hits", code, "join@", where),
-            ],
-            args=[
-                repr(self.clock()),
-                token,
-                clean or "",
-                who,
-                WINDOW_S,
-                JOINS_PER_MINUTE,
-                JOINS_PER_MINUTE_BROWSER,
-                code,
-                where,
-                JOINS_PER_MINUTE_ADDRESS,
-            ],
-        )
-        if out == "too many":
-            raise TooMany(TOO_MANY_JOINS)
-        if out == "too many from there":
-            raise TooMany(TOO_MANY_JOINS_ADDRESS)
-        if out == "too many here":
-            raise TooMany(TOO_MANY_JOINS_BROWSER)
-        self._refused(out)
-        return self._member(out[0], out[1])
-
-    @staticmethod
-    def _member(token: str, raw: str) -> Member:
-        d = json.loads(raw)
-        return Member(token, d.get("name") or None, int(d["seed"]), float(d.get("joined") or 0))
-
-    def member_of_browser(self, code: str, browser: object) -> Member | None:
-        who = _browser(browser)
-        if who is None or self.room(code) is None:
-            return None
-        token = self.r.hget(self._k("browsers", code), who)
-        return None if token is None else self.member(code, token)
-
-    def browser_room(self, browser: object) -> tuple[str, Member] | None:
-        who = _browser(browser)
-        if who is None:
-            return None
-        for code in self.r.zrevrange(self._k("member-of", who), 0, 20):
-            room = self.room(code)
-            member = None if room is None or room.closed else self.member_of_browser(code, who)
-            if member is not None:
-                return code, member
-        return None
-
-    def member(self, code: str, token: object) -> Member | None:
-        if not isinstance(token, str) or self.room(code) is None:
-            return None
-        raw = self.r.hget(self._k("members", code), token)
-        return None if raw is None else self._member(token, raw)
-
-    def was_removed(self, code: str, token: object) -> bool:
-        if not isinstance(token, str) or self.room(code) is None:
-            return False
-        return bool(self.r.sismember(self._k("removed", code), token))
-
-    def status(self, code: str, token: object) -> tuple[Room | None, bool]:
-        if not isinstance(token, str):
-            return self.room(code), False
-        with self.r.pipeline(transaction=False) as pipe:
-            pipe.hgetall(self._k("room", code))
-            pipe.hexists(self._k("members", code), token)
-            h, known = pipe.execute()
-        if not h or "expires" not in h or float(h["expires"]) <= self.clock():
-            return None, False
-        return self._room_of(code, h), bool(known)
-
-    def members(self, code: str) -> list[Member]:
-        if self.room(code) is None:
+    def _indexed(
+        self, pipe: Any, doc: Doc, changes: _Changes | None
+    ) -> list[tuple[str, float, int]]:
+        """The index entries a change adds (key, when, and the key's expiry: it
+        outlives the longest-lived room it names), read before the MULTI."""
+        if changes is None:
             return []
-        all_ = self.r.hgetall(self._k("members", code))
-        return sorted((self._member(t, raw) for t, raw in all_.items()), key=lambda m: m.seed)
+        found = [(self._k("browser-rooms", b), at) for b, at in changes.joined]
+        if changes.presenter is not None:
+            found.append((self._k("presenter-rooms", changes.presenter), self.clock()))
+        return [(key, at, max(self._left(doc), pipe.ttl(key))) for key, at in found]
 
-    def vote(self, code: str, token: object, step: int, round_: int, choice: object) -> bool:
-        choice = _check_choice(choice)
-        phase = {v: k for k, v in ROUND_OF.items()}.get(round_)
-        if phase is None or not isinstance(token, str):
-            raise RoomError("The room is not taking votes for this question now.")
-        out = self._vote(
-            keys=[
-                self._k("room", code),
-                self._k("members", code),
-                self._k("votes", code, step, round_),
-            ],
-            args=[repr(self.clock()), step, phase, token, choice],
-        )
-        if out == "not now":
-            raise RoomError("The room is not taking votes for this question now.")
-        self._refused(out)
-        return out == 1
+    def _follow(
+        self, pipe: Any, doc: Doc, changes: _Changes, indexed: list[tuple[str, float, int]]
+    ) -> None:
+        for key, at, left in indexed:
+            pipe.zadd(key, {doc.code: at})
+            pipe.zremrangebyrank(key, 0, -INDEXED - 1)
+            pipe.expire(key, left)
+        if changes.left:
+            for key in self._progress_keys(doc.code):
+                pipe.hdel(key, *changes.left)
 
-    def votes(self, code: str, step: int, round_: int) -> dict[str, str]:
-        if self.room(code) is None:
-            return {}
-        return self.r.hgetall(self._k("votes", code, step, round_))
+    def _insert(self, doc: Doc) -> bool:
+        from redis.exceptions import WatchError
 
-    def submit_measure(self, code: str, token: object, step: int, answer: object) -> bool:
-        answer = _check_choice(answer)
-        if not isinstance(token, str):
-            raise RoomError("You are not in this room: join it again.")
-        out = self._measure(
-            keys=[
-                self._k("room", code),
-                self._k("members", code),
-                self._k("measures", code, step),
-            ],
-            args=[repr(self.clock()), step, token, answer],
-        )
-        if out == "not now":
-            raise RoomError("The room is not collecting measurements for this step now.")
-        self._refused(out)
-        return out == 1
+        key = self._doc_key(doc.code)
+        version = secrets.token_hex(8)
+        try:
+            with self.r.pipeline() as pipe:
+                pipe.watch(key)
+                text = pipe.hget(key, ROOM)
+                if text is not None and rules.live(rules.load_room(text), self.clock()):
+                    return False
+                changes = _changes(None, doc)
+                indexed = self._indexed(pipe, doc, changes)
+                pipe.multi()
+                pipe.delete(key, *self._progress_keys(doc.code))  # an expired room's
+                texts = rules.dump(doc)
+                pipe.hset(key, mapping={**texts, **{f"{n}@v": version for n in texts}})
+                pipe.expire(key, self._left(doc))
+                self._follow(pipe, doc, changes, indexed)
+                pipe.execute()
+        except WatchError:  # another room took the code meanwhile
+            return False
+        self._hold(doc.code, version, doc, [ROOM])
+        return True
 
-    def measures(self, code: str, step: int) -> dict[str, str]:
-        if self.room(code) is None:
-            return {}
-        return self.r.hgetall(self._k("measures", code, step))
+    def _put_progress(self, code: str, check: Rule[tuple[str, int, int, int]]) -> None:
+        def attempt(pipe: Any) -> None:
+            pipe.watch(self._doc_key(code))
+            doc = self._parts(code, [ROOM], pipe)
+            token, step, done, total = check(doc)
+            assert doc is not None  # the check passed
+            key = self._k("room-progress", code, step)
+            pipe.multi()
+            pipe.hset(key, token, f"{done}/{total}")
+            pipe.expire(key, self._left(doc))
+            pipe.execute()
 
-    def set_progress(self, code: str, token: object, step: int, done: int, total: int) -> None:
-        step, done, total = _check_progress(step, done, total)
-        if not isinstance(token, str):
-            raise RoomError("You are not in this room: join it again.")
-        out = self._progress(
-            keys=[
-                self._k("room", code),
-                self._k("members", code),
-                self._k("progress", code, step),
-            ],
-            args=[repr(self.clock()), step, token, f"{done}/{total}"],
-        )
-        if out == "not now":
-            raise RoomError("The room is not at this step now.")
-        self._refused(out)
+        self._retry(attempt)
 
-    def progress(self, code: str, step: int) -> dict[str, tuple[int, int]]:
-        if self.room(code) is None:
-            return {}
+    def _progress(self, code: str, step: int) -> dict[str, tuple[int, int]]:
         out: dict[str, tuple[int, int]] = {}
-        for token, raw in self.r.hgetall(self._k("progress", code, step)).items():
+        for token, raw in self.r.hgetall(self._k("room-progress", code, step)).items():
             done, _, total = raw.partition("/")
             out[token] = (int(done), int(total))
         return out
+
+    def _codes(self, kind: str, key: str) -> list[str]:
+        return list(self.r.zrevrange(self._k(f"{kind}-rooms", key), 0, INDEXED - 1))
 
 
 def data_dir() -> Path:
@@ -1357,14 +951,15 @@ def open_store() -> RoomStore:
     Redis password masked, and raised as :class:`StoreUnavailable`."""
     url = os.environ.get("REDIS_URL")
     where = masked(url) if url else str(default_db())
+    # ValueError: a malformed REDIS_URL; ImportError: REDIS_URL set where the redis
+    # package is not installed.
+    failures: tuple[type[BaseException], ...] = (*store_errors(), ValueError, ImportError)
     try:
         if url:
             check_redis_url(url)
         store: RoomStore = RedisStore(url) if url else SQLiteStore(default_db())
         store.probe()
-    # ValueError: a malformed REDIS_URL; ImportError: REDIS_URL set where the redis
-    # package is not installed.
-    except (*store_errors(), ValueError, ImportError) as exc:
+    except failures as exc:
         cause = f"{type(exc).__name__}: {exc}"
         for secret in _secrets_of(url or ""):
             cause = cause.replace(secret, "***")

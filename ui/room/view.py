@@ -14,7 +14,7 @@ Who is who:
   survives a server restart). Only an HMAC of it reaches the store, never the cookie.
   A private window is another browser: it joins as another participant (the presenter
   sees it and can remove it).
-* The presenter holds the room's key (``HOST`` in the session). The session that
+* The presenter holds the room's key (:attr:`RoomSession.host`). The session that
   opened the room (or took it back) shows the key on request only, as text, never
   while projecting (:func:`key_box`), and never in a link or a QR code; typed into
   :func:`reclaim_form` on any browser it makes that session the presenter again. A
@@ -37,7 +37,8 @@ when the presenter reveals; a step that trains reports its progress to the room.
 
 ``lesson_view`` calls :func:`bar` at the top of a lesson banner, :func:`following`
 to hide its Previous / Next, and :func:`question` for a step's question; nothing
-else in the app knows the room.
+else in the app knows the room. What a session keeps of the room, on either side, is
+one :class:`RoomSession` in its session state (:func:`session`).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ import hashlib
 import hmac
 import io
 import logging
+import math
 import os
 import re
 import threading
@@ -54,7 +56,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -83,23 +85,11 @@ from .store import (
 
 ROOM, MEMBER, JOIN = "room", "member", "join"
 PRESENT, KEY = "present", "key"  # an old reclaim link's names: refused, removed
-_ME = "room:me"  # (code, Member) of a participant
-_SEEN = "room:seen"  # the (step, phase) this participant's page was last moved for
-_UNMEASURED = "room:unmeasured"  # the (code, step) that cannot be measured here
-_JOB = "room:job"  # (code, step, key) of this participant's measurement
-_MEASURED = "room:measured"  # {(code, step): Answer} measured in this session
-_SENT = "room:sent"  # {(code, step)} whose measured answer the store acknowledged
-_REPORTED = "room:reported"  # (code, step, done, total) last written as progress
-_REMOVED = "room:removed"  # the code of the room the presenter removed us from
-_LOOKED_UP = "room:looked-up"  # the join link this session looked its browser up for
-HOST = "room:host"  # (code, credential, lesson id) of a presenter
-_KEY = "room:key"  # (code, key): the key this session opened or reclaimed the room with
-_SHOW_KEY = "room:key-shown"  # the code whose key is on screen (on request, not projecting)
-_SYNC = "room:sync"  # the presenter's page takes the room's lesson and step
-_HOST_STEP = "room:host-step"  # the room's step as this presenter's page last set it
-_HOST_LOOKED = "room:host-looked"  # this session asked the store for its room once
-_MOVE = "room:move"  # the poll saw the room move: the next full run opens its step
+SESSION = "room:session"  # this session's RoomSession (session())
 POLL_S = 1.0
+# A poll this late (seconds since the one before, against POLL_S asked) means the server
+# answered slowly: the page says so, and keeps following.
+LATE_S = 5.0
 # Each participant's answer is computed by the server that serves their page, with
 # their own seed: nothing runs on a participant's device.
 MEASURED_TITLE = "Measured by the server, one seed per participant"
@@ -115,6 +105,52 @@ NOT_SENT = "not sent: the room could not store it just now."
 
 
 STORE_ERRORS = store_errors()
+
+Vote = tuple[str, int, int]  # (code, step, round) of one vote
+
+
+# ---------------------------------------------------------- the session's state
+@dataclass
+class RoomSession:
+    """What this session keeps of the room, as a participant or as the presenter: one
+    object in the session state, under :data:`SESSION` (:func:`session`). A widget's
+    value stays under the widget's own key."""
+
+    # A participant's side.
+    me: tuple[str, Member] | None = None  # (code, Member) of the room this session follows
+    seen: tuple[int, str] | None = None  # the (step, phase) the page was last moved for
+    move: bool = False  # the poll saw the room move: the next full run opens its step
+    removed: str | None = None  # the code of the room the presenter removed us from
+    looked_up: tuple[str | None] | None = None  # (join code,): the browser was looked up
+    job: tuple[str, int, Hashable] | None = None  # (code, step, key) of our measurement
+    measured: dict[tuple[str, int], Any] = field(default_factory=dict)  # {(code, step): Answer}
+    sent: set[tuple[str, int]] = field(default_factory=set)  # (code, step): the store has it
+    unmeasured: tuple[str, int] | None = None  # the (code, step) that cannot be measured here
+    reported: tuple[str, int, int, int] | None = None  # (code, step, done, total) written
+    nudged: float = 0.0  # when (time.monotonic) the poll last re-ran a stalled page
+    polled: float | None = None  # when (time.monotonic) the follow poll last ran
+    acked: dict[Vote, str | None] = field(default_factory=dict)  # {vote: choice} the store has
+    unsent: dict[Vote, str] = field(default_factory=dict)  # {vote: why} a send failed
+    chosen: set[Vote] = field(default_factory=set)  # the votes picked in this session
+
+    # A presenter's side.
+    # (code, credential, lesson id) presented; (code, key) this session opened or
+    # reclaimed the room with. Secrets: never in a repr (a log line printing the object).
+    host: tuple[str, str, str] | None = field(default=None, repr=False)
+    key: tuple[str, str] | None = field(default=None, repr=False)
+    key_shown: str | None = None  # the code whose key is on screen (on request)
+    sync: bool = False  # the presenter's page takes the room's lesson and step
+    host_step: int | None = None  # the room's step as this presenter's page last set it
+    host_looked: bool = False  # this session asked the store for its room once
+
+
+def session() -> RoomSession:
+    """This session's :class:`RoomSession`, made on first use."""
+    held = st.session_state.get(SESSION)
+    if not isinstance(held, RoomSession):
+        held = RoomSession()
+        st.session_state[SESSION] = held
+    return held
 
 
 @contextmanager
@@ -264,23 +300,23 @@ def me(lookup: bool = False) -> tuple[str, Member] | None:
     reload or a shared link), checked against the store; with ``lookup`` (the
     Workshop page), else the participant this browser joined as (the join link's
     room, else the room it last joined)."""
-    held = st.session_state.get(_ME)
-    if held is not None:
-        return held
+    state = session()
+    if state.me is not None:
+        return state.me
     code = normalize_code(st.query_params.get(ROOM))
     token = st.query_params.get(MEMBER)
     try:
         if code is not None and token:
             member = store().member(code, token)
             if member is None and store().was_removed(code, token):
-                st.session_state[_REMOVED] = code
+                state.removed = code
             if member is not None:
-                st.session_state[_ME] = (code, member)
+                state.me = (code, member)
                 return code, member
         joining = normalize_code(st.query_params.get(JOIN))
-        if not lookup or st.session_state.get(_LOOKED_UP) == (joining,):
+        if not lookup or state.looked_up == (joining,):
             return None
-        st.session_state[_LOOKED_UP] = (joining,)  # once per session and join link
+        state.looked_up = (joining,)  # once per session and join link
         browser = browser_id("member")
         if browser is None:
             return None
@@ -292,21 +328,22 @@ def me(lookup: bool = False) -> tuple[str, Member] | None:
     except STORE_ERRORS:  # a store outage must not break the page
         return None
     if found is not None:
-        st.session_state[_ME] = found
-        st.session_state.pop(_SEEN, None)  # a new session here: go to the room's step
+        state.me = found
+        state.seen = None  # a new session here: go to the room's step
     return found
 
 
 def following() -> bool:
     """Whether this session follows a room (the lesson banner then leaves stepping
     to the presenter)."""
-    return st.session_state.get(_ME) is not None
+    return session().me is not None
 
 
 def leave() -> None:
     """Forget this session's room (it has ended, or we were removed)."""
-    st.session_state.pop(_ME, None)
-    st.session_state.pop(_SEEN, None)
+    state = session()
+    state.me = None
+    state.seen = None
     for k in (ROOM, MEMBER):
         if k in st.query_params:
             del st.query_params[k]
@@ -316,8 +353,9 @@ def join(code: str, name: str | None) -> None:
     """Join room ``code`` (this browser's participant again, if it joined before)
     and open its current step (a rerun on another page)."""
     member = store().join(code, name, browser_id("member"), client_address())
-    st.session_state.pop(_REMOVED, None)
-    st.session_state[_ME] = (code, member)
+    state = session()
+    state.removed = None
+    state.me = (code, member)
     room = store().room(code)
     if room is not None:
         open_room_step(room, code, member)
@@ -336,7 +374,7 @@ def open_room_step(room: Room, code: str, member: Member) -> None:
     if lesson is None or not 1 <= room.step <= len(lesson.steps):
         st.error("The room's lesson is not on this server.")
         return
-    st.session_state[_SEEN] = (room.step, room.phase)
+    session().seen = (room.step, room.phase)
     step = lesson.steps[room.step - 1]
     for name in spec_of(step.page).names:
         st.session_state.pop(name, None)
@@ -375,11 +413,29 @@ def _misplaced(room: Room, page: str) -> bool:
 def _removed(code: str) -> None:
     """We were removed from room ``code``: say so, forget the room, offer to join."""
     leave()
-    st.session_state[_REMOVED] = code
+    session().removed = code
+
+
+def late_note(last: float | None, now: float) -> str | None:
+    """What the follow poll says when it ran ``now - last`` seconds after the one
+    before (asked every :data:`POLL_S`): nothing on time, else that the server is busy."""
+    gap = float("nan") if last is None else now - last
+    if not (math.isfinite(gap) and gap >= LATE_S):  # NaN or inf: no figure to say
+        return None
+    return (
+        f"The server is busy: this page last heard from the room {gap:.0f} s ago. "
+        "It keeps following the room."
+    )
 
 
 @st.fragment(run_every=POLL_S)
 def _follow(code: str, member: Member, page: str) -> None:
+    state = session()
+    now_s = time.monotonic()
+    note = late_note(state.polled, now_s)
+    state.polled = now_s
+    if note is not None:
+        st.caption(note)
     try:
         room, is_member = store().status(code, member.token)
     except STORE_ERRORS:
@@ -396,14 +452,13 @@ def _follow(code: str, member: Member, page: str) -> None:
             leave()
         st.rerun(scope="app")
     now = (room.step, room.phase)
-    seen = st.session_state.get(_SEEN)
-    if seen == now:
+    if state.seen == now:
         if _misplaced(room, page):
             _move()
         _measure_tick(room, code, member, page)
         return
-    if seen is not None and seen[0] == room.step:
-        st.session_state[_SEEN] = now
+    if state.seen is not None and state.seen[0] == room.step:
+        state.seen = now
         _send_ready_measure(room, code, member)  # a reveal: the answer goes at once
         st.rerun(scope="app")  # a reveal or a second vote: redraw the question
     _move()
@@ -414,7 +469,7 @@ def _move() -> None:
     not from this poll. ``st.switch_page`` from a fragment's run left a participant's
     page blank under load in Chromium (Streamlit's frontend: 'Bad delta path index');
     from a full run it is the move a lesson's Next makes."""
-    st.session_state[_MOVE] = True
+    session().move = True
     st.rerun(scope="app")
 
 
@@ -427,7 +482,7 @@ def bar(page: str) -> None:
 
 
 def _removed_notice() -> bool:
-    code = st.session_state.get(_REMOVED)
+    code = session().removed
     if code is None:
         return False
     for k in (ROOM, MEMBER):
@@ -453,14 +508,16 @@ def _bar(page: str) -> None:
         if st.query_params.get(k) != v:
             st.query_params[k] = v  # kept on every page, so a reload finds the room
     room = store().room(code)
-    if st.session_state.pop(_MOVE, False):  # the poll saw a move: as on a new session
-        st.session_state.pop(_SEEN, None)
-    if _SEEN not in st.session_state:
+    state = session()
+    if state.move:  # the poll saw a move: as on a new session
+        state.move = False
+        state.seen = None
+    if state.seen is None:
         # A reload, a late join or a new tab: if this is not the room's step, go there.
         if room is not None and not room.closed and not _on_step(room, page):
             open_room_step(room, code, member)
         elif room is not None:
-            st.session_state[_SEEN] = (room.step, room.phase)
+            state.seen = (room.step, room.phase)
     with st.container(border=True, key="room-bar"):
         c1, c2 = st.columns([3, 2], vertical_alignment="center")
         who = f" as {md_escape(member.name, 40)}" if member.name else ""
@@ -512,7 +569,7 @@ def _work(m: Measurement) -> jobs.Work:
 def _start(measure: Callable[[int], Measurement], code: str, index: int, seed: int) -> jobs.Job:
     """This participant's measurement, started (or joined) in the background."""
     m = measure(seed)
-    st.session_state[_JOB] = (code, index, m.key)
+    session().job = (code, index, m.key)
     job = jobs.REGISTRY.get(m.key)
     if job is not None and job.live:
         jobs.REGISTRY.subscribe(m.key, jobs.session_id())
@@ -523,7 +580,7 @@ def _start(measure: Callable[[int], Measurement], code: str, index: int, seed: i
 
 
 def _job_of(code: str, index: int) -> jobs.Job | None:
-    held = st.session_state.get(_JOB)
+    held = session().job
     if held is None or held[:2] != (code, index):
         return None
     return jobs.REGISTRY.get(held[2])
@@ -532,7 +589,7 @@ def _job_of(code: str, index: int) -> jobs.Job | None:
 def _answer_of(code: str, index: int) -> Any:
     """This session's measured answer of the step (an ``Answer`` or ``_Missing``),
     once its run has finished; kept in the session, since the job table is bounded."""
-    kept = st.session_state.setdefault(_MEASURED, {})
+    kept = session().measured
     if (code, index) in kept:
         return kept[(code, index)]
     job = _job_of(code, index)
@@ -544,7 +601,7 @@ def _answer_of(code: str, index: int) -> Any:
 
 def _submit(code: str, member: Member, index: int, answer: Any) -> bool:
     """Send the measured answer; True once the store has it (acknowledged)."""
-    sent = st.session_state.setdefault(_SENT, set())
+    sent = session().sent
     if (code, index) in sent:
         return True
     try:
@@ -572,7 +629,8 @@ def _report(code: str, member: Member, index: int, job: jobs.Job) -> None:
     if job.total <= 1:
         return
     now = (code, index, job.step, job.total)
-    if st.session_state.get(_REPORTED) == now:
+    state = session()
+    if state.reported == now:
         return
     try:
         store().set_progress(code, member.token, index, min(job.step, job.total), job.total)
@@ -580,7 +638,7 @@ def _report(code: str, member: Member, index: int, job: jobs.Job) -> None:
         return
     except STORE_ERRORS:
         return
-    st.session_state[_REPORTED] = now
+    state.reported = now
 
 
 def _measure_tick(room: Room, code: str, member: Member, page: str) -> None:
@@ -589,9 +647,10 @@ def _measure_tick(room: Room, code: str, member: Member, page: str) -> None:
     (its run was cut short), at most every 3 s."""
     if room.phase == "predict" or not _on_step(room, page):
         return
-    if (code, room.step) in st.session_state.get(_SENT, set()):
+    state = session()
+    if (code, room.step) in state.sent:
         return
-    if st.session_state.get(_UNMEASURED) == (code, room.step):
+    if state.unmeasured == (code, room.step):
         return  # it cannot be measured here (ui.section said why)
     answer = _answer_of(code, room.step)
     if answer is not None and not isinstance(answer, _Missing):
@@ -602,9 +661,8 @@ def _measure_tick(room: Room, code: str, member: Member, page: str) -> None:
     if job is not None and job.live:
         _report(code, member, room.step, job)
         return
-    last = st.session_state.get("room:nudged", 0.0)
-    if time.monotonic() - last > 3.0:
-        st.session_state["room:nudged"] = time.monotonic()
+    if time.monotonic() - state.nudged > 3.0:
+        state.nudged = time.monotonic()
         st.rerun(scope="app")
 
 
@@ -653,17 +711,18 @@ def _question(
     if room is None or room.closed or room.lesson != lesson.id or room.step != index:
         return None
     q = step.predict
+    state = session()
     st.markdown(f"**Predict first:** {q.question}")
     first = store().votes(code, index, 1).get(member.token)
     if room.phase == "predict":
         _vote_form(code, member, index, 1, q.choices, first)
         # Measured meanwhile, in the background, shown only after the reveal.
-        if st.session_state.get(_UNMEASURED) != (code, index):
+        if state.unmeasured != (code, index):
             _start(measure, code, index, member.seed)
         return False
     said = f"You predicted {md_escape(first)}. " if first else ""
     answer = _answer_of(code, index)
-    if answer is None and st.session_state.get(_UNMEASURED) != (code, index):
+    if answer is None and state.unmeasured != (code, index):
         job = _job_of(code, index)
         if job is None or not job.live:
             job = _start(measure, code, index, member.seed)
@@ -675,7 +734,7 @@ def _question(
         # instead of the measurement and of the section (which would need it too);
         # the room goes on (a second vote still counts) and the poll stops waiting.
         say_missing_extra("Measuring this step")
-        st.session_state[_UNMEASURED] = (code, index)
+        state.unmeasured = (code, index)
         if said:
             st.caption(said)
     elif measured:
@@ -686,7 +745,7 @@ def _question(
             icon=":material/science:",
         )
     else:  # failed or stopped: said once, not started again on every poll
-        st.session_state[_UNMEASURED] = (code, index)
+        state.unmeasured = (code, index)
         st.warning(
             f"{said}Your measurement did not finish (the server log says why); the room "
             "goes on without it.",
@@ -711,8 +770,9 @@ def _vote_form(
     """The vote of one round. "Recorded" is said only of a vote the store holds (or
     has acknowledged to this session); a send that failed says so and can be sent
     again."""
-    acked = st.session_state.setdefault("room:acked", {})
-    recorded = recorded or acked.get((code, index, round_))
+    state = session()
+    vote = (code, index, round_)
+    recorded = recorded or state.acked.get(vote)
     what = "prediction" if round_ == 1 else "second vote"
     if recorded is not None:
         then = " Waiting for the presenter to reveal." if round_ == 1 else ""
@@ -721,34 +781,31 @@ def _vote_form(
             icon=":material/how_to_vote:",
         )
         return
-    key = f"room:vote:{code}:{index}:{round_}"
-    failed = f"room:unsent:{code}:{index}:{round_}"
     label = "Send my prediction" if round_ == 1 else "Send my second vote"
-    chosen = f"room:chosen:{code}:{index}:{round_}"  # picked in this session
     choice = st.radio(
         "Your prediction" if round_ == 1 else "Your vote after the discussion",
         list(choices),
         index=None,
-        key=key,
+        key=f"room:vote:{code}:{index}:{round_}",
         horizontal=True,
-        on_change=lambda: st.session_state.__setitem__(chosen, True),
+        on_change=lambda: session().chosen.add(vote),  # picked in this session
     )
     if st.button(label, key=f"room:send:{round_}", type="primary", disabled=choice is None):
         try:
             store().vote(code, member.token, index, round_, choice)
         except RoomError as exc:
-            st.session_state[failed] = str(exc)
+            state.unsent[vote] = str(exc)
         except Exception:  # noqa: BLE001 - any failure: not sent, said, never a traceback
             _LOG.exception("workshop room %s: a vote could not be stored", code)
-            st.session_state[failed] = f"Your {what} was {NOT_SENT}"
+            state.unsent[vote] = f"Your {what} was {NOT_SENT}"
         else:  # the store returned: the vote is committed
-            st.session_state.pop(failed, None)
-            acked[(code, index, round_)] = choice
+            state.unsent.pop(vote, None)
+            state.acked[vote] = choice
             st.rerun()
-    why = st.session_state.get(failed)
+    why = state.unsent.get(vote)
     if why is not None:
         st.error(f"{md_escape(why, 200)} Press **{label}** again.", icon=":material/sync_problem:")
-    elif choice is not None and not st.session_state.get(chosen):
+    elif choice is not None and vote not in state.chosen:
         # A choice this session did not see picked: the browser kept it across a lost
         # connection (a replica restarted), so a Send pressed then never arrived.
         st.warning(
@@ -766,10 +823,11 @@ def host() -> tuple[str, str, str] | None:
     and the credential still opens it. A new session of a browser that presents a
     room (a reload, a replica restart) finds that room again from the browser's
     cookie (once per session)."""
-    held = st.session_state.get(HOST)
+    state = session()
+    held = state.host
     try:
-        if held is None and not st.session_state.get(_HOST_LOOKED):
-            st.session_state[_HOST_LOOKED] = True
+        if held is None and not state.host_looked:
+            state.host_looked = True
             held = _restore()
         if held is None:
             return None
@@ -779,7 +837,7 @@ def host() -> tuple[str, str, str] | None:
         st.warning(UNREACHABLE, icon=":material/cloud_off:")
         return held
     if not ok:
-        st.session_state.pop(HOST, None)
+        state.host = None
         if not gone:
             st.info(
                 f"This browser no longer presents room {held[0]}: open your presenter "
@@ -797,9 +855,10 @@ def _restore() -> tuple[str, str, str] | None:
     room = store().presented_by(cred)
     if room is None:
         return None
-    st.session_state[HOST] = (room.code, cred, room.lesson)
-    st.session_state[_SYNC] = True
-    return st.session_state[HOST]
+    state = session()
+    state.host = (room.code, cred, room.lesson)
+    state.sync = True
+    return state.host
 
 
 def reclaim_from_url() -> None:
@@ -828,9 +887,10 @@ def reclaim(raw_code: str, key: str) -> None:
         return
     with guarded():
         room = store().claim(code, key.strip(), browser_id("presenter"))
-        st.session_state[HOST] = (code, key.strip(), room.lesson)
-        st.session_state[_KEY] = (code, key.strip())
-        st.session_state[_SYNC] = True
+        state = session()
+        state.host = (code, key.strip(), room.lesson)
+        state.key = (code, key.strip())
+        state.sync = True
         st.toast(f"You present room {code} again.", icon=":material/key:")
         st.rerun()
 
@@ -852,20 +912,21 @@ def sync_page(lesson_key: str, step_key: str) -> None:
     """Before the presenter's page draws its lesson and step (the widgets' session
     keys): a room just reclaimed or restored, or moved by the presenter's other
     session (another device), sets them to the room's."""
-    held = st.session_state.get(HOST)
-    if held is None:
+    state = session()
+    if state.host is None:
         return
     try:
-        room = store().room(held[0])
+        room = store().room(state.host[0])
     except STORE_ERRORS:
         return
     if room is None:
         return
-    moved = st.session_state.get(_HOST_STEP, room.step) != room.step
-    if st.session_state.pop(_SYNC, False) or moved:
+    moved = state.host_step is not None and state.host_step != room.step
+    if state.sync or moved:
         st.session_state[lesson_key] = room.lesson
         st.session_state[step_key] = room.step
-    st.session_state[_HOST_STEP] = room.step
+    state.sync = False
+    state.host_step = room.step
 
 
 def follow_presenter(code: str, secret: str, index: int) -> None:
@@ -873,17 +934,18 @@ def follow_presenter(code: str, secret: str, index: int) -> None:
     room = store().room(code)
     if room is not None and room.step != index:
         store().go_to(code, secret, index)
-    st.session_state[_HOST_STEP] = index
+    session().host_step = index
 
 
 def open_room(lesson_id: str, step: int, hide_names: bool) -> tuple[str, str, str]:
     room, key = store().create(
         lesson_id, step=step, hide_names=hide_names, browser=browser_id("presenter")
     )
-    st.session_state[HOST] = (room.code, key, lesson_id)
-    st.session_state[_KEY] = (room.code, key)
-    st.session_state[_HOST_STEP] = step
-    return st.session_state[HOST]
+    state = session()
+    state.host = (room.code, key, lesson_id)
+    state.key = (room.code, key)
+    state.host_step = step
+    return state.host
 
 
 def key_box(code: str, projecting: bool = False) -> None:
@@ -891,17 +953,19 @@ def key_box(code: str, projecting: bool = False) -> None:
     room with it: shown only on request and never while projecting, as text to copy
     privately (no link, no QR code: nothing a browser history, a log or the room can
     keep). A presenter who has it can take the room back on any browser."""
-    known = st.session_state.get(_KEY)
+    state = session()
+    known = state.key
     if known is None or known[0] != code:
         return
-    if projecting or st.session_state.get(_SHOW_KEY) != code:
-        st.session_state.pop(_SHOW_KEY, None)
+    if projecting or state.key_shown != code:
+        state.key_shown = None
         st.button(
             "Show my presenter key",
             key="room:show-key",
             icon=":material/key:",
             disabled=projecting,
-            on_click=lambda: st.session_state.__setitem__(_SHOW_KEY, code),
+            on_click=_show_key,
+            args=(code,),
             help="Not while projecting. With the room code, the key makes any browser "
             "the presenter of this room again: after a closed laptop, a server restart, "
             "or on another device. Copy it somewhere private.",
@@ -917,14 +981,20 @@ def key_box(code: str, projecting: bool = False) -> None:
     st.button(
         "Hide the key",
         key="room:hide-key",
-        on_click=lambda: st.session_state.pop(_SHOW_KEY, None),
+        on_click=_show_key,
+        args=(None,),
     )
+
+
+def _show_key(code: str | None) -> None:
+    session().key_shown = code
 
 
 def forget_host() -> None:
     """This session no longer presents (the room was closed)."""
-    for k in (HOST, _KEY, _SHOW_KEY, _HOST_STEP, _SYNC):
-        st.session_state.pop(k, None)
+    state = session()
+    state.host = state.key = state.key_shown = state.host_step = None
+    state.sync = False
 
 
 def counts(values: dict[str, str], choices: tuple[str, ...]) -> list[tuple[str, int]]:
@@ -1097,7 +1167,7 @@ def _live(code: str, secret: str, lesson: Lesson, index: int) -> None:
     if room is None:
         st.warning("This room has expired.")
         return
-    if room.step != index and st.session_state.get(_HOST_STEP) != room.step:
+    if room.step != index and session().host_step != room.step:
         st.rerun(scope="app")  # moved from the presenter's other session: follow it
     members = s.members(code)
     n = len(members)

@@ -1,22 +1,27 @@
 """The workshop room store, SQLite and Redis through the same tests: only the
 presenter moves the room, one vote per participant per round (also under
-concurrent attempts from threads and from processes), distinct seeds, expiry,
-and a process killed with SIGKILL loses nothing it wrote."""
+concurrent attempts from threads and from processes), no vote lost when many
+participants vote at once from several processes, distinct seeds, the same message
+for the same fault, a write read by another store object, expiry, and a process
+killed with SIGKILL loses nothing it wrote."""
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
 import threading
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from tests.roomstores import RedisServer
+from ui.room import rules
 from ui.room.store import (
     ALPHABET,
     CODE_LEN,
@@ -199,6 +204,120 @@ def test_concurrent_double_votes_from_processes(backend, store):
     assert store.votes(room.code, 1, 1) == {me.token: "plain"}
 
 
+def _vote_for_many(kind, where, prefix, code, tokens, start, out):
+    store = SQLiteStore(where) if kind == "sqlite" else RedisStore(where, prefix=prefix)
+    store.room(code)  # this process holds the room's document: the votes must still land
+    start.wait()
+    done: list[bool] = []
+
+    def one(token: str) -> None:
+        store.set_progress(code, token, 1, 1, 2)
+        done.append(store.vote(code, token, 1, 1, "plain"))
+
+    threads = [threading.Thread(target=one, args=(t,)) for t in tokens]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out.put(done)
+
+
+@pytest.mark.slow
+def test_many_participants_voting_at_once_from_processes_lose_no_vote(backend, store):
+    """Replicas write one room at once (a room voting within a second): 3 processes of
+    8 participants each report progress and vote at the same moment; every report and
+    every vote is stored."""
+    kind, where, _ = backend
+    room, _ = store.create("residuals")
+    members = [store.join(room.code) for _ in range(24)]
+    ctx = mp.get_context("spawn")
+    start, out = ctx.Event(), ctx.Queue()
+    prefix = getattr(store, "p", "")
+    tokens = [m.token for m in members]
+    procs = [
+        ctx.Process(
+            target=_vote_for_many,
+            args=(kind, where, prefix, room.code, tokens[k::3], start, out),
+        )
+        for k in range(3)
+    ]
+    for p in procs:
+        p.start()
+    start.set()
+    got = [ok for _ in procs for ok in out.get(timeout=120)]
+    for p in procs:
+        p.join(timeout=30)
+    assert got == [True] * 24
+    assert store.votes(room.code, 1, 1) == dict.fromkeys(tokens, "plain")
+    assert store.progress(room.code, 1) == dict.fromkeys(tokens, (1, 2))
+
+
+def test_a_store_object_reads_what_another_wrote(backend):
+    """Each store object holds the room's parts it read; another replica's write is
+    read at the next call all the same (a poll, a tally)."""
+    here, there = backend[2](), backend[2]()
+    room, key = here.create("residuals", step=2)
+    ada = here.join(room.code, "Ada")
+    assert here.room(room.code).step == 2 and here.votes(room.code, 2, 1) == {}
+    assert there.vote(room.code, ada.token, 2, 1, "plain")
+    assert here.votes(room.code, 2, 1) == {ada.token: "plain"}
+    bo = there.join(room.code, "Bo")
+    there.go_to(room.code, key, 3)
+    polled, known = here.status(room.code, bo.token)
+    assert (polled.step, polled.phase, known) == (3, "predict", True)
+    assert here.members(room.code) == [ada, bo]
+    assert there.remove(room.code, key, ada.token)
+    assert here.member(room.code, ada.token) is None and here.votes(room.code, 2, 1) == {}
+    assert here.was_removed(room.code, ada.token)
+
+
+def _refusal(fault):
+    with pytest.raises(RoomError) as caught:
+        fault()
+    return str(caught.value), type(caught.value)
+
+
+def test_the_same_fault_is_refused_with_the_same_message(store):
+    """One rule refuses each fault (ui.room.rules), so both stores say the same."""
+    room, key = store.create("residuals", step=2)
+    me = store.join(room.code, "Ada")
+    gone = "ZZZZZZ"
+    faults = [
+        (lambda: store.vote(room.code, me.token, 3, 1, "plain"), rules.NO_VOTES, RoomError),
+        (lambda: store.vote(room.code, me.token, 2, 2, "plain"), rules.NO_VOTES, RoomError),
+        (lambda: store.vote(room.code, "stranger", 2, 1, "x"), rules.NOT_MEMBER, RoomError),
+        (lambda: store.vote(room.code, None, 2, 1, "x"), rules.NOT_MEMBER, RoomError),
+        (lambda: store.vote(room.code, me.token, 2, 1, ""), rules.NOT_A_CHOICE, RoomError),
+        (lambda: store.submit_measure(room.code, me.token, 2, "x"), rules.NO_MEASURES, RoomError),
+        (lambda: store.set_progress(room.code, me.token, 3, 1, 2), rules.NOT_AT_STEP, RoomError),
+        (lambda: store.set_progress(room.code, me.token, 2, 3, 2), rules.NO_PROGRESS, RoomError),
+        (lambda: store.set_progress(room.code, "stranger", 2, 1, 2), rules.NOT_MEMBER, RoomError),
+        (lambda: store.go_to(room.code, me.token, 3), rules.ONLY_PRESENTER, NotPresenter),
+        (lambda: store.go_to(room.code, key, 0), rules.NO_STEP, RoomError),
+        (lambda: store.set_phase(room.code, key, "over"), rules.NO_PHASE, RoomError),
+        (lambda: store.set_joining(room.code, key, False, -1), rules.BAD_SIZE, RoomError),
+        (lambda: store.claim(room.code, "wrong"), rules.WRONG_KEY, NotPresenter),
+        (lambda: store.join(gone), rules.GONE, RoomError),
+        (lambda: store.vote(gone, me.token, 2, 1, "x"), rules.GONE, RoomError),
+        (lambda: store.submit_measure(gone, me.token, 2, "x"), rules.GONE, RoomError),
+        (lambda: store.set_progress(gone, me.token, 2, 1, 2), rules.GONE, RoomError),
+        (lambda: store.go_to(gone, key, 2), rules.GONE, RoomError),
+        (lambda: store.claim(gone, key), rules.GONE, RoomError),
+        (lambda: store.remove(gone, key, me.token), rules.GONE, RoomError),
+    ]
+    said = [_refusal(fault) for fault, _, _ in faults]
+    store.close(room.code, key)
+    closed = [
+        (lambda: store.join(room.code), rules.CLOSED, RoomError),
+        (lambda: store.vote(room.code, me.token, 2, 1, "x"), rules.CLOSED, RoomError),
+        (lambda: store.submit_measure(room.code, me.token, 2, "x"), rules.CLOSED, RoomError),
+        (lambda: store.set_progress(room.code, me.token, 2, 1, 2), rules.CLOSED, RoomError),
+    ]
+    faults += closed
+    said += [_refusal(fault) for fault, _, _ in closed]
+    assert said == [(message, kind) for _, message, kind in faults]
+
+
 def test_rooms_expire(backend):
     clock = Clock()
     store = backend[2](clock)
@@ -219,8 +338,15 @@ def test_rooms_expire(backend):
     with pytest.raises(RoomError):
         store.go_to(room.code, secret, 2)
     if backend[0] == "redis":  # and the keys themselves go a minute after
-        ttl = store.r.ttl(store._k("room", room.code))
-        assert 0 < ttl
+        assert 0 < store.r.ttl(store._doc_key(room.code)) <= 60 + 60
+    else:  # the row goes when the next room is created
+        store.create("residuals")
+        assert room.code not in [row[0] for row in _rows(backend[1], "SELECT code FROM room_docs")]
+
+
+def _rows(path, sql):
+    with closing(sqlite3.connect(path)) as db:
+        return db.execute(sql).fetchall()
 
 
 WRITER = textwrap.dedent(

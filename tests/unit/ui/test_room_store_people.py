@@ -4,12 +4,13 @@ wrong key or a participant's token reclaims nothing (refused, logged, rate-limit
 the room unchanged); a presenting browser's credential presents again; one browser
 joins as one participant (their seed and votes come back); joins are rate-limited
 per room and per browser; the presenter removes a participant; a long measurement's
-progress; an old rooms file gets the new columns."""
+progress; a rooms file or Redis of the earlier layout is not misread."""
 
 from __future__ import annotations
 
 import logging
 import sqlite3
+from contextlib import closing
 
 import pytest
 
@@ -20,6 +21,7 @@ from ui.room.store import (
     JOINS_PER_MINUTE_BROWSER,
     KEY_FAILS_PER_MINUTE,
     NotPresenter,
+    RedisStore,
     RoomError,
     SQLiteStore,
     TooMany,
@@ -130,6 +132,23 @@ def test_one_browser_one_participant(store):
     assert store.browser_room(BROWSER) is None
 
 
+def test_a_browsers_rooms_are_found_while_the_longest_lived_lasts(backend):
+    """The browser -> rooms index is kept for the room that lasts longest, not the one
+    joined last (Redis: its key's expiry)."""
+    clock = Clock()
+    store = backend[2](clock)
+    long_, _ = store.create("residuals", ttl=3 * 3600)
+    short, _ = store.create("residuals", ttl=600)
+    ada = store.join(long_.code, "Ada", BROWSER)
+    clock.now += 1
+    bo = store.join(short.code, "Bo", BROWSER)
+    assert store.browser_room(BROWSER) == (short.code, bo)
+    clock.now += 600  # the short room has ended
+    assert store.browser_room(BROWSER) == (long_.code, ada)
+    if backend[0] == "redis":
+        assert store.r.ttl(store._k("browser-rooms", BROWSER)) > 3 * 3600 - 60
+
+
 def test_joins_are_rate_limited_per_room_and_per_browser(backend):
     clock = Clock()
     store = backend[2](clock)
@@ -208,9 +227,12 @@ CREATE TABLE members (
 """
 
 
-def test_a_rooms_file_of_the_earlier_version_gets_the_new_columns(tmp_path):
+def test_a_rooms_file_of_the_earlier_layout_is_cleared_not_misread(tmp_path):
+    """The earlier layout (a table per kind of row) is never read as rooms: a store
+    that opens such a file drops its tables (its rooms end; their names are not
+    kept) and serves new rooms from the same file."""
     path = tmp_path / "rooms.sqlite3"
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.executescript(OLD_SCHEMA)
         db.execute(
             "INSERT INTO rooms VALUES ('ABCDEF', ?, 'residuals', 3, 'predict', 0, 1, 9e12, 0, 1)",
@@ -218,10 +240,29 @@ def test_a_rooms_file_of_the_earlier_version_gets_the_new_columns(tmp_path):
         )
         db.execute("INSERT INTO members VALUES ('ABCDEF', 'tok', 'Ada', 1)")
     store = SQLiteStore(path)
-    assert store.room("ABCDEF").step == 3
-    assert store.member("ABCDEF", "tok").name == "Ada"
-    assert store.join("ABCDEF", None, BROWSER).seed == 2
+    assert store.room("ABCDEF") is None and store.member("ABCDEF", "tok") is None
+    with pytest.raises(RoomError, match="expired or does not exist"):
+        store.join("ABCDEF", None, BROWSER)
+    with closing(sqlite3.connect(path)) as db:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert not tables & {"rooms", "members"}, tables
+    room, _ = store.create("residuals")
+    assert store.join(room.code, None, BROWSER).seed == 1
     SQLiteStore(path)  # opening it again changes nothing
+    assert store.member_of_browser(room.code, BROWSER).seed == 1
+
+
+def test_redis_keys_of_the_earlier_layout_are_never_read(redis_server):
+    store = RedisStore(redis_server.url, prefix="earlier-layout:")
+    store.r.hset(
+        "earlier-layout:room:ABCDEF",
+        mapping={"secret_hash": "0" * 64, "lesson": "residuals", "step": 3, "phase": "predict",
+                 "hide_names": 0, "created": 1, "expires": 9e12, "closed": 0, "seq": 1},
+    )  # fmt: skip
+    store.r.hset("earlier-layout:members:ABCDEF", "tok", '{"name": "Ada", "seed": 1}')
+    assert store.room("ABCDEF") is None and store.member("ABCDEF", "tok") is None
+    with pytest.raises(RoomError, match="expired or does not exist"):
+        store.join("ABCDEF", None, BROWSER)
 
 
 def test_a_locked_room_refuses_new_members_and_lets_its_own_back(store):

@@ -174,7 +174,7 @@ def test_redis_with_its_password_in_redis_url_serves_the_app(
     # Anyone else who reaches the port cannot rewrite the room's presenter secret.
     stranger = redis.Redis(port=locked_redis)
     with pytest.raises(redis.AuthenticationError):
-        stranger.hset(f"resviz:room:{room.code}", "secret_hash", "0" * 64)
+        stranger.hset(f"resviz:room-doc:{room.code}", "doc", "{}")
     assert store.is_presenter(room.code, secret)
 
 
