@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8501
 
-.PHONY: run test check setup setup-dev lint unit app browser bench clean lock workshop nginx system
+.PHONY: run test check setup setup-dev setup-workshop lint unit app browser bench clean lock workshop nginx system
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -14,13 +14,20 @@ $(VENV)/.runtime: requirements.txt constraints.txt | $(BIN)/python
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements.txt -c constraints.txt
 	touch $@
 
-$(VENV)/.dev: requirements-dev.txt requirements-demo.txt requirements.txt constraints.txt | $(BIN)/python
+# The workshop server's process manager (supervisord), on top of the app's packages:
+# `make workshop` and the container install it, `make run` and Community Cloud do not.
+$(VENV)/.workshop: requirements-workshop.txt constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements-workshop.txt -c constraints.txt
+	touch $@
+
+$(VENV)/.dev: requirements-dev.txt requirements-demo.txt requirements.txt requirements-workshop.txt constraints.txt | $(BIN)/python
 	$(BIN)/python -m pip install --disable-pip-version-check -q -r requirements-dev.txt -c constraints.txt
 	$(BIN)/python -m pip install --disable-pip-version-check -q --no-deps -r requirements-demo.txt -c constraints.txt
-	touch $(VENV)/.runtime $@
+	touch $(VENV)/.runtime $(VENV)/.workshop $@
 
 setup: $(VENV)/.runtime
 setup-dev: $(VENV)/.dev
+setup-workshop: $(VENV)/.workshop
 
 # MALLOC_ARENA_MAX=2: one glibc arena per script thread otherwise keeps ~100 MB
 # resident after a crowd leaves (measured by tests/browser/test_concurrency.py).
@@ -30,7 +37,11 @@ run: setup
 # A workshop server: one Streamlit process per core behind nginx (sticky sessions,
 # websockets) on https://<this machine>:$(WORKSHOP_PORT), with a self-signed certificate
 # made at the first start, or CERT=cert.pem KEY=key.pem for yours (docs/workshop.md,
-# HTTPS); HTTP=1 for plain HTTP on a network you trust.
+# HTTPS); HTTP=1 for plain HTTP on a network you trust. serve.py writes the
+# configuration and runs supervisord in the foreground, which restarts a replica or
+# nginx that dies (health.py restarts a hung one) and rotates the logs in
+# artifacts/workshop/; Ctrl-C stops it all (docs/deploy.md, "Supervision";
+# `.venv/bin/supervisorctl -c artifacts/workshop/supervisord.conf status` to watch).
 # See README "Run a workshop".
 # Model folders on the Pretrained page stay off unless MODEL_FOLDERS names the folders
 # participants may load from (MODEL_FOLDERS=/srv/models:/data/more make workshop).
@@ -55,7 +66,7 @@ system:
 			$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; fi; \
 	else echo "no apt-get: install Chromium, nginx and redis-server yourself, or those tests skip"; fi
 
-workshop: setup nginx
+workshop: setup setup-workshop nginx
 	$(BIN)/python deploy/workshop/serve.py --port $(WORKSHOP_PORT) --replicas $(REPLICAS) \
 		$(if $(MODEL_FOLDERS),--model-folders "$(MODEL_FOLDERS)") \
 		$(if $(CERT),--cert "$(CERT)" --key "$(KEY)") $(if $(HTTP),--http)

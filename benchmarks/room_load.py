@@ -42,6 +42,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import websockets
@@ -248,16 +249,32 @@ def start_server(replicas: int, env: dict[str, str], run: Path) -> tuple[subproc
     raise RuntimeError("workshop server not up")
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process under ``pid`` (children first found first), read from /proc."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            try:
+                kids = [int(k) for k in (task / "children").read_text().split()]
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            found += kids
+            todo += kids
+    return found
+
+
 def replica_pids(serve_pid: int) -> dict[int, int]:
-    """Port -> pid of each replica serve.py runs (its children with --server.port)."""
+    """Port -> pid of each replica the workshop server runs (the Streamlit processes
+    under it with --server.port, whichever supervisor started them)."""
     found = {}
-    kids = Path(f"/proc/{serve_pid}/task/{serve_pid}/children").read_text().split()
-    for pid in map(int, kids):
+    for pid in descendants(serve_pid):
         try:
             cmd = Path(f"/proc/{pid}/cmdline").read_text().split("\0")
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):
             continue
-        if "--server.port" in cmd:
+        if "--server.port" in cmd and "streamlit" in " ".join(cmd):
             found[int(cmd[cmd.index("--server.port") + 1])] = pid
     return found
 
@@ -303,9 +320,11 @@ async def session(
     store: RoomStore,
     n: int,
     steps: int,
-    kill_at: float | None = None,
-    serve_pid: int = 0,
+    kill: Callable[[list[Participant], dict], Awaitable[None]] | None = None,
 ) -> dict[str, object]:
+    """A room of ``n`` through ``steps`` steps; ``kill(people, out)``, when given, is
+    started at the first move (it waits, kills, and records in ``out``: ``at`` the
+    kill's time, ``held``/``on_it`` the participants it held, ``back_after``)."""
     room, secret = store.create(LESSON.id, step=1)
     q_steps = [i for i in range(1, steps + 1) if LESSON.steps[i - 1].predict]
     people = []
@@ -317,13 +336,13 @@ async def session(
     await _until(lambda: all(1 in p.drawn for p in people), 180)
     await asyncio.sleep(2)
     moves: dict[int, float] = {}
-    kill: dict[str, float] = {}
+    killed: dict = {}
     killer = None
     for step in range(2, steps + 1):
         moves[step] = time.monotonic()
         store.go_to(room.code, secret, step)
-        if kill_at is not None and killer is None:
-            killer = asyncio.create_task(kill_later(url, serve_pid, kill_at, people, kill))
+        if kill is not None and killer is None:
+            killer = asyncio.create_task(kill(people, killed))
         await _until(lambda s=step: all(s in p.drawn for p in people), 120)
         if LESSON.steps[step - 1].predict:
             await _until(lambda s=step: len(store.votes(room.code, s, 1)) >= n, 60)
@@ -336,7 +355,7 @@ async def session(
         p.stop.set()
     await asyncio.gather(*tasks, return_exceptions=True)
     moved = [p.moved[s] - moves[s] for p in people for s in moves if s in p.moved]
-    after = [s for s in moves if "at" in kill and moves[s] > kill["at"]]
+    after = [s for s in moves if "at" in killed and moves[s] > killed["at"]]
     moved_after = [p.moved[s] - moves[s] for p in people for s in after if s in p.moved]
     drawn = [p.drawn[s] - moves[s] for p in people for s in moves if s in p.drawn]
     sent = sum(p.clicks for p in people)
@@ -356,7 +375,7 @@ async def session(
         "measured": measured,
         "asked": n * len(q_steps),
         "errors": [e for p in people for e in p.errors],
-        "kill": kill,
+        "kill": killed,
         "back": [b for p in people for b in p.back],
         "missing": missing,
         "moved_after": moved_after,
@@ -401,9 +420,13 @@ def main() -> None:
         run.mkdir()
         proc, url = start_server(args.replicas, {**env, "MALLOC_ARENA_MAX": "2"}, run)
         try:
-            out = asyncio.run(
-                session(url, store, args.participants, args.steps, args.kill_at, proc.pid)
-            )
+            kill = None
+            if args.kill_at is not None:
+
+                async def kill(people: list[Participant], out: dict, url=url, pid=proc.pid) -> None:  # noqa: ANN001
+                    await kill_later(url, pid, args.kill_at, people, out)
+
+            out = asyncio.run(session(url, store, args.participants, args.steps, kill))
         finally:
             proc.terminate()
             proc.wait(timeout=30)

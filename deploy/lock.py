@@ -1,7 +1,8 @@
 """`make lock`: uv writes the hashed universal lock; two plain files are read off it.
 
-- ``requirements.lock``: every package ``requirements-dev.txt`` installs, for CPython 3.11
-  and later on every platform, each with the sha256 of its files: ``uv pip compile
+- ``requirements.lock``: every package ``requirements-dev.txt`` installs (it takes in
+  ``requirements.txt`` and ``requirements-workshop.txt``), for CPython 3.11 and later on
+  every platform, each with the sha256 of its files: ``uv pip compile
   --universal --generate-hashes`` writes it whole. ``pip install --require-hashes -r
   requirements.lock`` is the hash-checked install of the test environment.
 - ``constraints.txt``: its lines for CPython 3.11 on Linux x86_64, without hashes: what

@@ -9,16 +9,20 @@ every later request (the websocket included) by it, so a session stays on the
 process that holds it. Replicas share nothing (runs and caches are per process),
 so they need nothing more. ``make workshop`` runs this; stop it with Ctrl-C.
 
-It also supervises them: a replica that exits (a crash, an out-of-memory kill) is
-started again on the same port, so nginx's upstream and the sticky hash stay valid,
-after 0.5 s, doubling on each quick failure up to 30 s (back to 0.5 s once it has run
-60 s); nginx is restarted the same way. Meanwhile nginx stops sending new connections
-to the dead replica and a browser that reconnects lands on a live one (its session
-starts afresh there: the room is in the store, the URL says the step). Each restart is
-said on stderr. A replica that stops answering its health probe (alive, hung) is
-killed after 10 s, so restarted the same way. SIGTERM or Ctrl-C stops everything within
-2 s (docs/deploy.md). Its
-logs (each replica's, nginx's) are rotated past 10 MB, one older copy kept.
+This file writes the configuration and hands over to supervisord, a standard process
+manager (the ``supervisor`` package, requirements-workshop.txt): it writes nginx's
+configuration and ``supervisord.conf`` in the run folder, then becomes ``supervisord
+-n`` (exec: the same process, so Ctrl-C and ``docker stop``'s SIGTERM reach it, and in
+the container it is PID 1, reaping what it inherits). supervisord starts the replicas
+and nginx, restarts one that exits (a crash, an out-of-memory kill) on the same port,
+backing off when one keeps failing to start, rotates every log past 10 MB, and stops
+everything within 2 s of SIGTERM or Ctrl-C. ``supervisorctl -c RUN/supervisord.conf
+status`` shows them. Two small programs it runs are ours, where supervisord cannot do
+what the room needs (docs/deploy.md, "Supervision"): ``health.py`` asks each replica's
+health endpoint every second and has supervisord restart one that stopped answering
+(alive and hung, which supervisord cannot see); it also starts nginx once every replica
+answers and says when the room is open. ``start_nginx.py`` clears the worker a killed
+nginx master leaves holding the port before a new master starts.
 
 It speaks HTTPS: with the instructor's certificate (``--cert``, ``--key``), else one it
 makes with openssl at the first start and keeps in the run folder (self-signed: each
@@ -38,41 +42,49 @@ Usage: python deploy/workshop/serve.py [--port 8500] [--replicas N] [--address 0
 from __future__ import annotations
 
 import argparse
-import ctypes
+import errno
+import importlib.util
 import os
+import random
+import re
 import secrets
+import shlex
 import shutil
-import signal
 import socket
-import ssl
+import stat
 import subprocess
 import sys
-import threading
-import time
-import urllib.request
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-STOP_GRACE = 1.0  # seconds the children get to exit after a SIGTERM, then a kill
-# (Streamlit alone takes 1.6-2.5 s to shut down gracefully here, idle; a replica holds
-# no state worth the wait: its sessions end with it either way)
-FIRST_DELAY = 0.5  # seconds before restarting a child that exited...
-MAX_DELAY = 30.0  # ...doubling on each quick failure up to this...
-STABLE_AFTER = 60.0  # ...and back to FIRST_DELAY once it had run this long
-TICK = 0.2  # seconds between two looks at the children
-# A hung replica (alive, not answering: stopped, or its event loop blocked) is killed
-# and so restarted like a crash, which sends its browsers to a live replica. Each replica
-# is asked for /_stcore/health every PROBE_EVERY_S, each ask given PROBE_TIMEOUT_S; one
-# that answered since its start and then not for HUNG_AFTER_S, or never in
-# START_GRACE_S, is killed. A script that computes for minutes does not hang it: the
-# health answer comes from Streamlit's event loop, not from a session's script thread.
-PROBE_EVERY_S = 1.0
-PROBE_TIMEOUT_S = 2.0
-# 6 s: a hung replica's browsers are back in the room within 15 s of the hang (the probe
-# needs up to PROBE_EVERY_S more to notice, a browser about 2 s to reconnect).
+HERE = Path(__file__).resolve().parent
+# A hung replica (alive, not answering: stopped, or its event loop blocked) is restarted
+# by health.py, given these on its command line: one that answered since its start and
+# then not for HUNG_AFTER_S, or never in START_GRACE_S, is restarted. 6 s: a hung
+# replica's browsers are back in the room within 15 s of the hang (the probe needs up to
+# 1 s more to notice, a browser about 2 s to reconnect once its websocket closes).
 HUNG_AFTER_S = 6.0
 START_GRACE_S = 120.0
+# supervisord's settings (docs/deploy.md, "Supervision", says why each).
+# A process that exits within STARTSECS of its start has failed to start: supervisord
+# waits 1 s, then 2 s, 3 s... (one more each time) before the next try, and gives up
+# (FATAL) after STARTRETRIES tries in a row, 1 + 2 + ... + 240 s = 8 h of failing: never
+# during a workshop day. One that had run STARTSECS is restarted at once. 10 s: a replica
+# answers its health probe 2 to 6 s after its start here, so one that fails at its
+# imports or its port backs off.
+STARTSECS = {"replica": 10, "nginx": 5, "health": 2}
+STARTRETRIES = 240
+# Stop: a replica is sent SIGKILL (it holds nothing worth a graceful stop: its sessions
+# end either way, the room is in the store; Streamlit's own shutdown takes 1.6 to 2.5 s
+# here, and a SIGSTOPped one would not act on SIGTERM at all), nginx SIGTERM (its fast
+# shutdown), each to its whole process group; what is left after STOPWAITSECS is killed.
+STOPWAITSECS = 1
+LOG_MAX = "10MB"  # every log (supervisord's, each replica's, nginx's) rotates past this,
+LOG_BACKUPS = 1  # one older copy kept (NAME.1)
+# Replica ports are drawn from here up to the kernel's ephemeral range, which no
+# outgoing connection or port-0 bind takes in the seconds before the replica binds.
+PORTS_FROM = 20000
 
 # Failover: a replica that refuses the connection (dead, or restarting) or answers 502
 # or 503 (not ready) is marked down for 5 s after one failure, and the request, the
@@ -83,7 +95,7 @@ START_GRACE_S = 120.0
 NGINX_CONF = """\
 worker_processes 1;
 pid {run}/nginx.pid;
-error_log {run}/nginx-error.log warn;
+error_log stderr warn;
 events {{ worker_connections 4096; }}
 http {{
     server_tokens off;
@@ -91,7 +103,9 @@ http {{
     # there; the path, the status and the size are enough to follow a problem.
     log_format resviz '$remote_addr [$time_local] "$request_method $uri" $status '
                       '$body_bytes_sent $request_time';
-    access_log {run}/nginx-access.log resviz;
+    # To nginx's stdout (and its errors to stderr): supervisord writes them to
+    # nginx-access.log and nginx-error.log in the run folder and rotates them.
+    access_log /dev/stdout resviz;
     client_body_temp_path {run}/client_body;
     proxy_temp_path {run}/proxy;
     fastcgi_temp_path {run}/fastcgi;
@@ -135,12 +149,6 @@ http {{
     }}
 }}
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def nginx_binary() -> str:
@@ -253,21 +261,6 @@ def make_certificate(folder: Path, address: str) -> tuple[Path, Path]:
     return cert, key
 
 
-def wait_healthy(url: str, proc: subprocess.Popen, deadline: float) -> None:
-    # Our own server, by its loopback address: its certificate may be self-signed.
-    context = ssl._create_unverified_context() if url.startswith("https:") else None
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{url}: process exited with {proc.returncode}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2, context=context) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise RuntimeError(f"{url} not healthy in time")
-
-
 def check_room_store() -> bool:
     """Open the workshop rooms' store once, before any replica starts, so a store that
     cannot be written (a read-only folder, a Redis that refuses the password) is said in
@@ -311,258 +304,219 @@ def replica_env(base: Mapping[str, str], model_folders: str) -> dict[str, str]:
     }
 
 
-LOG_MAX_BYTES = 10 * 2**20  # a log past this is rotated...
-ROTATE_EVERY_S = 30.0  # ...checked this often; one older copy is kept (NAME.1)
+def replica_ports(count: int) -> list[int]:
+    """``count`` distinct loopback ports free now, drawn at random from
+    :data:`PORTS_FROM` up to the kernel's ephemeral range: a port there is taken only by
+    a program that asks for it by number, never by an outgoing connection or a port-0
+    bind in the seconds before the replica binds it (supervisord would restart a replica
+    whose port is taken again and again). Where that range leaves too few, any free
+    port."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    ports: list[int] = []
+    draw = random.SystemRandom()
+    for _ in range(2000 if low - PORTS_FROM > 10 * count else 0):
+        port = draw.randrange(PORTS_FROM, low)
+        if port not in ports and port_free("127.0.0.1", port):
+            ports.append(port)
+            if len(ports) == count:
+                return ports
+    while len(ports) < count:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            if (port := s.getsockname()[1]) not in ports:
+                ports.append(port)
+    return ports
 
 
-def rotate_logs(run: Path, max_bytes: int = LOG_MAX_BYTES) -> list[Path]:
-    """Rotate every log in ``run`` (the replicas', nginx's) past ``max_bytes``: its text
-    is copied to ``NAME.1`` (replacing the older copy) and the log emptied in place.
-    The writers (the replicas' stdout, nginx) hold the file open in append mode, so
-    they write on at its new end; no one need reopen it. Returns the logs rotated."""
-    done = []
-    for log in sorted(run.glob("*.log")):
+def port_free(address: str, port: int) -> bool:
+    """Whether ``address:port`` can be listened on now (as nginx binds: SO_REUSEADDR)."""
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    with socket.socket(family) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            if log.stat().st_size <= max_bytes:
-                continue
-            shutil.copyfile(log, log.with_name(log.name + ".1"))
-            with log.open("r+b") as f:
-                f.truncate(0)
-        except OSError as exc:  # a log that cannot be rotated is said, and left
-            say(f"could not rotate {log.name}: {exc}")
-            continue
-        done.append(log)
-    return done
+            s.bind((address, port))
+        except OSError as exc:
+            if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+                return False
+            raise
+    return True
 
 
-def restart_delay(previous: float, uptime: float) -> float:
-    """Seconds to wait before starting again a child that exited after ``uptime``
-    seconds, ``previous`` being the wait before its last start (0 for none)."""
-    if previous <= 0 or uptime >= STABLE_AFTER:
-        return FIRST_DELAY
-    return min(previous * 2, MAX_DELAY)
+def conf_value(value: object) -> str:
+    """A value as supervisord's configuration reads it back: ``%`` doubled (its
+    expansions), booleans as ``true``/``false``; a value that would be cut (a newline,
+    or `` ;`` and `` #``, which start a comment there) is refused."""
+    text = str(value).lower() if isinstance(value, bool) else str(value)
+    if "\n" in text or re.search(r"\s[;#]", text):
+        raise ValueError(f"cannot be written into supervisord.conf: {text!r}")
+    return text.replace("%", "%%")
 
 
-def how_it_ended(returncode: int) -> str:
-    if returncode < 0:
-        try:
-            return f"killed by {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"killed by signal {-returncode}"
-    return f"exit status {returncode}"
+def section(name: str, settings: Mapping[str, object]) -> str:
+    lines = [f"[{name}]", *(f"{key}={conf_value(value)}" for key, value in settings.items())]
+    return "\n".join(lines) + "\n"
 
 
-def say(message: str) -> None:
-    print(f"{time.strftime('%H:%M:%S')} serve.py: {message}", file=sys.stderr, flush=True)
+def socket_path(run: Path) -> Path:
+    """supervisord's control socket: in the run folder, unless that path is past what a
+    Unix socket's name may hold (107 bytes), then in the temporary folder."""
+    path = run / "supervisor.sock"
+    if len(os.fsencode(path)) < 100:
+        return path
+    import hashlib
+
+    digest = hashlib.sha256(os.fsencode(run)).hexdigest()[:16]
+    return Path(os.environ.get("TMPDIR", "/tmp")) / f"resviz-supervisor-{digest}.sock"
 
 
-def hung(now: float, started: float, answered: float | None) -> float | None:
-    """Seconds a running replica started at ``started`` has gone without answering its
-    health probe, if that makes it hung (else None); ``answered``: when it last
-    answered since that start (None: not yet)."""
-    silent = now - (started if answered is None else answered)
-    limit = START_GRACE_S if answered is None else HUNG_AFTER_S
-    return silent if silent > limit else None
+def log_settings(log: Path, channel: str = "stdout") -> dict[str, object]:
+    return {
+        f"{channel}_logfile": log,
+        f"{channel}_logfile_maxbytes": LOG_MAX,
+        f"{channel}_logfile_backups": LOG_BACKUPS,
+    }
 
 
-class Probe(threading.Thread):
-    """Asks one replica's port for /_stcore/health every :data:`PROBE_EVERY_S` and keeps
-    when its process last answered (a daemon thread: it ends with serve.py)."""
-
-    def __init__(self, child: Child, port: int) -> None:
-        super().__init__(name=f"probe-{port}", daemon=True)
-        self.child, self.url = child, f"http://127.0.0.1:{port}/_stcore/health"
-        self.answered: tuple[int, float] | None = None  # (pid, when)
-
-    def last_answer(self, pid: int) -> float | None:
-        """When process ``pid`` last answered (None: not since it started)."""
-        seen = self.answered
-        return seen[1] if seen is not None and seen[0] == pid else None
-
-    def run(self) -> None:
-        while not Child.stopping:
-            proc = self.child.proc
-            if proc is not None and proc.poll() is None:
-                try:
-                    with urllib.request.urlopen(self.url, timeout=PROBE_TIMEOUT_S) as r:
-                        if r.status == 200:
-                            self.answered = (proc.pid, time.monotonic())
-                except OSError:
-                    pass
-            time.sleep(PROBE_EVERY_S)
-
-
-def kill_if_hung(child: Child, probe: Probe, now: float, known: Collection[int]) -> None:
-    """Kill ``child`` (a replica) when its probe finds it hung (:func:`hung`); the next
-    :meth:`Child.check` restarts it, as after a crash."""
-    proc = child.proc
-    if proc is None or child.restart_at is not None or proc.poll() is not None:
-        return
-    silent = hung(now, child.started, probe.last_answer(proc.pid))
-    if silent is None:
-        return
-    say(
-        f"{child.name} (pid {proc.pid}) has not answered its health probe for "
-        f"{silent:.0f} s; killing it"
-    )
-    child.kill_group(known)  # one SIGKILL to its group; the restart clears what is left
-
-
-class Stopping(BaseException):
-    """SIGTERM or SIGINT arrived: stop every child and exit 0."""
-
-
-class Child:
-    """One supervised process (a replica or nginx) in a process group of its own, so
-    that what it leaves behind (nginx's worker outlives a killed master, holding the
-    port) goes with it, and a terminal's Ctrl-C reaches only this server, which stops
-    the children itself."""
-
-    stopping = False  # a stop signal came
-    spawning = False  # a Popen is under way: a stop signal only sets ``stopping``
-
-    def __init__(self, name: str, spawn: Callable[[], subprocess.Popen]) -> None:
-        self.name, self.spawn = name, spawn
-        self.proc: subprocess.Popen | None = None
-        self.started = 0.0
-        self.delay = 0.0  # the wait before the last start (0: never restarted)
-        self.restart_at: float | None = None
-        self.restarts = 0
-
-    def start(self) -> None:
-        Child.spawning = True
-        try:
-            self.proc = self.spawn()
-        finally:
-            Child.spawning = False
-        self.started, self.restart_at = time.monotonic(), None
-        if Child.stopping:  # it came during the Popen: this child is known now
-            raise Stopping
-
-    @property
-    def process(self) -> subprocess.Popen:
-        if self.proc is None:
-            raise RuntimeError(f"{self.name} was never started")
-        return self.proc
-
-    def kill_group(self, known: Collection[int] = (), wait: float = 0.0) -> None:
-        """Kill what is left of the child's process group; with ``wait``, up to that
-        many seconds until it is gone (reaping strays, but none of ``known``). Only
-        while a member is still this process's child (the child itself, or what it
-        left behind, inherited as subreaper): a group that is gone may see its number
-        reused by another program's group."""
-        if self.proc is None:
-            return
-        deadline = time.monotonic() + wait
-        while group_left(self.proc.pid):
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                return
-            if time.monotonic() >= deadline:
-                return
-            time.sleep(0.01)
-            reap_strays(known)
-
-    def check(self, now: float, known: Collection[int]) -> None:
-        """Restart the child when it has exited and its delay has passed; ``known``:
-        the pids of every child, which reaping strays must leave to subprocess."""
-        if self.proc is None:
-            return
-        if self.restart_at is None:
-            if self.proc.poll() is None:
-                return
-            self.delay = restart_delay(self.delay, now - self.started)
-            self.restart_at = now + self.delay
-            say(
-                f"{self.name} (pid {self.proc.pid}) {how_it_ended(self.proc.returncode)} "
-                f"after {now - self.started:.1f} s; restarting it in {self.delay:g} s"
+def supervisord_config(
+    run: Path,
+    ports: Sequence[int],
+    nginx: Sequence[str],
+    front: str,
+    shown: str,
+    password: str,
+    health_log: str = "/dev/stdout",
+) -> str:
+    """The text of ``supervisord.conf`` for the run folder ``run``: one program per
+    replica (``replica-<port>``), ``nginx`` (the command ``nginx``, started through
+    start_nginx.py, and by health.py once every replica answers) and ``health``
+    (health.py: probes the replicas at their ports; says when ``front``, nginx's
+    loopback URL, answers, naming the room by ``shown``). Every log in ``run``, rotated
+    past :data:`LOG_MAX` but health.py's few lines, which go to ``health_log``
+    (supervisord's own stdout by default: the terminal; else a file of ``run``)."""
+    conf = run / "supervisord.conf"
+    sock = socket_path(run)
+    python = sys.executable
+    # The shared settings of every program: restarted whenever it exits, backing off
+    # while it keeps failing to start; stopped with its whole process group.
+    common: dict[str, object] = {
+        "autorestart": True,
+        "startretries": STARTRETRIES,
+        "stopasgroup": True,
+        "killasgroup": True,
+        "stopwaitsecs": STOPWAITSECS,
+    }
+    parts = [
+        "; Written by deploy/workshop/serve.py at each start: edits are lost. Watch it with\n"
+        f";   supervisorctl -c {conf_value(conf)} status\n",
+        section(
+            "supervisord",
+            {
+                "nodaemon": True,
+                # Its own log: each start, exit and stop of a program (also on its
+                # stdout, as it runs in the foreground).
+                "logfile": run / "supervisord.log",
+                "logfile_maxbytes": LOG_MAX,
+                "logfile_backups": LOG_BACKUPS,
+                "pidfile": run / "supervisord.pid",
+                "childlogdir": run,
+                "identifier": "resviz-workshop",
+            },
+        ),
+        # Its control socket, for supervisorctl and health.py: the owner's alone, and a
+        # password made at each start (this file is readable by its owner alone).
+        section(
+            "unix_http_server",
+            {"file": sock, "chmod": "0700", "username": "resviz", "password": password},
+        ),
+        section(
+            "supervisorctl",
+            {"serverurl": f"unix://{sock}", "username": "resviz", "password": password},
+        ),
+        section(
+            "rpcinterface:supervisor",
+            {"supervisor.rpcinterface_factory": "supervisor.rpcinterface:make_main_rpcinterface"},
+        ),
+    ]
+    for port in ports:
+        cmd = [python, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
+               "--server.port", str(port), "--server.address", "127.0.0.1",
+               "--server.headless", "true", "--browser.gatherUsageStats", "false"]  # fmt: skip
+        parts.append(
+            section(
+                f"program:replica-{port}",
+                {
+                    "command": shlex.join(cmd),
+                    "directory": ROOT,
+                    "priority": 100,
+                    "startsecs": STARTSECS["replica"],
+                    **common,
+                    "stopsignal": "KILL",
+                    "redirect_stderr": True,
+                    **log_settings(run / f"replica-{port}.log"),
+                },
             )
-        elif now >= self.restart_at:
-            # What the child left behind goes first: nginx's worker outlives a killed
-            # master and keeps serving on the port until now, which the new one needs.
-            self.kill_group(known, wait=1.0)
-            self.restarts += 1
-            self.start()
-            say(f"{self.name} restarted (pid {self.process.pid}, restart {self.restarts})")
+        )
+    health = [python, str(HERE / "health.py"), "--conf", str(conf),
+              "--ports", ",".join(map(str, ports)), "--front", front, "--shown", shown,
+              "--hung-after", f"{HUNG_AFTER_S:g}", "--start-grace", f"{START_GRACE_S:g}"]  # fmt: skip
+    parts.append(
+        section(
+            "program:health",
+            {
+                "command": shlex.join(health),
+                "directory": ROOT,
+                "priority": 200,
+                "startsecs": STARTSECS["health"],
+                **common,
+                "stopsignal": "TERM",
+                "redirect_stderr": True,
+                "stdout_logfile": health_log,
+                # A file of the run folder rotates; the terminal or a pipe cannot.
+                "stdout_logfile_maxbytes": LOG_MAX if health_log.startswith(str(run)) else 0,
+                "stdout_logfile_backups": LOG_BACKUPS,
+            },
+        )
+    )
+    start = [python, str(HERE / "start_nginx.py"), str(run / "nginx.pid"), "--", *nginx]
+    parts.append(
+        section(
+            "program:nginx",
+            {
+                "command": shlex.join(start),
+                "priority": 300,
+                "autostart": False,  # health.py starts it once every replica answers
+                "startsecs": STARTSECS["nginx"],
+                **common,
+                "stopsignal": "TERM",
+                **log_settings(run / "nginx-access.log"),
+                **log_settings(run / "nginx-error.log", "stderr"),
+            },
+        )
+    )
+    # One group: on SIGTERM supervisord stops a group at a time, waiting until each is
+    # gone (up to a second of its poll per group); in one group every program is sent
+    # its stop signal at once.
+    names = [*(f"replica-{port}" for port in ports), "health", "nginx"]
+    parts.append(section("group:workshop", {"programs": ",".join(names)}))
+    return "\n".join(parts)
 
 
-def on_stop_signal(*_: object) -> None:
-    if Child.stopping:
-        return  # already stopping
-    Child.stopping = True
-    if not Child.spawning:
-        raise Stopping
-
-
-def stop(children: list[Child]) -> None:
-    # Every child at once, then a shared grace of STOP_GRACE s before a kill, so the
-    # whole server is gone within 2 s of a SIGTERM (tests/install/test_deploy.py).
-    procs = [c.proc for c in children if c.proc is not None]
-    for p in procs:
-        if p.poll() is None:
-            p.terminate()
-    deadline = time.monotonic() + STOP_GRACE
-    for p in procs:
-        try:
-            p.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pass
-    for c in children:
-        c.kill_group()  # what is left, and anything a child left behind
-    for p in procs:
-        p.wait()
-    reap_strays(pids(children))
-
-
-def pids(children: list[Child]) -> set[int]:
-    return {c.proc.pid for c in children if c.proc is not None}
-
-
-def become_subreaper() -> None:
-    """Processes orphaned below this one (nginx's worker when its master is killed)
-    become this process's children, to be stopped and reaped here: the same under
-    ``make workshop`` as in the container, where this is PID 1 and would inherit them
-    anyway. Linux only; elsewhere nothing."""
+def stdout_reopenable() -> bool:
+    """Whether supervisord, as this user, can open this process's stdout again as
+    ``/dev/stdout`` for health.py's lines: not where it is a socket (systemd's journal),
+    nor a pipe or file of another user's (``docker run`` as the image's user: the
+    container's stdout belongs to root), which refuse it."""
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
-        pass
-
-
-def own_children() -> list[int]:
-    try:
-        found = Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").read_text()
+        return not stat.S_ISSOCK(os.fstat(1).st_mode) and os.access("/dev/stdout", os.W_OK)
     except OSError:
-        return []
-    return [int(pid) for pid in found.split()]
-
-
-def group_left(pgid: int) -> bool:
-    """Whether a child of this process (exited or not, unreaped) is in that group."""
-    for pid in own_children():
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            continue
-        if int(stat.rsplit(")", 1)[1].split()[2]) == pgid:
-            return True
-    return False
-
-
-def reap_strays(known: Collection[int]) -> None:
-    """Reap exited children this process did not start (orphans it inherited), never
-    one of ``known``, whose exit status subprocess reads."""
-    for pid in own_children():
-        if pid not in known:
-            try:
-                os.waitpid(pid, os.WNOHANG)
-            except ChildProcessError:
-                pass
+        return False
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--port", type=int, default=8500, help="the room's port (nginx)")
     ap.add_argument("--address", default="0.0.0.0", help="nginx listen address")
     # Default: $REPLICAS (the container's setting), else the CPUs this process may use.
@@ -610,120 +564,62 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--cert and --key go together")
     if args.http and (args.cert or args.https):
         ap.error("--http serves plain HTTP: leave out --https, --cert and --key")
+    if importlib.util.find_spec("supervisor") is None:
+        sys.exit(
+            "supervisord is not installed here: `make workshop` installs it "
+            "(pip install -r requirements-workshop.txt -c constraints.txt)."
+        )
+    nginx = nginx_binary()
+    # nginx that cannot listen fails the server at once, not in supervisord's retries.
+    if not port_free(args.address, args.port):
+        sys.exit(f"port {args.port} on {args.address} is taken (or needs root): choose another.")
 
     run = Path(args.run_dir).resolve()
     run.mkdir(parents=True, exist_ok=True)
-    signal.signal(signal.SIGTERM, on_stop_signal)
-    signal.signal(signal.SIGINT, on_stop_signal)
-    become_subreaper()
-    children: list[Child] = []
-    try:
-        check_room_store()
-        env = replica_env(os.environ, args.model_folders)
-
-        def replica(port: int) -> Child:
-            def spawn() -> subprocess.Popen:
-                log = (run / f"replica-{port}.log").open("a")  # a crash's log stays
-                log.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} serve.py starts it\n")
-                log.flush()
-                cmd = [
-                    sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
-                    "--server.port", str(port), "--server.address", "127.0.0.1",
-                    "--server.headless", "true", "--browser.gatherUsageStats", "false",
-                ]  # fmt: skip
-                with log:
-                    return subprocess.Popen(
-                        cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                        process_group=0,
-                    )  # fmt: skip
-
-            return Child(f"replica 127.0.0.1:{port}", spawn)
-
-        backends = [free_port() for _ in range(args.replicas)]
-        children.extend(replica(port) for port in backends)
-        for c in children:
-            c.start()
-        deadline = time.monotonic() + 120
-        for i in range(len(backends)):
-            # A free port can be taken by another program between free_port() and the
-            # replica's bind ("Port N is not available"): start that replica again on
-            # another port, a few times, instead of failing the whole server.
-            for attempt in range(3):
-                log = run / f"replica-{backends[i]}.log"
-                try:
-                    wait_healthy(f"http://127.0.0.1:{backends[i]}", children[i].process, deadline)
-                    break
-                except RuntimeError:
-                    said = log.read_text(errors="replace").rsplit("--- ", 1)[-1]
-                    if attempt == 2 or "is not available" not in said:
-                        raise
-                    backends[i] = free_port()
-                    children[i] = replica(backends[i])
-                    children[i].start()
-        tls = None
-        if args.cert:
-            tls = (Path(args.cert).resolve(), Path(args.key).resolve())
-        elif not args.http:
-            tls = make_certificate(run / "tls", args.address)
-        conf = write_config(
-            run,
-            args.address,
-            args.port,
-            backends,
-            args.replica_header,
-            tls,
-            tuple(args.real_ip_from),
-        )
-        # -e: the error log from the start in the run folder (not /var/log/nginx, which
-        # a non-root user cannot open).
-        nginx_cmd = [nginx_binary(), "-p", str(run), "-e", str(run / "nginx-error.log")]
-        nginx_cmd += ["-c", str(conf), "-g", "daemon off;"]
-
-        def spawn_nginx() -> subprocess.Popen:
-            with (run / "nginx.log").open("a") as log:
-                return subprocess.Popen(nginx_cmd, stderr=log, process_group=0)
-
-        nginx = Child("nginx", spawn_nginx)
-        children.append(nginx)
-        nginx.start()
-        host = "localhost" if args.address in ("0.0.0.0", "127.0.0.1") else args.address
-        try:  # nginx that cannot start (its port taken, say) fails the server at once
-            local = "127.0.0.1" if args.address in ("0.0.0.0", "::") else args.address
-            scheme = "http" if tls is None else "https"
-            wait_healthy(f"{scheme}://{local}:{args.port}", nginx.process, time.monotonic() + 30)
-        except RuntimeError as exc:
-            said = (run / "nginx.log").read_text(errors="replace")[-1000:]
-            say(f"nginx did not start: {exc}\n{said}")
-            return 1
+    check_room_store()
+    env = replica_env(os.environ, args.model_folders)
+    ports = replica_ports(args.replicas)
+    tls = None
+    if args.cert:
+        tls = (Path(args.cert).resolve(), Path(args.key).resolve())
+    elif not args.http:
+        tls = make_certificate(run / "tls", args.address)
+    nginx_conf = write_config(
+        run, args.address, args.port, ports, args.replica_header, tls, tuple(args.real_ip_from)
+    )
+    # -e: the error log from the start on stderr (not /var/log/nginx, which a non-root
+    # user cannot open), as the configuration's error_log.
+    nginx_cmd = [nginx, "-p", str(run), "-e", "stderr", "-c", str(nginx_conf), "-g", "daemon off;"]
+    scheme = "http" if tls is None else "https"
+    local = "127.0.0.1" if args.address in ("0.0.0.0", "::") else args.address
+    host = "localhost" if args.address in ("0.0.0.0", "127.0.0.1") else args.address
+    conf = run / "supervisord.conf"
+    text = supervisord_config(
+        run,
+        ports,
+        nginx_cmd,
+        front=f"{scheme}://{local}:{args.port}",
+        shown=f"{scheme}://{host}:{args.port}",
+        password=secrets.token_hex(16),
+        health_log="/dev/stdout" if stdout_reopenable() else str(run / "health.log"),
+    )
+    conf.touch(mode=0o600)
+    conf.chmod(0o600)
+    conf.write_text(text)
+    said = "" if "/dev/stdout" in text else f"; health.py's lines in {run / 'health.log'}"
+    print(
+        f"serve.py: {args.replicas} replicas and nginx start under supervisord "
+        f"(supervisorctl -c {conf} status){said}",
+        flush=True,
+    )
+    if tls is not None and not args.cert:
         print(
-            f"resviz workshop server: {scheme}://{host}:{args.port} "
-            f"({args.replicas} replicas on ports {', '.join(map(str, backends))}); Ctrl-C stops",
+            f"Its certificate is self-signed ({tls[0]}): each browser warns once; "
+            "docs/workshop.md says how to use a real one.",
             flush=True,
         )
-        if tls is not None and not args.cert:
-            print(
-                f"Its certificate is self-signed ({tls[0]}): each browser warns once; "
-                "docs/workshop.md says how to use a real one.",
-                flush=True,
-            )
-        probes = [Probe(children[i], port) for i, port in enumerate(backends)]
-        for p in probes:
-            p.start()
-        next_rotation = 0.0
-        while True:
-            for p in probes:
-                kill_if_hung(p.child, p, time.monotonic(), pids(children))
-            for c in children:
-                c.check(time.monotonic(), pids(children))
-            reap_strays(pids(children))
-            if time.monotonic() >= next_rotation:
-                rotate_logs(run)
-                next_rotation = time.monotonic() + ROTATE_EVERY_S
-            time.sleep(TICK)
-    except Stopping:
-        return 0
-    finally:
-        stop(children)
+    cmd = [sys.executable, "-m", "supervisor.supervisord", "-n", "-c", str(conf)]
+    os.execve(sys.executable, cmd, env)  # supervisord takes this process's place
 
 
 if __name__ == "__main__":

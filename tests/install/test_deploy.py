@@ -98,6 +98,12 @@ def test_dockerfile_runs_exec_form_as_a_non_root_user_with_a_healthcheck() -> No
     check = healthcheck()
     assert f"https://127.0.0.1:{port}/_stcore/health" in " ".join(check)  # HTTPS by default
     assert "--index-url" not in (ROOT / "requirements.txt").read_text()
+    # supervisord (requirements-workshop.txt), which the entry point runs, is installed
+    # with the app's packages and the same constraints.
+    install = [a for w, a in DOCKERFILE if w == "RUN" and "-r requirements.txt" in a]
+    assert install and "-r requirements-workshop.txt -c constraints.txt" in install[0]
+    copied = [a.split() for w, a in DOCKERFILE if w == "COPY" and "constraints.txt" in a]
+    assert copied and "requirements-workshop.txt" in copied[0], copied
 
 
 def uid_of_image_user() -> int:
@@ -146,6 +152,8 @@ def test_dockerignore_sends_the_app_and_nothing_of_a_dev_checkout() -> None:
     assert not [f for f in files if "__pycache__" in f or f.endswith(".pyc")]
     needed = {"requirements.txt", "constraints.txt", "streamlit_app.py"}
     needed |= {"deploy/workshop/serve.py", ".streamlit/config.toml", "resviz/__init__.py"}
+    needed |= {"requirements-workshop.txt", "deploy/workshop/health.py"}
+    needed |= {"deploy/workshop/start_nginx.py"}
     assert needed <= set(files), needed - set(files)
     for folder in ("app_pages", "ui", "lessons", "resviz"):  # every file the app imports
         tracked = subprocess.run(
@@ -268,7 +276,9 @@ def test_entrypoint_runs_unprivileged_reports_health_and_stops_within_2s_of_sigt
             assert time.monotonic() < deadline, "the HEALTHCHECK never passed"
             time.sleep(1)
         tree = [server.pid, *descendants(server.pid)]
-        assert len(tree) >= 3, "expected serve.py, a Streamlit replica and nginx"
+        # supervisord (serve.py's process, exec'd), a Streamlit replica, health.py, and
+        # nginx's master and worker.
+        assert len(tree) >= 5, "expected supervisord, a replica, health.py and nginx"
         if drop:
             assert uids(server.pid) == {NOBODY}, uids(server.pid)
         else:
@@ -679,8 +689,9 @@ def test_a_real_redis_with_the_files_arguments_serves_the_app_only_with_the_pass
 
 
 def test_compose_restarts_every_service_that_exits() -> None:
-    """serve.py heals a replica or nginx inside a node; Docker restarts a node (or the
-    store, or the front) whose main process exits, as Kubernetes' restartPolicy does."""
+    """supervisord (serve.py's) heals a replica or nginx inside a node; Docker restarts a
+    node (or the store, or the front) whose main process exits, as Kubernetes'
+    restartPolicy does."""
     services = yaml.safe_load((WORKSHOP / "compose.yaml").read_text())["services"]
     assert {n: s.get("restart") for n, s in services.items()} == dict.fromkeys(
         services, "unless-stopped"

@@ -1,10 +1,10 @@
 """requirements.lock, the hashed universal lock `make lock` has uv write, read offline.
 
-Every package requirements.txt and requirements-dev.txt name is pinned there, at their
-version, with a sha256 on every line, for each Python 3.11 to 3.14 on Linux x86_64,
-macOS (arm64) and Windows (x86_64); on Linux x86_64 torch is PyTorch's CPU wheel (its
-hashes are deploy/lock.py's table) and no CUDA package applies; constraints.txt and the
-Cloud file are the lock's lines, without hashes. That uv rewrites the lock byte for byte
+Every package requirements.txt, requirements-workshop.txt and requirements-dev.txt name
+is pinned there, at their version, with a sha256 on every line, for each Python 3.11 to
+3.14 on Linux x86_64, macOS (arm64) and Windows (x86_64); on Linux x86_64 torch is
+PyTorch's CPU wheel (its hashes are deploy/lock.py's table) and no CUDA package applies;
+constraints.txt and the Cloud file are the lock's lines, without hashes. That uv rewrites the lock byte for byte
 is tests/install/test_cloud_requirements.py's test_make_lock_reproduces_all_three_files
 (it asks the registries)."""
 
@@ -57,9 +57,9 @@ def _applying(python: str, platform: str) -> dict[str, tuple[str, list[str]]]:
 
 
 def _direct() -> dict[str, str]:
-    """{normalized name: version} that requirements.txt and requirements-dev.txt pin."""
+    """{normalized name: version} that the requirements files pin."""
     pins = {}
-    for name in ("requirements.txt", "requirements-dev.txt"):
+    for name in ("requirements.txt", "requirements-workshop.txt", "requirements-dev.txt"):
         for line in (ROOT / name).read_text().splitlines():
             line = line.split("#")[0].strip()
             if line and not line.startswith("-"):

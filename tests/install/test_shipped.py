@@ -3,8 +3,9 @@
 The dev venv holds every extra; a user's install holds what its file says. One clean venv
 is made here by the Makefile's own ``setup`` target (``requirements.txt`` with
 ``constraints.txt``: what ``make run``, ``make workshop`` and the container install; never
-the dev venv), and shared by three checks, so the suite builds it once. What only a clean
-install can get wrong is a missing or mismatched package, so each check looks for that:
+the dev venv; the workshop server adds ``requirements-workshop.txt``, supervisord), and
+shared by three checks, so the suite builds it once. What only a clean install can get
+wrong is a missing or mismatched package, so each check looks for that:
 
 1. ``make run`` itself (the Makefile's recipe, on that venv): every module of the library
    and the app imports there, and the server draws, with no error box and its charts
@@ -22,8 +23,10 @@ install can get wrong is a missing or mismatched package, so each check looks fo
    offers is ``test_cloud_requirements.py``.
 3. The container's recipe as its non-root user: the Dockerfile's uid, ENV, WORKDIR and
    ENTRYPOINT (read from the file) on a root-owned, read-only copy of its build context,
-   with a writable data directory in place of its volume: a room opens, a participant
-   joins and votes, and the vote is in the room file under the data directory.
+   with ``requirements-workshop.txt`` installed beside that venv (its own folder, so the
+   venv stays what checks 1 and 2 read) and a writable data directory in place of its
+   volume: a room opens, a participant joins and votes, and the vote is in the room file
+   under the data directory.
 
 Each extra in its own venv is ``test_extras.py``.
 """
@@ -417,6 +420,18 @@ def test_the_container_recipe_runs_a_room_as_its_non_root_user(app_venv: Path, b
     cmd[cmd.index("--run-dir") + 1] = str(run)
     env = clean_env(app_venv, home, **{**image_env, "RESVIZ_DATA_DIR": str(data)})
     env["REPLICAS"] = "1"
+    # The Dockerfile's second file, supervisord, which its ENTRYPOINT runs: pure Python,
+    # installed with the same constraints into a folder of its own on the path.
+    workshop = base / "workshop-packages"
+    done = subprocess.run(
+        [str(app_venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+         "--target", str(workshop), "-r", str(ROOT / "requirements-workshop.txt"),
+         "-c", str(ROOT / "constraints.txt")],
+        capture_output=True, text=True, env=clean_env(app_venv, home),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    workshop.chmod(0o755)
+    env["PYTHONPATH"] = str(workshop)
     log = base / "server.log"
     as_user = {"user": uid, "group": uid, "extra_groups": []}
     # The image as it runs: HTTPS with the certificate it made at its start (self-signed,
@@ -478,8 +493,10 @@ def test_the_container_recipe_runs_a_room_as_its_non_root_user(app_venv: Path, b
     assert rooms, f"no room file under the data directory: {sorted(data.rglob('*'))}"
     with sqlite3.connect(rooms[0]) as db:
         tables = {r[0] for r in db.execute("select name from sqlite_master where type='table'")}
-        assert "votes" in tables, tables
-        (votes,) = db.execute("select count(*) from votes").fetchone()
+        assert "room_docs" in tables, tables
+        steps = db.execute("select doc from room_docs where part like 'step:%'").fetchall()
+    # Each step's part holds its answers by round ("1": the first vote) and token.
+    votes = sum(len(json.loads(doc).get("1", {})) for (doc,) in steps)
     assert votes == 1
     assert rooms[0].stat().st_uid == uid
     written = [p for p in app.rglob("*") if p.stat().st_uid != 0]

@@ -434,8 +434,11 @@ def _follow(code: str, member: Member, page: str) -> None:
     now_s = time.monotonic()
     note = late_note(state.polled, now_s)
     state.polled = now_s
+    # One placeholder on every run, filled or not: the fragment's elements keep their
+    # places, so a note that comes and goes never shifts what the frontend holds.
+    slot = st.empty()
     if note is not None:
-        st.caption(note)
+        slot.caption(note)
     try:
         room, is_member = store().status(code, member.token)
     except STORE_ERRORS:
