@@ -35,7 +35,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,6 +47,7 @@ from benchmarks.room_load import (  # noqa: E402
     replica_pids,
     session,
     start_server,
+    wait_up,
 )
 from benchmarks.server_load import pct  # noqa: E402
 from tests.browser.conftest import free_port  # noqa: E402
@@ -98,16 +98,7 @@ def start_front(hosts: list[str], folder: Path) -> tuple[subprocess.Popen, str]:
     cmd = [NGINX, "-p", str(folder), "-e", str(folder / "error.log"), "-c", str(conf),
            "-g", "daemon off;"]  # fmt: skip
     proc = subprocess.Popen(cmd, stderr=(folder / "nginx.log").open("w"))
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
-                return proc, url
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError("the front nginx never answered")
+    return proc, wait_up(proc, f"http://127.0.0.1:{port}", 30, "the front nginx")
 
 
 def lose_host(pid: int) -> None:

@@ -238,15 +238,21 @@ def start_server(replicas: int, env: dict[str, str], run: Path) -> tuple[subproc
         stderr=(run / "serve.err").open("w"),
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
+    return proc, wait_up(proc, url, 180, "workshop server")
+
+
+def wait_up(proc: subprocess.Popen, url: str, seconds: float, what: str) -> str:
+    """``url`` once its ``/_stcore/health`` answers; ``proc`` killed and an error
+    raised if it has not within ``seconds``."""
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2):
-                return proc, url
+                return url
         except OSError:
-            time.sleep(0.5)
+            time.sleep(0.2)
     proc.kill()
-    raise RuntimeError("workshop server not up")
+    raise RuntimeError(f"{what} not up in {seconds:g} s")
 
 
 def descendants(pid: int) -> list[int]:

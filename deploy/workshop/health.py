@@ -213,7 +213,9 @@ def main(argv: list[str] | None = None) -> int:
             last = probe.last_answer(pid)
             if last is not None and used.get(name, (0, None, 0.0))[:2] != (pid, last):
                 used[name] = (pid, last, cpu_seconds(pid))  # its CPU time at that answer
-            cpu = cpu_seconds(pid) - used[name][2] if last is not None else 0.0
+            # The CPU time is read only for a replica silent past --hung-after.
+            late = last is not None and now - last > args.hung_after
+            cpu = cpu_seconds(pid) - used[name][2] if late else 0.0
             silent = hung(now, seen[name][1], last, args.hung_after, args.start_grace, cpu)
             if silent is None:
                 continue

@@ -268,6 +268,15 @@ class RoomStore(ABC):
             while len(self._held) > HELD:
                 del self._held[next(iter(self._held))]
 
+    def _settle(self, code: str, version: str, o: _Outcome[T]) -> T:
+        """After a backend's atomic write: hold what it wrote, raise what the rule
+        refused after a change it kept (a counted wrong key), else the rule's result."""
+        if o.doc is not None:
+            self._hold(code, version, o.doc, list(o.written))
+        if o.kept is not None:
+            raise o.kept
+        return o.out[0]
+
     def _hold(self, code: str, version: str, doc: Doc, names: Sequence[str]) -> None:
         """Keep the parts ``names`` of ``doc``, stored as ``version``, for this
         process's next reads (nothing changes ``doc`` afterwards)."""
@@ -608,12 +617,7 @@ class SQLiteStore(RoomStore):
                     self._follow(db, code, o.changes)
             return o
 
-        o = self._write(txn)
-        if o.doc is not None:
-            self._hold(code, version, o.doc, list(o.written))
-        if o.kept is not None:
-            raise o.kept
-        return o.out[0]
+        return self._settle(code, version, self._write(txn))
 
     def _follow(self, db: sqlite3.Connection, code: str, changes: _Changes) -> None:
         db.executemany(
@@ -783,12 +787,7 @@ class RedisStore(RoomStore):
                 pipe.execute()
             return o
 
-        o = self._retry(attempt)
-        if o.doc is not None:
-            self._hold(code, version, o.doc, list(o.written))
-        if o.kept is not None:
-            raise o.kept
-        return o.out[0]
+        return self._settle(code, version, self._retry(attempt))
 
     def _indexed(
         self, pipe: Any, doc: Doc, changes: _Changes | None
